@@ -1,0 +1,1 @@
+"""tmcheck.cli: the Typer app `tmcheck`; thin wrappers over library functions."""

@@ -1,0 +1,74 @@
+"""`tmcheck network`: evaluate and inspect tmcheck-network files (format in theory/netfile.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from tmcheck.cli.common import UserError, console, handle_errors, print_json
+from tmcheck.theory import netfile
+from tmcheck.theory.backends import evaluate
+from tmcheck.theory.network import resources, to_fraction
+
+app = typer.Typer(no_args_is_help=True, help="Evaluate and inspect tmcheck-network v1 files (Def. 1-7).")
+
+
+@app.command("eval")
+@handle_errors
+def eval_cmd(
+    file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
+    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', ...)."),
+    exact: Optional[bool] = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Evaluate T(x) = H_final[row, col] (Definition 1) exactly or in float64."""
+    net = netfile.load(file)
+    if len(x) % net.D:
+        raise UserError(f"got {len(x)} coordinates; inputs need a multiple of D = {net.D}")
+    vals = [to_fraction(v) for v in x]
+    rows = [vals[i : i + net.D] for i in range(0, len(vals), net.D)]
+    backend = None if exact is None else ("exact" if exact else "float64")
+    out = evaluate(net, rows, backend=backend)
+    used = backend or net.arithmetic
+    if json_:
+        print_json({"file": str(file), "backend": used, "inputs": rows, "outputs": list(out)})
+        return
+    table = Table(title=f"T(x) of {file.name} ({used})")
+    table.add_column("x")
+    table.add_column("T(x)", justify="right")
+    for r, v in zip(rows, out):
+        table.add_row(", ".join(str(c) for c in r), str(v))
+    console.print(table)
+
+
+@app.command("info")
+@handle_errors
+def info_cmd(
+    file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Resources measured from the weights (Definition 2): L_T, m, L_FFN, w_FFN, l, d_embd, kappa, parameters."""
+    net = netfile.load(file)
+    res = resources(net)
+    if json_:
+        print_json({"file": str(file), "arithmetic": net.arithmetic, "decoder": net.decoder, **res.as_dict(), "meta": net.meta})
+        return
+    console.print(resource_table(res, title=f"{file.name} ({net.arithmetic})"))
+
+
+def resource_table(res, title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("resource")
+    table.add_column("measured", justify="right")
+    labels = {
+        "L_T": "blocks L_T", "m": "max heads per block m", "L_FFN": "max FFN depth L_FFN",
+        "w_FFN": "max FFN hidden width w_FFN", "l": "hidden tokens l", "d_embd": "d_embd", "D": "input dim D",
+        "kappa": "kappa = max|theta| (all weights)", "kappa_blocks": "max|theta| (heads and FFNs)",
+        "n_params": "parameters", "n_nonzero": "non-zero parameters",
+    }
+    for key, label in labels.items():
+        table.add_row(label, str(getattr(res, key)))
+    return table

@@ -1,0 +1,327 @@
+"""The paper's transformer class: Definitions 1-7 (Section 2.1 and Appendix D), nothing more.
+
+    T(x) = D ∘ B_{L_T} ∘ ... ∘ B_1 ∘ (PE + E(x))                                   (Def. 1, eq. 5)
+    E(x) = E' (U x)^T,  U in R^{l x D},  E' in R^{d_embd x 1}, applied column-wise    (Def. 1)
+    A(H) = V H σ((K H)^T Q H),  column i: Σ_k σ(<Q h_i, K h_k>) V h_k                 (Def. 4, eq. 14-15)
+    MHA(H) = Σ_j A_j(H)   (W_O taken as a sum, eq. 17)
+    FFN(h) = W_L σ(... σ(W_1 h + b_1) ...) + b_L, token-wise; an empty FFN is zero     (Def. 5)
+    B(H) = FFN(MHA(H) + H) + MHA(H) + H                                               (Def. 3, eq. 13)
+    D(H) = H[decoder_row, decoder_col]
+
+Decoder: Definition 1 says "the first element of the last column"; Appendix F.2 says "the first
+element of the first row". We follow Definition 1 (row 0, column l-1, 0-based) by default; the
+contradiction is recorded as `definitions.decoder` in proofs_check. Indices here are 0-based.
+
+Structured tokens (Appendix D, Figure 6): d_embd = 5, rows 0-1 hold data, rows 2-3 the interaction
+vector, row 4 the constant 1 (1-based in the paper: rows 1-2, 3-4, 5).
+
+A network is plain data: numpy arrays whose entries are `fractions.Fraction` (arithmetic "exact") or
+float64 (arithmetic "float64"). Evaluation takes a backend (`backends.py`) and is vectorised over
+inputs and heads. Resources are measured from the weights (`resources`), never copied from a formula.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+D_EMBD = 5
+DATA_ROWS = (0, 1)
+INTERACTION_ROWS = (2, 3)
+CONSTANT_ROW = 4
+ARITHMETICS = ("exact", "float64")
+
+
+class NetworkError(ValueError):
+    """A network (or a file describing one) violates Definitions 1-7 or the file format."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """One ReLU attention head (Def. 4): d_embd x d_embd query, key and value matrices."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One affine layer of an FFN (Def. 5): W is out x in, b has length out."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+
+@dataclass(frozen=True)
+class Block:
+    """A transformer block (Def. 3): an MHA (sum of heads) and a token-wise FFN."""
+
+    heads: tuple[Head, ...] = ()
+    ffn: tuple[Layer, ...] = ()
+
+
+@dataclass
+class Network:
+    """T(x) = D ∘ B_L ∘ ... ∘ B_1 ∘ (PE + E'(Ux)^T)  (Def. 1)."""
+
+    arithmetic: str
+    l: int
+    D: int
+    U: np.ndarray  # (l, D)
+    E: np.ndarray  # (d_embd, 1)
+    PE: np.ndarray  # (d_embd, l)
+    blocks: list[Block]
+    decoder: tuple[int, int] | None = None  # (row, col); None = Def. 1: (0, l-1)
+    meta: dict[str, Any] = field(default_factory=dict)
+    d_embd: int = D_EMBD
+
+    def __post_init__(self) -> None:
+        if self.decoder is None:
+            self.decoder = (0, self.l - 1)
+        self.decoder = (int(self.decoder[0]), int(self.decoder[1]))
+        validate(self)
+
+    def __call__(self, X, backend: str | None = None):
+        from tmcheck.theory.backends import evaluate
+
+        return evaluate(self, X, backend=backend)
+
+
+# --------------------------------------------------------------------------------------------
+# conversion of numbers and arrays
+
+
+def to_fraction(v) -> Fraction:
+    """Exact rational value of an int, Fraction, finite float, or a 'p/q' / 'p' string."""
+    if isinstance(v, Fraction):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        raise NetworkError(f"boolean {v!r} is not a number")
+    if isinstance(v, (int, np.integer)):
+        return Fraction(int(v))
+    if isinstance(v, (float, np.floating)):
+        if not math.isfinite(v):
+            raise NetworkError(f"non-finite weight {v!r}")
+        return Fraction(float(v))
+    if isinstance(v, str):
+        try:
+            return Fraction(v.strip())
+        except (ValueError, ZeroDivisionError):
+            raise NetworkError(f"{v!r} is not an exact number 'p/q' or 'p'") from None
+    try:  # sympy Rational and friends
+        return Fraction(int(v.p), int(v.q))
+    except AttributeError:
+        raise NetworkError(f"{v!r} ({type(v).__name__}) is not a number") from None
+
+
+def as_array(a, arithmetic: str, shape: Sequence[int] | None = None, name: str = "array") -> np.ndarray:
+    """Convert nested lists / arrays to the network's entry type, checking shape and finiteness."""
+    if arithmetic == "exact":
+        arr = np.asarray(a, dtype=object)
+        if arr.dtype != object:
+            arr = arr.astype(object)
+        flat = [to_fraction(v) for v in arr.reshape(-1)]
+        out = np.empty(arr.shape, dtype=object)
+        out.reshape(-1)[:] = flat if flat else []
+    elif arithmetic == "float64":
+        try:
+            if isinstance(a, np.ndarray) and a.dtype == object:
+                flat = [float(to_fraction(v)) for v in a.reshape(-1)]
+                out = np.array(flat, dtype=np.float64).reshape(a.shape)
+            else:
+                out = np.array(a, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise NetworkError(f"{name}: entries must be numbers ({exc})") from None
+        if out.size and not np.all(np.isfinite(out)):
+            raise NetworkError(f"{name}: non-finite weight")
+    else:
+        raise NetworkError(f"unknown arithmetic {arithmetic!r}; expected one of {ARITHMETICS}")
+    if shape is not None and tuple(out.shape) != tuple(shape):
+        raise NetworkError(f"{name}: shape {tuple(out.shape)}, expected {tuple(shape)}")
+    return out
+
+
+def zeros(shape: Sequence[int], arithmetic: str) -> np.ndarray:
+    if arithmetic == "exact":
+        out = np.empty(tuple(shape), dtype=object)
+        out.reshape(-1)[:] = [Fraction(0)] * out.size
+        return out
+    return np.zeros(tuple(shape), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# structured tokens
+
+
+def interaction_vectors(l: int, arithmetic: str) -> np.ndarray:
+    """The interaction vectors I_1..I_l as a (2, l) array (Appendix E.1, Step 1).
+
+    float64: the paper's I_t = (cos(tπ/2l), sin(tπ/2l)).
+    exact: rational points on the unit circle ((1-s²)/(1+s²), 2s/(1+s²)) with s_t the best
+    rational approximation of tan(tπ/4l) with denominator at most 16 l. Since tan' >= 1, the
+    s_t are spaced by at least π/(4l) while each is within 1/(16l)² of tan(tπ/4l), so they are
+    strictly increasing and s_l = 1: the angles increase through (0, π/2], ending at (0, 1) as the
+    paper's do, and every vector has norm exactly 1.
+    """
+    if l < 1:
+        raise NetworkError(f"l must be >= 1, got {l}")
+    t = np.arange(1, l + 1)
+    if arithmetic == "float64":
+        ang = t * np.pi / (2 * l)
+        return np.stack([np.cos(ang), np.sin(ang)])
+    if arithmetic != "exact":
+        raise NetworkError(f"unknown arithmetic {arithmetic!r}")
+    out = np.empty((2, l), dtype=object)
+    for j, tt in enumerate(t):
+        s = Fraction(math.tan(tt * math.pi / (4 * l))).limit_denominator(16 * l)
+        if tt == l:
+            s = Fraction(1)
+        out[0, j] = (1 - s * s) / (1 + s * s)
+        out[1, j] = 2 * s / (1 + s * s)
+    return out
+
+
+def structured_positional(l: int, arithmetic: str) -> np.ndarray:
+    """PE with rows 0-1 zero, rows 2-3 the interaction vectors, row 4 the constant 1."""
+    pe = zeros((D_EMBD, l), arithmetic)
+    pe[2:4, :] = interaction_vectors(l, arithmetic)
+    pe[4, :] = Fraction(1) if arithmetic == "exact" else 1.0
+    return pe
+
+
+# --------------------------------------------------------------------------------------------
+# validation and resources
+
+
+def validate(net: Network) -> None:
+    """Check every shape and entry against Definitions 1-7; raise NetworkError naming the problem."""
+    if net.arithmetic not in ARITHMETICS:
+        raise NetworkError(f"unknown arithmetic {net.arithmetic!r}; expected one of {ARITHMETICS}")
+    if net.d_embd != D_EMBD:
+        raise NetworkError(f"d_embd must be {D_EMBD} (structured tokens, Appendix D), got {net.d_embd}")
+    if not isinstance(net.l, int) or net.l < 1:
+        raise NetworkError(f"l must be a positive integer, got {net.l!r}")
+    if not isinstance(net.D, int) or net.D < 1:
+        raise NetworkError(f"D must be a positive integer, got {net.D!r}")
+    d, a = net.d_embd, net.arithmetic
+    net.U = as_array(net.U, a, (net.l, net.D), "embedding.U")
+    net.E = as_array(net.E, a, (d, 1), "embedding.E")
+    net.PE = as_array(net.PE, a, (d, net.l), "positional")
+    blocks = []
+    for bi, blk in enumerate(net.blocks):
+        heads = tuple(
+            Head(*(as_array(getattr(h, k), a, (d, d), f"blocks[{bi}].heads[{hi}].{k}") for k in "QKV"))
+            for hi, h in enumerate(blk.heads)
+        )
+        ffn, width_in = [], d
+        for li, lay in enumerate(blk.ffn):
+            W = as_array(lay.W, a, None, f"blocks[{bi}].ffn[{li}].W")
+            if W.ndim != 2 or W.shape[1] != width_in:
+                raise NetworkError(
+                    f"blocks[{bi}].ffn[{li}].W: shape {W.shape}, expected (out, {width_in})"
+                )
+            b = as_array(lay.b, a, (W.shape[0],), f"blocks[{bi}].ffn[{li}].b")
+            ffn.append(Layer(W, b))
+            width_in = W.shape[0]
+        if ffn and width_in != d:
+            raise NetworkError(f"blocks[{bi}].ffn: last layer has {width_in} outputs, expected {d}")
+        blocks.append(Block(heads, tuple(ffn)))
+    net.blocks = blocks
+    r, c = net.decoder
+    if not (0 <= r < d and 0 <= c < net.l):
+        raise NetworkError(f"decoder (row {r}, col {c}) outside the {d} x {net.l} hidden matrix")
+
+
+def parameters(net: Network) -> Iterable[tuple[str, np.ndarray]]:
+    """Every weight array θ of the network with its name (embedding, positional, heads, FFNs)."""
+    yield "embedding.U", net.U
+    yield "embedding.E", net.E
+    yield "positional", net.PE
+    for bi, blk in enumerate(net.blocks):
+        for hi, h in enumerate(blk.heads):
+            for k in "QKV":
+                yield f"blocks[{bi}].heads[{hi}].{k}", getattr(h, k)
+        for li, lay in enumerate(blk.ffn):
+            yield f"blocks[{bi}].ffn[{li}].W", lay.W
+            yield f"blocks[{bi}].ffn[{li}].b", lay.b
+
+
+def _maxabs(arr: np.ndarray):
+    if arr.size == 0:
+        return Fraction(0) if arr.dtype == object else 0.0
+    return np.abs(arr).max()
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Resources of Definition 2, measured from the weights."""
+
+    L_T: int  # number of blocks
+    m: int  # max heads per block
+    L_FFN: int  # max FFN depth (number of affine layers)
+    w_FFN: int  # max hidden FFN width (0 when no FFN has a hidden layer)
+    l: int  # hidden tokens
+    d_embd: int
+    D: int
+    kappa: Fraction | float  # max |θ| over every weight, embedding and PE included
+    kappa_blocks: Fraction | float  # max |θ| over attention and FFN weights only
+    n_params: int  # number of weight entries
+    n_nonzero: int  # of which non-zero
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        for k in ("kappa", "kappa_blocks"):
+            out[k] = float(out[k])
+        return out
+
+
+def resources(net: Network) -> Resources:
+    kappa_all, kappa_blocks, n_params, n_nonzero = 0, 0, 0, 0
+    for name, arr in parameters(net):
+        mx = _maxabs(arr)
+        kappa_all = max(kappa_all, mx)
+        if name.startswith("blocks"):
+            kappa_blocks = max(kappa_blocks, mx)
+        n_params += arr.size
+        n_nonzero += int(np.count_nonzero(arr != 0))
+    hidden = [lay.W.shape[0] for blk in net.blocks for lay in blk.ffn[:-1]]
+    return Resources(
+        L_T=len(net.blocks),
+        m=max((len(b.heads) for b in net.blocks), default=0),
+        L_FFN=max((len(b.ffn) for b in net.blocks), default=0),
+        w_FFN=max(hidden, default=0),
+        l=net.l,
+        d_embd=net.d_embd,
+        D=net.D,
+        kappa=kappa_all,
+        kappa_blocks=kappa_blocks,
+        n_params=n_params,
+        n_nonzero=n_nonzero,
+    )
+
+
+def convert(net: Network, arithmetic: str) -> Network:
+    """The same weights in the other arithmetic (float64 -> exact is exact; exact -> float64 rounds)."""
+    conv = lambda arr: as_array(arr, arithmetic)  # noqa: E731
+    return Network(
+        arithmetic=arithmetic,
+        l=net.l,
+        D=net.D,
+        U=conv(net.U),
+        E=conv(net.E),
+        PE=conv(net.PE),
+        blocks=[
+            Block(
+                tuple(Head(conv(h.Q), conv(h.K), conv(h.V)) for h in b.heads),
+                tuple(Layer(conv(x.W), conv(x.b)) for x in b.ffn),
+            )
+            for b in net.blocks
+        ],
+        decoder=net.decoder,
+        meta=dict(net.meta),
+    )
