@@ -279,20 +279,35 @@ def block(blk, H, be, budget: int) -> object:
     return be.tidy(Z)
 
 
+def run_blocks(blocks, H, backend: str, trace: bool = False):
+    """Apply blocks to hidden matrices H (B, d_embd, l) directly (entries Fractions or floats).
+
+    This is what a lemma's claim is about: the map H -> B(H) on structured hidden matrices, which
+    the embedding E'(Ux)^T + PE cannot reach in full (it fills one data row only).
+    Returns the final hidden matrices, or [H_in, H_1, ..., H_L] if trace.
+    """
+    be = BACKENDS[backend]()
+    budget = ELEMENT_BUDGET[be.name]
+    arr = np.asarray(H, dtype=object)
+    if arr.ndim == 2:
+        arr = arr[None]
+    Hb = be.tidy(be.inputs(arr) if be.name == "float64" else Rat.from_array(arr))
+    states = [be.output(Hb)] if trace else None
+    for blk in blocks:
+        Hb = block(blk, Hb, be, budget)
+        if trace:
+            states.append(be.output(Hb))
+    return states if trace else be.output(Hb)
+
+
 def forward(net: Network, X, backend: str | None = None, trace: bool = False):
     """Hidden matrices for a batch of inputs: the final (B, d, l) one, or [H_0, ..., H_L] if trace.
 
     Exact results are numpy object arrays of Fractions, float results float64 arrays.
     """
     be = get_backend(backend, net)
-    budget = ELEMENT_BUDGET[be.name]
-    H = be.tidy(embed(net, X, be))
-    states = [be.output(H)] if trace else None
-    for blk in net.blocks:
-        H = block(blk, H, be, budget)
-        if trace:
-            states.append(be.output(H))
-    return states if trace else be.output(H)
+    H0 = be.output(be.tidy(embed(net, X, be)))
+    return run_blocks(net.blocks, H0, be.name, trace=trace)
 
 
 def evaluate(net: Network, X, backend: str | None = None) -> np.ndarray:

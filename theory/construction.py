@@ -1,0 +1,41 @@
+"""`Construction`: what every lemma and theorem constructor returns (DESIGN.md, theory).
+
+A construction carries the network, the claim (the exact map it computes on which inputs), the
+explicit constants it needed, and the paper's stated bound on ||θ||∞ with every constant written out.
+Claims are stated on hidden matrices: `blocks` map structured H (B, 5, l) to H', and `expected(H)`
+gives the claimed output; `sample_inputs(rng, n)` draws inputs from the claim's domain (exact
+rationals). `network` wraps the blocks with an embedding so the construction can be exported as a
+tmcheck-network file and evaluated by any program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+
+from tmcheck.theory.network import Network, resources
+
+
+@dataclass
+class Construction:
+    name: str  # e.g. "lemma3.interaction"
+    paper: str  # location in the paper, e.g. "Appendix G, Lemma 3"
+    network: Network  # the weights (exact arithmetic), exportable with netfile.save
+    claim: str  # what it computes, exactly, on which inputs (one paragraph)
+    sample_inputs: Callable[[np.random.Generator, int], np.ndarray]  # (n, 5, l) hidden matrices in the domain
+    expected: Callable[[np.ndarray], np.ndarray]  # claimed output hidden matrices (n, 5, l), exact
+    constants: dict[str, Any] = field(default_factory=dict)  # the explicit constants used (C, M, kappa, ...)
+    stated_kappa_bound: Fraction | float | None = None  # the paper's ||θ||∞ bound, constants written out
+    stated_resources: dict[str, Any] = field(default_factory=dict)  # the paper's L_T, m, l, L_FFN, ... formulas' values
+    compare_rows: tuple[int, ...] = (0, 1, 2, 3, 4)  # rows of the output the claim fixes (others are free)
+    compare_cols: Callable[[int], Any] | None = None  # columns the claim fixes (default: all)
+
+    @property
+    def blocks(self):
+        return self.network.blocks
+
+    def resources(self):
+        return resources(self.network)
