@@ -3,15 +3,16 @@
 An obligation is one claim of the paper: a stable id with a section prefix (`lemma3.case2b`), the
 paper location, the claim as written, and a check. Running the check returns a Result: a verdict
 (HOLDS, FAILS-AS-WRITTEN with a counterexample, HOLDS-AFTER-CORRECTION with the corrected statement)
-and the evidence. Section modules (`proofs_check/<section>.py`) declare obligations with @obligation;
-`all_obligations()` imports every section module in SECTIONS that exists.
+and the evidence. Any module of this package declares obligations with @obligation (ids must start
+with a prefix in SECTIONS); `all_obligations()` imports every module of the package and returns
+them in paper order.
 """
 
 from __future__ import annotations
 
 import enum
 import importlib
-import importlib.util
+import pkgutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ class Outcome:
 
 _REGISTRY: dict[str, Obligation] = {}
 
-# Section modules, in paper order; each registers its obligations on import.
+# Section prefixes of obligation ids, in paper order.
 SECTIONS = [
     "definitions",
     "lemma1",
@@ -96,10 +97,11 @@ def obligation(id: str, location: str, claim: str, method: str, implemented_as: 
 
 
 def all_obligations() -> list[Obligation]:
-    for name in SECTIONS:
-        full = f"tmcheck.proofs_check.{name}"
-        if importlib.util.find_spec(full) is not None:
-            importlib.import_module(full)
+    import tmcheck.proofs_check as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name not in ("registry", "__init__", "__main__"):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
     order = {s: i for i, s in enumerate(SECTIONS)}
     return sorted(_REGISTRY.values(), key=lambda o: (order[o.section], o.id))
 
