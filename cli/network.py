@@ -20,7 +20,7 @@ app = typer.Typer(no_args_is_help=True, help="Evaluate and inspect tmcheck-netwo
 @handle_errors
 def eval_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
-    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', ...)."),
+    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', ...); put -- before negative ones."),
     exact: Optional[bool] = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
     json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:

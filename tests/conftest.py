@@ -1,9 +1,14 @@
 """Hypothesis profiles: `ci` (derandomised, bounded; selected by .ci/run via HYPOTHESIS_PROFILE=ci)
-and `dev` (random, more examples). The default is `dev`."""
+and `dev` (random, more examples). The default is `dev`. Also puts tests/theory on sys.path so
+tests can import the independent file-format implementation."""
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, str(Path(__file__).parent / "theory"))
 
 settings.register_profile(
     "ci",
