@@ -7,8 +7,8 @@ Exact backend. A tensor is an integer numerator array and one positive integer d
 per-entry gcd is ever taken inside a product. Numerators are held as float64 whenever every value
 the next operation can produce is below 2^53 in magnitude: then every partial sum is an integer that
 float64 represents exactly, whatever order BLAS sums in, and the result is exact. The bound is
-checked before each operation (max|a| * max|b| * inner for a product); when it fails the operation
-runs on Python integers (numpy object arrays). Common factors are divided out after each block.
+checked before each operation (max|a| * max|b| * inner for a product); when it fails, a product
+runs in int64 if the same bound is below 2^63, and otherwise on Python integers (object arrays). Common factors are divided out after each block.
 Nothing is ever rounded, so exact equalities are checked with no tolerance.
 
 Float backend: numpy float64 with BLAS.
@@ -25,6 +25,7 @@ import numpy as np
 from tmcheck.theory.network import Network, NetworkError, to_fraction
 
 _EXACT_FLOAT = 2**53  # every integer of smaller magnitude is a float64
+_EXACT_INT64 = 2**63
 ELEMENT_BUDGET = {"exact": 4_000_000, "float64": 40_000_000}  # attention scores held at once
 
 
@@ -40,6 +41,10 @@ def _maxabs(a: np.ndarray) -> int:
 
 def _as_obj(a: np.ndarray) -> np.ndarray:
     return a if a.dtype == object else a.astype(np.int64).astype(object)
+
+
+def _as_int64(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.int64)
 
 
 def _as_float(a: np.ndarray) -> np.ndarray:
@@ -95,8 +100,11 @@ def _num_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if ma == 0 or mb == 0:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
         return np.zeros(shape)
-    if ma * mb * a.shape[-1] < _EXACT_FLOAT:
+    bound = ma * mb * a.shape[-1]
+    if bound < _EXACT_FLOAT:
         return np.matmul(_as_float(a), _as_float(b))
+    if bound < _EXACT_INT64:  # no partial sum can overflow int64
+        return np.matmul(_as_int64(a), _as_int64(b)).astype(object)
     return np.matmul(_as_obj(a), _as_obj(b))
 
 

@@ -22,8 +22,10 @@ inputs and heads. Resources are measured from the weights (`resources`), never c
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
@@ -158,15 +160,61 @@ def zeros(shape: Sequence[int], arithmetic: str) -> np.ndarray:
 # structured tokens
 
 
+# Primes p = 1 (mod 4), each a sum of two squares: products of them have many representations.
+_PYTHAGOREAN_PRIMES = (5, 13, 17, 29, 37, 41, 53, 61, 73, 89, 97, 101, 109, 113, 137, 149)
+
+
+@lru_cache(maxsize=None)
+def _circle_points(k: int) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """All integer points (x, y) with x^2 + y^2 = c^2, x >= 0, y > 0, for c the product of k primes
+    p = 1 (mod 4), sorted by angle. With p = ππ̄ in the Gaussian integers, the points are the
+    products Π π_i^e_i π̄_i^(2-e_i) (e_i in {0,1,2}) times units: 3^k - 1 in the open quadrant plus (0, c)."""
+    c, gz = 1, [(1, 0)]
+    for p in _PYTHAGOREAN_PRIMES[:k]:
+        a = next(a for a in range(1, p) if round((p - a * a) ** 0.5) ** 2 == p - a * a)
+        b = round((p - a * a) ** 0.5)
+        choices = [(a * a - b * b, 2 * a * b), (p, 0), (a * a - b * b, -2 * a * b)]  # π², ππ̄, π̄²
+        gz = [(x * u - y * v, x * v + y * u) for x, y in gz for u, v in choices]
+        c *= p
+    pts = set()
+    for x, y in gz:
+        for _ in range(4):  # the four units
+            x, y = -y, x
+            if x >= 0 and y > 0:
+                pts.add((x, y))
+    return c, tuple(sorted(pts, key=lambda q: math.atan2(q[1], q[0])))
+
+
+@lru_cache(maxsize=None)
+def _exact_interaction(l: int) -> tuple[int, tuple[tuple[int, int], ...]]:
+    k = 1
+    while 3**k - 1 < 8 * l:  # 8 candidates per token keep each I_t close to the paper's angle
+        k += 1
+    c, pts = _circle_points(k)
+    ang = [math.atan2(y, x) for x, y in pts]
+    chosen, lo = [], 0
+    for t in range(1, l):
+        target = t * math.pi / (2 * l)
+        hi = len(pts) - 1 - (l - 1 - t)  # leave room for the remaining tokens and the final (0, c)
+        j = min(max(bisect.bisect_left(ang, target, lo, hi), lo), hi - 1)
+        if j > lo and abs(ang[j - 1] - target) <= abs(ang[j] - target):
+            j -= 1
+        chosen.append(pts[j])
+        lo = j + 1
+    chosen.append((0, c))
+    return c, tuple(chosen)
+
+
 def interaction_vectors(l: int, arithmetic: str) -> np.ndarray:
     """The interaction vectors I_1..I_l as a (2, l) array (Appendix E.1, Step 1).
 
     float64: the paper's I_t = (cos(tπ/2l), sin(tπ/2l)).
-    exact: rational points on the unit circle ((1-s²)/(1+s²), 2s/(1+s²)) with s_t the best
-    rational approximation of tan(tπ/4l) with denominator at most 16 l. Since tan' >= 1, the
-    s_t are spaced by at least π/(4l) while each is within 1/(16l)² of tan(tπ/4l), so they are
-    strictly increasing and s_l = 1: the angles increase through (0, π/2], ending at (0, 1) as the
-    paper's do, and every vector has norm exactly 1.
+    exact: rational points (x_t/c, y_t/c) on the unit circle that share ONE denominator c, with
+    strictly increasing angle in the first quadrant, ending at (0, 1) as the paper's do. Every
+    rational point on the circle is ((1-s²)/(1+s²), 2s/(1+s²)) for s = tan(angle/2); choosing them
+    with a common denominator (c a product of primes p = 1 mod 4, which has 3^k - 1 such points in
+    the open quadrant) keeps exact evaluation fast: tokens never force a common denominator that is
+    the lcm of l different ones. Each I_t is the available point nearest the paper's angle tπ/2l.
     """
     if l < 1:
         raise NetworkError(f"l must be >= 1, got {l}")
@@ -176,13 +224,10 @@ def interaction_vectors(l: int, arithmetic: str) -> np.ndarray:
         return np.stack([np.cos(ang), np.sin(ang)])
     if arithmetic != "exact":
         raise NetworkError(f"unknown arithmetic {arithmetic!r}")
+    c, pts = _exact_interaction(l)
     out = np.empty((2, l), dtype=object)
-    for j, tt in enumerate(t):
-        s = Fraction(math.tan(tt * math.pi / (4 * l))).limit_denominator(16 * l)
-        if tt == l:
-            s = Fraction(1)
-        out[0, j] = (1 - s * s) / (1 + s * s)
-        out[1, j] = 2 * s / (1 + s * s)
+    for j, (x, y) in enumerate(pts):
+        out[0, j], out[1, j] = Fraction(x, c), Fraction(y, c)
     return out
 
 
