@@ -1,0 +1,96 @@
+"""`check_construction`: the conformance suite every construction passes (STYLE.md; DESIGN.md, theory).
+
+Properties, each reported by name:
+- shapes: the network, its inputs and every block output have the shapes of Definitions 1-7;
+- immutable_rows: no block changes rows 2-4 (interaction vector and constant; the paper's rows 3-5);
+- exact: in exact arithmetic the blocks compute the claim, compared with ==;
+- kappa: the measured max |θ| of heads and FFNs is at most the paper's stated bound;
+- resources: measured L_T, m, L_FFN are at most the stated ones, and l is the stated l;
+- backends: the float64 backend agrees with the exact one to a tolerance scaled by κ, ||H||, l.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tmcheck.theory.backends import run_blocks
+from tmcheck.theory.construction import Construction
+from tmcheck.theory.network import D_EMBD
+
+PROPERTIES = ("shapes", "immutable_rows", "exact", "kappa", "resources", "backends")
+
+
+class ConstructionCheckError(AssertionError):
+    """A construction failed one or more properties of the conformance suite."""
+
+
+@dataclass
+class CheckReport:
+    name: str
+    results: dict[str, tuple[bool, str]] = field(default_factory=dict)  # property -> (passed, detail)
+
+    @property
+    def ok(self) -> bool:
+        return all(p for p, _ in self.results.values())
+
+    @property
+    def failed(self) -> list[str]:
+        return [k for k, (p, _) in self.results.items() if not p]
+
+    def raise_on_failure(self) -> "CheckReport":
+        if not self.ok:
+            detail = "; ".join(f"{k}: {self.results[k][1]}" for k in self.failed)
+            raise ConstructionCheckError(f"{self.name} fails {', '.join(self.failed)} ({detail})")
+        return self
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "results": {k: {"passed": p, "detail": d} for k, (p, d) in self.results.items()}}
+
+
+def _cols(c: Construction, l: int):
+    return slice(None) if c.compare_cols is None else c.compare_cols(l)
+
+
+def check_construction(
+    c: Construction, rng: np.random.Generator, n_inputs: int = 16, backends=("exact", "float64")
+) -> CheckReport:
+    """Run every property on n_inputs drawn from the claim's domain; never raises on a failed property."""
+    rep = CheckReport(c.name)
+    net, l = c.network, c.network.l
+    H = c.sample_inputs(rng, n_inputs)
+    shape_ok = H.shape == (n_inputs, D_EMBD, l) and net.PE.shape == (D_EMBD, l)
+    states = run_blocks(c.blocks, H, "exact", trace=True)
+    want = c.expected(H)
+    shape_ok = shape_ok and want.shape == H.shape and all(s.shape == H.shape for s in states)
+    rep.results["shapes"] = (bool(shape_ok), f"inputs {H.shape}, {len(states) - 1} block outputs")
+    if not shape_ok:
+        return rep
+    moved = [i for i in range(1, len(states)) if not (states[i][:, 2:5] == states[i - 1][:, 2:5]).all()]
+    rep.results["immutable_rows"] = (not moved, f"blocks changing rows 2-4: {moved}" if moved else "rows 2-4 never change")
+    rows, cols = list(c.compare_rows), _cols(c, l)
+    got = states[-1]
+    bad = np.argwhere(got[:, rows][..., cols] != want[:, rows][..., cols])
+    rep.results["exact"] = (
+        len(bad) == 0,
+        f"{n_inputs} inputs equal the claim exactly" if len(bad) == 0 else f"{len(bad)} entries differ, first (input, row, col) {tuple(bad[0])}",
+    )
+    res = c.resources()
+    if c.stated_kappa_bound is None:
+        rep.results["kappa"] = (True, f"measured {float(res.kappa_blocks):.6g}; no bound stated")
+    else:
+        ok = res.kappa_blocks <= c.stated_kappa_bound
+        rep.results["kappa"] = (bool(ok), f"measured {float(res.kappa_blocks):.6g} vs stated {float(c.stated_kappa_bound):.6g}")
+    over = [k for k in ("L_T", "m", "L_FFN") if k in c.stated_resources and getattr(res, k) > c.stated_resources[k]]
+    if "l" in c.stated_resources and res.l != c.stated_resources["l"]:
+        over.append("l")
+    rep.results["resources"] = (not over, f"exceeds stated: {over}" if over else "L_T, m, L_FFN, l within stated")
+    if "float64" in backends and "exact" in backends:
+        fl = run_blocks(c.blocks, H, "float64")
+        ex = np.vectorize(float)(got)
+        err = float(np.max(np.abs(fl - ex))) if fl.size else 0.0
+        scale = max(1.0, float(res.kappa_blocks)) * max(1.0, float(np.max(np.abs(ex)))) ** 2 * l * max(1, res.L_T)
+        tol = 2.0**-40 * scale
+        rep.results["backends"] = (err <= tol, f"max |float64 - exact| = {err:.3g} (tolerance {tol:.3g})")
+    return rep

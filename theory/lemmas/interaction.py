@@ -1,0 +1,303 @@
+"""Interaction Lemma (Appendix G, Lemma 3): one ReLU attention head in which token t1 reads token t2.
+
+`interaction_head` builds the paper's head; `minimal_C` computes, exactly, the smallest C for which
+it is correct on every structured H with ||H||_inf <= M (the paper only shows that some
+C = O(d_embd^4 kappa^2 M^2 l^2) suffices, `paper_C`); `critical_input` is an H on which any smaller
+C leaks. Indices are 0-based: token t here is the paper's token t+1, row r the paper's row r+1.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
+
+import numpy as np
+
+from tmcheck.theory.construction import Construction
+from tmcheck.theory.lemmas import frac_matrix, sample_structured, standalone_network, to_fraction_M
+from tmcheck.theory.network import D_EMBD, Block, Head, as_array, interaction_vectors, structured_positional, zeros
+
+# A rational lower bound of pi^2 (9.8696044010...), so paper_C is a rational upper bound of 16 d^4 k^2 M^2 l^2 / pi^2.
+PI2_LOWER = Fraction(98696044, 10**7)
+_SIGNS = list(itertools.product((-1, 1), repeat=2))
+
+
+def _check_indices(l: int, *tokens: int) -> None:
+    if not isinstance(l, int) or l < 1:
+        raise ValueError(f"l must be a positive integer, got {l!r}")
+    for t in tokens:
+        if not 0 <= t < l:
+            raise ValueError(f"token index {t} outside 0..{l - 1} (0-based)")
+
+
+def data_kernels(Q_data, K_data, arithmetic: str = "exact") -> tuple[np.ndarray, np.ndarray]:
+    """Q^B, K^B as 2 x 5 arrays (the paper's (d_embd - 3) x d_embd data kernels)."""
+    return as_array(Q_data, arithmetic, (2, D_EMBD), "Q_data"), as_array(K_data, arithmetic, (2, D_EMBD), "K_data")
+
+
+def rotation(u, w) -> np.ndarray:
+    """The 2 x 2 rotation R with R u = w for unit vectors u, w (rational when u, w are)."""
+    c = u[0] * w[0] + u[1] * w[1]
+    s = u[0] * w[1] - u[1] * w[0]
+    return np.array([[c, -s], [s, c]], dtype=object if isinstance(c, Fraction) else np.float64)
+
+
+def interaction_head(l: int, t1: int, t2: int, row: int, Q_data, K_data, C, arithmetic: str = "exact") -> Head:
+    """The head of Lemma 3: A(h_t1) = σ(<Q^B h_t1, K^B h_t2>) e_row and A(h_t) = 0 for t != t1.
+
+    Weights (1-based blocks as in the paper; here rows 0-1, 2-3, 4):
+        Q = [Q^B; 0 Q^I 0; 0 0 1],  K = [K^B; 0 K^I 0; 0 0 -C],  V = e_row e_4^T,
+        Q^I = C R (R the rotation taking I_t1 to I_t2),  K^I = I_t2 I_t2^T (projection onto I_t2).
+    Proof (corrected). With c_t = <I_t, I_t1> and c'_k = <I_k, I_t2>,
+        <Q h_t, K h_k> = b(t, k) + C <R I_t, I_t2><I_t2, I_k> - C = b(t, k) - C (1 - c_t c'_k),
+    where b(t, k) = <Q^B h_t, K^B h_k> and <R I_t, I_t2> = <I_t, R^T I_t2> = <I_t, I_t1> (R is a rotation).
+    V h_k = h_k[4] e_row = e_row, so A(h_t) = Σ_k σ(b(t, k) - C (1 - c_t c'_k)) e_row, a sum of
+    non-negative terms.
+      1a (t, k) = (t1, t2): c = c' = 1, the term is σ(b(t1, t2)): the claimed value.
+      1b, 2a, 2b (every other pair): 1 - c_t c'_k > 0, since c_t < 1 for t != t1 and c'_k < 1 for
+         k != t2 (distinct unit vectors). The term vanishes iff b(t, k) <= C (1 - c_t c'_k).
+    Hence the head is correct on every structured H with ||H||_inf <= M iff
+        C >= C* = max(0, max_{(t,k) != (t1,t2)} max_H b(t, k) / (1 - c_t c'_k))        (`minimal_C`)
+    (the paper's Case 2b writes Q^I I_t = C I_{t+t1-t2}; it is C I_{t+t2-t1}, which the bound above
+    does not need). The paper bounds |b| <= d^4 κ^2 M^2 and 1 - c c' >= 1 - cos(π/2l) >= π^2/(16 l^2),
+    giving C = 16 d^4 κ^2 M^2 l^2 / π^2 (`paper_C`); both bounds hold (see proofs_check.lemma3).
+    """
+    _check_indices(l, t1, t2)
+    if not 0 <= row < D_EMBD:
+        raise ValueError(f"row must be in 0..{D_EMBD - 1}, got {row}")
+    Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
+    C = Fraction(C) if arithmetic == "exact" else float(C)
+    if C < 0:
+        raise ValueError(f"C must be >= 0, got {C}")
+    I = interaction_vectors(l, arithmetic)  # (2, l)
+    one = Fraction(1) if arithmetic == "exact" else 1.0
+    Q, K, V = zeros((5, 5), arithmetic), zeros((5, 5), arithmetic), zeros((5, 5), arithmetic)
+    Q[0:2], K[0:2] = Qb, Kb
+    Q[2:4, 2:4] = C * rotation(I[:, t1], I[:, t2])
+    K[2:4, 2:4] = np.outer(I[:, t2], I[:, t2])
+    Q[4, 4], K[4, 4] = one, -C
+    V[row, 4] = one
+    return Head(Q, K, V)
+
+
+# --------------------------------------------------------------------------------------------
+# the exact threshold C*
+
+
+def _integer_columns(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P (r, l) of Fractions -> (d, P~) with d_t > 0 integers and P~ = P * d integers, column-wise."""
+    d = np.array([lcm(*(v.denominator for v in P[:, t])) for t in range(P.shape[1])], dtype=object)
+    Pi = np.array([[int(v * d[t]) for t, v in enumerate(r)] for r in P], dtype=object)
+    return d, Pi
+
+
+def _kernel(Qb: np.ndarray, Kb: np.ndarray) -> np.ndarray:
+    """G = Q^B^T K^B (5 x 5): b(t, k) = h_t^T G h_k."""
+    return Qb.T @ Kb
+
+
+def _diag_max(G: np.ndarray, p, M):
+    """max over x in [-M, M]^2 of h^T G h with h = (x, p), p = (I_t, 1), and a maximiser x.
+
+    A quadratic on a square attains its maximum at a vertex, at a critical point of an edge with
+    negative curvature, or at an interior critical point when the Hessian is negative definite.
+    """
+    S = [[(G[i][j] + G[j][i]) / 2 for j in range(2)] for i in range(2)]
+    lin = [sum(G[i][2 + a] * p[a] + G[2 + a][i] * p[a] for a in range(3)) for i in range(2)]
+    const = sum(p[a] * G[2 + a][2 + b] * p[b] for a in range(3) for b in range(3))
+
+    def q(x):
+        return sum(x[i] * S[i][j] * x[j] for i in range(2) for j in range(2)) + lin[0] * x[0] + lin[1] * x[1] + const
+
+    cands = [(s0 * M, s1 * M) for s0, s1 in _SIGNS]
+    for i in range(2):  # edges: coordinate 1-i fixed at ±M, coordinate i free
+        if S[i][i] < 0:
+            for s in (-M, M):
+                xi = -(2 * S[i][1 - i] * s + lin[i]) / (2 * S[i][i])
+                if -M <= xi <= M:
+                    cands.append((xi, s) if i == 0 else (s, xi))
+    det = S[0][0] * S[1][1] - S[0][1] * S[1][0]
+    if S[0][0] < 0 and det > 0:  # 2 S x = -lin
+        x0 = (-lin[0] * S[1][1] + lin[1] * S[0][1]) / (2 * det)
+        x1 = (-lin[1] * S[0][0] + lin[0] * S[1][0]) / (2 * det)
+        if -M <= x0 <= M and -M <= x1 <= M:
+            cands.append((x0, x1))
+    best = max(cands, key=q)
+    return q(best), best
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """C* with the pair (t, k) and data (x_t, x_k) that force it (x_k is None when t == k)."""
+
+    C: Fraction | float
+    pair: tuple[int, int] | None
+    x_t: tuple | None
+    x_k: tuple | None
+
+
+def threshold(l: int, t1: int, t2: int, Q_data, K_data, M, arithmetic: str = "exact") -> Threshold:
+    """C* = max(0, max_{(t,k) != (t1,t2)} max_H b(t,k) / (1 - c_t c'_k)), exactly (see interaction_head).
+
+    Off-diagonal pairs: b is bilinear in (x_t, x_k), so its maximum is at one of 16 vertex pairs.
+    Everything is scaled column-wise to integers (d_t I_t integer), giving N(t,k) / Gn(t,k) with
+    the same positive factor for every pair; the maximum ratio is located in float64 (relative
+    error < 1e-15) and decided among the candidates within 1e-12 of it in exact rationals.
+    Diagonal pairs (t = k, a quadratic in x_t) are maximised exactly one by one.
+    """
+    _check_indices(l, t1, t2)
+    exact = arithmetic == "exact"
+    Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
+    M = to_fraction_M(M) if exact else float(M)
+    G = _kernel(Qb, Kb)
+    P = structured_positional(l, arithmetic)[2:5]  # (3, l): I_t and the constant
+    if exact:
+        d, Pi = _integer_columns(P)
+        g = lcm(*(v.denominator for v in G.reshape(-1)))
+        Gi = np.array([[int(v * g) for v in r] for r in G], dtype=object)
+        Mn, Md = M.numerator, M.denominator
+    else:
+        d, Pi, g, Gi, Mn, Md = np.ones(l), P, 1, G, M, 1
+    Gxx, Gxp, Gpx, Gpp = Gi[:2, :2], Gi[:2, 2:], Gi[2:, :2], Gi[2:, 2:]
+    DD = np.outer(d, d)
+    base = Md * Md * (Pi.T @ Gpp @ Pi)  # (l, l)
+    xp = {su: Mn * Md * np.outer(d, np.array(su) @ Gxp @ Pi) for su in _SIGNS}
+    px = {sw: Mn * Md * np.outer(Pi.T @ Gpx @ np.array(sw), d) for sw in _SIGNS}
+    N = None
+    for su, sw in itertools.product(_SIGNS, _SIGNS):
+        cur = base + xp[su] + px[sw] + (Mn * Mn * (np.array(su) @ Gxx @ np.array(sw))) * DD
+        N = cur if N is None else np.maximum(N, cur)
+    n = Pi[:2]
+    a, b = n.T @ n[:, t1], n.T @ n[:, t2]  # d_t d_t1 c_t and d_k d_t2 c'_k
+    Gn = (d[t1] * d[t2]) * DD - np.outer(a, b)  # (l, l): > 0 off (t1, t2)
+    scale = Fraction(d[t1] * d[t2], g * Md * Md) if exact else 1.0
+    valid = np.ones((l, l), dtype=bool)
+    valid[t1, t2] = False
+    np.fill_diagonal(valid, False)
+    valid &= N.astype(np.float64) > 0
+    best = (Fraction(0) if exact else 0.0, None)
+    if valid.any():
+        r = np.where(valid, N.astype(np.float64) / np.where(valid, Gn, 1).astype(np.float64), -np.inf)
+        top = r.max()
+        for t, k in zip(*np.nonzero(r >= top * (1 - 1e-12))):
+            v = scale * Fraction(N[t, k], Gn[t, k]) if exact else scale * r[t, k]
+            if v > best[0]:
+                best = (v, (int(t), int(k)))
+    diag_best = None
+    for t in range(l):
+        if (t, t) == (t1, t2):
+            continue
+        val, x = _diag_max(G, P[:, t], M)
+        gap = 1 - (P[0, t] * P[0, t1] + P[1, t] * P[1, t1]) * (P[0, t] * P[0, t2] + P[1, t] * P[1, t2])
+        if val > 0 and val / gap > best[0]:
+            best, diag_best = (val / gap, (t, t)), x
+    C, pair = best
+    if pair is None:
+        return Threshold(C, None, None, None)
+    t, k = pair
+    if t == k:
+        return Threshold(C, pair, tuple(diag_best), None)
+    su, sw = max(
+        itertools.product(_SIGNS, _SIGNS),
+        key=lambda s: base[t, k] + xp[s[0]][t, k] + px[s[1]][t, k] + Mn * Mn * (np.array(s[0]) @ Gxx @ np.array(s[1])) * DD[t, k],
+    )
+    return Threshold(C, pair, tuple(M * s for s in su), tuple(M * s for s in sw))
+
+
+def minimal_C(l: int, Q_data, K_data, M, arithmetic: str = "exact", t1: int | None = None, t2: int | None = None):
+    """The exact smallest C for which the head (t1, t2) is correct on all structured H with ||H||_inf <= M.
+
+    Without t1, t2: the smallest C that serves every pair (t1, t2) at once (the maximum over pairs).
+    """
+    if t1 is not None and t2 is not None:
+        return threshold(l, t1, t2, Q_data, K_data, M, arithmetic).C
+    return max(threshold(l, a, b, Q_data, K_data, M, arithmetic).C for a in range(l) for b in range(l))
+
+
+def kappa_data(Q_data, K_data) -> Fraction:
+    """κ of the lemma: the largest entry of the data kernels in absolute value."""
+    Qb, Kb = data_kernels(Q_data, K_data)
+    return max(max(abs(v) for v in Qb.reshape(-1)), max(abs(v) for v in Kb.reshape(-1)))
+
+
+def paper_C(l: int, kappa, M, d_embd: int = D_EMBD) -> Fraction:
+    """The proof's C = d^4 κ^2 M^2 / (π^2 / (16 l^2)) = 16 d^4 κ^2 M^2 l^2 / π^2, as a rational upper bound."""
+    return 16 * Fraction(d_embd) ** 4 * Fraction(kappa) ** 2 * Fraction(M) ** 2 * l * l / PI2_LOWER
+
+
+def critical_input(l: int, t1: int, t2: int, Q_data, K_data, M) -> np.ndarray | None:
+    """A structured H (1, 5, l), ||H||_inf <= M, on which every C < C* leaks (None when C* = 0)."""
+    th = threshold(l, t1, t2, Q_data, K_data, M)
+    if th.pair is None:
+        return None
+    H = np.empty((1, 5, l), dtype=object)
+    H[0] = structured_positional(l, "exact")
+    H[0, 0:2, :] = Fraction(0)
+    t, k = th.pair
+    H[0, 0:2, t] = th.x_t
+    if th.x_k is not None:
+        H[0, 0:2, k] = th.x_k
+    return H
+
+
+def head_value(H: np.ndarray, t1: int, t2: int, Q_data, K_data):
+    """σ(<Q^B h_t1, K^B h_t2>) for each H in a batch (n, 5, l), in the arithmetic of H."""
+    Qb, Kb = data_kernels(Q_data, K_data, "exact" if H.dtype == object else "float64")
+    vals = np.einsum("ij,nj->ni", Qb, H[:, :, t1]) * np.einsum("ij,nj->ni", Kb, H[:, :, t2])
+    s = vals.sum(axis=1)
+    return np.array([max(v, 0 * v) for v in s], dtype=H.dtype)
+
+
+def interaction(
+    l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, data_rows=(0, 1)
+) -> Construction:
+    """Lemma 3 as a one-block construction B(H) = H + A(H) with C = C* (exact) unless C is given.
+
+    Claim: on structured H with data rows `data_rows` in [-M, M] (other data rows 0), B(H) equals H
+    except entry (row, t1), which gains σ(<Q^B h_t1, K^B h_t2>). The threshold is computed for the
+    whole box ||H||_inf <= M, so it is valid on any such domain.
+    """
+    _check_indices(l, t1, t2)
+    if row not in (0, 1):
+        raise ValueError(f"the output row must be a data row (0 or 1), got {row}; rows 2-4 are immutable")
+    M = to_fraction_M(M)
+    Qb, Kb = data_kernels(Q_data, K_data)
+    th = threshold(l, t1, t2, Qb, Kb, M)
+    C = th.C if C is None else Fraction(C)
+    head = interaction_head(l, t1, t2, row, Qb, Kb, C)
+    kap = kappa_data(Qb, Kb)
+    pC = paper_C(l, kap, M)
+    crit = critical_input(l, t1, t2, Qb, Kb, M)
+
+    def sample(rng, n):
+        H = sample_structured(rng, n, l, M, data_rows)
+        if crit is not None and n > 0:
+            H[0] = crit[0]
+        return H
+
+    def expected(H):
+        out = np.array(H, dtype=object)
+        out[:, row, t1] = out[:, row, t1] + head_value(out, t1, t2, Qb, Kb)
+        return out
+
+    def reindex(l_new: int, offset: int, M_new) -> Block:
+        return Block((interaction_head(l_new, t1 + offset, t2 + offset, row, Qb, Kb, minimal_C(l_new, Qb, Kb, M_new, t1=t1 + offset, t2=t2 + offset)),))
+
+    return Construction(
+        name="lemma3.interaction",
+        paper="Appendix G, Lemma 3",
+        network=standalone_network(l, [Block((head,), ())], {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}),
+        claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} (0-based)",
+        sample_inputs=sample,
+        expected=expected,
+        constants={
+            "C": C, "C_min": th.C, "C_paper": pC, "critical_pair": th.pair, "M": M, "kappa_data": kap,
+            "t1": t1, "t2": t2, "row": row, "Q_data": Qb, "K_data": Kb,
+            "interaction_vectors": interaction_vectors(l, "exact"),
+        },
+        stated_kappa_bound=max(Fraction(1), kap, pC),
+        stated_resources={"L_T": 1, "m": 1, "L_FFN": 0, "l": l},
+        reindex=reindex,
+    )

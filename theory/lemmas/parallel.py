@@ -1,0 +1,188 @@
+"""Transformer parallelisation (Appendix G, Lemma 7): run two blocks side by side on [H1 H2].
+
+Tokens of H1 keep indices 0..l1-1, tokens of H2 move to l1..l1+l2-1, and every token gets the
+interaction vector of the longer sequence (the paper's I'_3,t). Errors of the paper corrected here
+(each checked in proofs_check.lemma7):
+- re-indexing a head's interaction kernels is not enough: its C was sized for l1 tokens, and with
+  l1 + l2 tokens (closer interaction vectors, more keys) it leaks; C is recomputed exactly;
+- its FFN starts with a duplicating layer [I; I], which in Definition 5 is followed by a ReLU that
+  erases negative data; the duplication is merged into the first layers instead;
+- gating FFN_1's output requires the interaction vector deep inside the FFN, and a bound on that
+  output on the other part's tokens: we carry I_t through the hidden layers (σ(I_t) = I_t, its
+  entries are >= 0) and size the gate with an exact interval bound. Width is w1 + w2 + 2 in the
+  hidden layers, not w1 + w2.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from tmcheck.theory.construction import Construction
+from tmcheck.theory.lemmas import standalone_network, with_positional
+from tmcheck.theory.lemmas.gating import pivot
+from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
+
+
+def _frac_eye(n: int) -> np.ndarray:
+    out = zeros((n, n), "exact")
+    for i in range(n):
+        out[i, i] = Fraction(1)
+    return out
+
+
+def output_bound(ffn, Mz) -> list[Fraction]:
+    """Exact interval bound of |FFN(z)_r| per output row over structured z with |z_0|, |z_1| <= Mz.
+
+    Interval propagation: an affine map sends [lo, hi] to [W+ lo + W- hi + b, W+ hi + W- lo + b]
+    (W+ / W- the positive / negative parts), ReLU clamps at 0; z_2, z_3 in [0, 1], z_4 = 1.
+    """
+    Mz = Fraction(Mz)
+    lo = np.array([-Mz, -Mz, Fraction(0), Fraction(0), Fraction(1)], dtype=object)
+    hi = np.array([Mz, Mz, Fraction(1), Fraction(1), Fraction(1)], dtype=object)
+    for i, lay in enumerate(ffn):
+        Wp = np.vectorize(lambda w: max(w, 0), otypes=[object])(lay.W)
+        Wm = lay.W - Wp
+        lo, hi = Wp @ lo + Wm @ hi + lay.b, Wp @ hi + Wm @ lo + lay.b
+        if i < len(ffn) - 1:
+            lo = np.array([max(v, 0) for v in lo], dtype=object)
+            hi = np.array([max(v, 0) for v in hi], dtype=object)
+    return [max(abs(a), abs(b)) for a, b in zip(lo, hi)]
+
+
+def _lift(ffn) -> tuple[list[Layer], Layer]:
+    """Hidden layers and the last layer of an FFN of depth >= 1, depth 1 made depth 2 via z = σ(z) - σ(-z)."""
+    if len(ffn) >= 2:
+        return list(ffn[:-1]), ffn[-1]
+    eye = _frac_eye(5)
+    W = np.concatenate([eye, -eye])
+    return [Layer(W, zeros((10,), "exact"))], Layer(ffn[0].W @ np.concatenate([eye, -eye], axis=1), ffn[0].b)
+
+
+def _pad(hidden: list[Layer], n: int) -> list[Layer]:
+    """n hidden layers: identity layers after the first (after a ReLU the values are >= 0, σ(x) = x)."""
+    w = hidden[0].W.shape[0]
+    pads = [Layer(_frac_eye(w), zeros((w,), "exact")) for _ in range(n - len(hidden))]
+    return hidden[:1] + pads + hidden[1:]
+
+
+def parallel_ffn(l: int, split: int, ffn_a, ffn_b, Mz) -> tuple[Layer, ...]:
+    """FFN_3(z_t) = FFN_a(z_t) for t < split and FFN_b(z_t) for t >= split, for |z data| <= Mz.
+
+    Layers: hidden layers of both FFNs side by side (block-diagonal, padded to the same depth) plus
+    two units carrying I_t; then a gate layer with, per part p and output row r that FFN_p can
+    write, σ(y_pr + C_p s_pt) and σ(C_p s_pt), where y_p = FFN_p(z) (before its last layer's sum)
+    and s_pt = v_p.I_t (v_a the prefix pivot at split, v_b the suffix one); the output layer adds
+    σ(y + C s) - σ(C s), which is y on the part's tokens and 0 on the other's as soon as
+    C_p min_t |s_pt| >= max_r sup |y_pr| (`output_bound`). Depth max(L_a, L_b) + 1.
+    """
+    parts = []
+    for ffn, keep in ((ffn_a, "prefix"), (ffn_b, "suffix")):
+        if ffn:
+            Y = output_bound(ffn, Mz)
+            rows = [r for r in range(5) if Y[r] > 0]
+            if rows:
+                hidden, last = _lift(ffn)
+                parts.append((hidden, last, rows, max(Y), pivot(l, split, keep)))
+    if not parts:
+        return ()
+    depth = max(len(h) for h, *_ in parts)
+    parts = [(_pad(h, depth), last, rows, Y, v) for h, last, rows, Y, v in parts]
+    I = interaction_vectors(l, "exact")
+    layers = []
+    for k in range(depth):  # hidden layers: [part a | part b | carry I]
+        blocks = [h[k] for h, *_ in parts]
+        width_in = 5 if k == 0 else sum(b.W.shape[1] for b in blocks) + 2
+        width_out = sum(b.W.shape[0] for b in blocks) + 2
+        W, b = zeros((width_out, width_in), "exact"), zeros((width_out,), "exact")
+        r0, c0 = 0, 0
+        for blk in blocks:
+            ro, ci = blk.W.shape
+            W[r0 : r0 + ro, (0 if k == 0 else c0) : (0 if k == 0 else c0) + ci] = blk.W
+            b[r0 : r0 + ro] = blk.b
+            r0, c0 = r0 + ro, c0 + ci
+        W[r0, 2 if k == 0 else c0], W[r0 + 1, 3 if k == 0 else c0 + 1] = Fraction(1), Fraction(1)
+        layers.append(Layer(W, b))
+    width_in = layers[-1].W.shape[0]
+    gate_rows, gate_b, out_cols = [], [], []
+    c0 = 0
+    for hidden, last, rows, Y, v in parts:
+        C = Y / min(abs(v[0] * I[0, t] + v[1] * I[1, t]) for t in range(l))
+        w = hidden[-1].W.shape[0]
+        carry = np.zeros(width_in, dtype=object)
+        carry[:] = Fraction(0)
+        carry[width_in - 2 :] = C * v
+        shared = len(gate_rows) + len(rows)
+        for r in rows:
+            row = carry.copy()
+            row[c0 : c0 + w] = last.W[r]
+            gate_rows.append(row)
+            gate_b.append(last.b[r])
+            out_cols.append((r, len(gate_rows) - 1, shared))
+        gate_rows.append(carry)
+        gate_b.append(Fraction(0))
+        c0 += w
+    layers.append(Layer(np.array(gate_rows, dtype=object), np.array(gate_b, dtype=object)))
+    Wout = zeros((5, len(gate_rows)), "exact")
+    for r, unit, shared in out_cols:
+        Wout[r, unit] += 1
+        Wout[r, shared] -= 1
+    layers.append(Layer(Wout, zeros((5,), "exact")))
+    return tuple(layers)
+
+
+def _head_bound(head, M) -> Fraction:
+    """sup |<Q^B h, K^B h'>| <= Σ|(Q^B^T K^B)_ab| M^2: what one interaction head can add to one entry."""
+    G = head.Q[0:2].T @ head.K[0:2]
+    return sum(abs(v) for v in G.reshape(-1)) * Fraction(M) ** 2
+
+
+def parallel_block(c1: Construction, c2: Construction, l: int, offset: int, M) -> Block:
+    """B_3 for c1 on tokens offset.. and c2 right after it, inside a sequence of l tokens."""
+    l1 = c1.network.l
+    b1, b2 = c1.reindex(l, offset, M), c2.reindex(l, offset + l1, M)
+    heads = b1.heads + b2.heads
+    Mz = Fraction(M) + sum(_head_bound(h, M) for h in heads)  # ||MHA(H) + H|| on the data rows
+    return Block(heads, parallel_ffn(l, offset + l1, b1.ffn, b2.ffn, Mz))
+
+
+def parallelize(c1: Construction, c2: Construction) -> Construction:
+    """Lemma 7 (corrected): one block B_3 with B_3([H1' H2']) = [B_1(H1) B_2(H2)] on rows 0-1.
+
+    Proof. Heads: every head of c1 (c2) is rebuilt by c1.reindex for l1 + l2 tokens at offset 0
+    (l1), with C recomputed exactly for the box ||H_3||_inf <= max(M1, M2) (Lemma 3); it then
+    writes into the same token and row as before and nothing else, so MHA_3(H_3) = [MHA_1(H_1)
+    MHA_2(H_2)] on the data rows. FFN: `parallel_ffn`, which applies the re-indexed FFN_1 to the
+    tokens < l1 and FFN_2 to the others. Rows 2-4 are never written.
+    """
+    for c in (c1, c2):
+        if c.reindex is None or len(c.blocks) != 1:
+            raise ValueError(f"{c.name}: Lemma 7 parallelises single blocks built from Lemmas 3-6 (or 7)")
+    l1, l2 = c1.network.l, c2.network.l
+    l = l1 + l2
+    M = max(Fraction(c1.constants["M"]), Fraction(c2.constants["M"]))
+    blk = parallel_block(c1, c2, l, 0, M)
+
+    def sample(rng, n):
+        return with_positional(np.concatenate([c1.sample_inputs(rng, n), c2.sample_inputs(rng, n)], axis=2), l)
+
+    def expected(H):
+        out = np.concatenate(
+            [c1.expected(with_positional(H[:, :, :l1], l1)), c2.expected(with_positional(H[:, :, l1:], l2))], axis=2
+        )
+        return with_positional(out, l)
+
+    r1, r2 = c1.resources(), c2.resources()
+    return Construction(
+        name=f"lemma7.parallel({c1.name},{c2.name})",
+        paper="Appendix G, Lemma 7",
+        network=standalone_network(l, [blk], {"name": "lemma7.parallel", "parts": [c1.name, c2.name]}),
+        claim=f"B_3([H1' H2']) = [B_1(H1) B_2(H2)] on rows 0-1 with l1 = {l1}, l2 = {l2}; rows 2-4 hold I for l = {l}",
+        sample_inputs=sample,
+        expected=expected,
+        constants={"l1": l1, "l2": l2, "M": M, "parts": [c1.name, c2.name]},
+        stated_kappa_bound=None,
+        stated_resources={"L_T": 1, "m": r1.m + r2.m, "L_FFN": max(r1.L_FFN, r2.L_FFN) + 2, "l": l},
+        reindex=lambda l_new, offset, M_new: parallel_block(c1, c2, l_new, offset, max(Fraction(M_new), M)),
+    )
