@@ -1,0 +1,1 @@
+"""Measurement: intrinsic dimension, pretraining, sweeps, scaling-law fits and reports (DESIGN.md)."""

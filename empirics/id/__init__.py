@@ -1,0 +1,31 @@
+"""Intrinsic-dimension estimation (paper Section 5, "Estimating the ID of text").
+
+Public API (stable; used by the pretraining part):
+
+    from tmcheck.empirics.id import MLE, TwoNN, MLEScaling, estimate_id, IDResult, make_manifold
+
+- ``MLE``, ``TwoNN``, ``MLEScaling``: scikit-learn-like estimators (see ``estimators``).
+- ``estimate_id(X, estimator='mle', k=20, protocol='full'|'paper', ...) -> IDResult``: one call
+  with a named protocol; ``protocol='paper'`` is the paper's (K = 20, random disjoint batches of
+  4096, mean of the batch estimates).
+- ``make_manifold``: the synthetic validation set with known dimension.
+- ``load_points``: points from .npy, .pt or .safetensors.
+"""
+
+from tmcheck.empirics.id.estimators import MLE, MLEScaling, TwoNN
+from tmcheck.empirics.id.protocol import ESTIMATORS, PROTOCOLS, IDResult, estimate_id
+from tmcheck.empirics.id.io import load_points
+from tmcheck.empirics.id.synthetic import MANIFOLDS, make_manifold
+
+__all__ = [
+    "MLE",
+    "TwoNN",
+    "MLEScaling",
+    "estimate_id",
+    "IDResult",
+    "ESTIMATORS",
+    "PROTOCOLS",
+    "load_points",
+    "make_manifold",
+    "MANIFOLDS",
+]
