@@ -1,0 +1,208 @@
+"""Target functions for Lemma 1 and Theorem 2 (Section 2.4, Appendix E): safe parsing and checks.
+
+A target is a sympy expression in x0, ..., x{d-1}. It is parsed with `sympy.parsing.sympy_parser.
+parse_expr` under a restricted namespace (no builtins, only the names below), never with Python's
+`eval` on user text of our own; names outside the namespace and dunder tricks are refused before
+parsing. The declared constants (H_f, β, R) are checked against the target on a sample: a sample
+can refute a declared Hölder constant, never prove one, so a passing check is evidence only, and
+every guarantee tmcheck states is conditional on the declaration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import sympy
+from sympy.parsing.sympy_parser import parse_expr, standard_transformations
+
+_FUNCTIONS = {
+    name: getattr(sympy, name)
+    for name in (
+        "sin", "cos", "tan", "exp", "log", "sqrt", "Abs", "sinh", "cosh", "tanh", "atan", "asin", "acos",
+        "Min", "Max", "sign", "floor", "ceiling", "pi", "E", "Rational",
+    )
+}
+_FUNCTIONS["abs"] = sympy.Abs
+_FUNCTIONS["min"] = sympy.Min
+_FUNCTIONS["max"] = sympy.Max
+_PARSER_NAMES = {"Integer": sympy.Integer, "Float": sympy.Float, "Symbol": sympy.Symbol, "Rational": sympy.Rational}
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_ALLOWED_CHARS = re.compile(r"^[A-Za-z0-9_+\-*/^(). ,]*$")
+MAX_LENGTH = 500
+DYADIC = 2**40  # grid values are rounded to multiples of 2^-40 (the rounding enters the error budget)
+
+
+class TargetError(ValueError):
+    """A target that cannot be used: unparsable, wrong variables, not finite or not real on the domain."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """f: R^d -> R as a sympy expression, with a float64 evaluator and an exact-rounding evaluator."""
+
+    text: str
+    d: int
+    expr: sympy.Expr
+
+    @property
+    def symbols(self) -> list[sympy.Symbol]:
+        return [sympy.Symbol(f"x{i}", real=True) for i in range(self.d)]
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """float64 values at the rows of X (n, d)."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        f = sympy.lambdify(self.symbols, self.expr, modules="numpy")
+        with np.errstate(all="ignore"):
+            out = f(*[X[:, i] for i in range(self.d)])
+        return np.broadcast_to(np.asarray(out, dtype=np.complex128), (X.shape[0],)).copy()
+
+    def values_dyadic(self, points) -> list[Fraction]:
+        """f at exact rational points, computed at 40 digits and rounded to the nearest multiple of 2^-40."""
+        f = sympy.lambdify(self.symbols, self.expr, modules="mpmath")
+        out = []
+        with mpmath.workdps(40):
+            for p in points:
+                v = f(*[mpmath.mpf(Fraction(c).numerator) / Fraction(c).denominator for c in p])
+                if not isinstance(v, (mpmath.mpf, int, float)) or not mpmath.isfinite(v):
+                    raise TargetError(f"target {self.text!r} is not finite and real at {tuple(str(c) for c in p)}")
+                out.append(Fraction(int(mpmath.nint(v * DYADIC)), DYADIC))
+        return out
+
+
+def parse_target(text: str, d: int) -> Target:
+    """Parse `text` as a function of x0..x{d-1}; raise TargetError with a one-line reason."""
+    if not isinstance(d, int) or d < 1:
+        raise TargetError(f"the dimension d must be an integer >= 1, got {d!r}")
+    text = (text or "").strip()
+    if not text:
+        raise TargetError("the target is empty")
+    if len(text) > MAX_LENGTH or not _ALLOWED_CHARS.match(text) or "__" in text:
+        raise TargetError(f"target {text!r} contains characters or names that are not allowed")
+    variables = {f"x{i}": sympy.Symbol(f"x{i}", real=True) for i in range(d)}
+    for tok in _TOKEN.findall(text):
+        if tok not in variables and tok not in _FUNCTIONS:
+            raise TargetError(
+                f"unknown name {tok!r} in target {text!r}; variables are x0..x{d - 1}, functions "
+                + ", ".join(sorted(k for k in _FUNCTIONS if k[0].islower()))
+            )
+    namespace = {"__builtins__": {}, **_PARSER_NAMES, **_FUNCTIONS}
+    try:
+        expr = parse_expr(text.replace("^", "**"), local_dict=variables, global_dict=namespace,
+                          transformations=standard_transformations, evaluate=True)
+    except Exception as exc:  # sympy raises many types for bad syntax; all mean "does not parse"
+        raise TargetError(f"target {text!r} does not parse ({type(exc).__name__})") from None
+    if not isinstance(expr, sympy.Expr) or isinstance(
+        expr, (sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.core.relational.Relational)
+    ):
+        raise TargetError(f"target {text!r} is not a real-valued expression")
+    extra = {s.name for s in expr.free_symbols} - set(variables)
+    if extra:
+        raise TargetError(f"target {text!r} uses {sorted(extra)}; variables are x0..x{d - 1}")
+    if expr.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+        raise TargetError(f"target {text!r} is not finite")
+    return Target(text, d, expr)
+
+
+def check_sample(d: int, n_random: int, rng: np.random.Generator, per_axis: int = 0) -> np.ndarray:
+    """Points of [0,1]^d for the checks: the 2^d corners, a regular grid, and uniform random points."""
+    if per_axis == 0:
+        per_axis = max(2, min(33, int(round(4000 ** (1 / d)))))
+    grid = np.array(list(itertools.product(np.linspace(0, 1, per_axis), repeat=d))) if per_axis**d <= 40000 else np.empty((0, d))
+    corners = np.array(list(itertools.product((0.0, 1.0), repeat=d)))
+    return np.vstack([corners, grid, rng.random((n_random, d))])
+
+
+@dataclass(frozen=True)
+class TargetReport:
+    sup_abs: float  # max |f| on the sample
+    holder_ratio: float  # max |f(x)-f(y)| / ||x-y||^β over the sampled pairs
+    n_points: int
+
+
+def check_target(target: Target, H: float, beta: float, R: float | None, rng: np.random.Generator,
+                 n_random: int = 2000) -> TargetReport:
+    """Refute bad declarations: f must be finite and real on [0,1]^d, |f| <= R, and the Hölder
+    ratio on sampled nearby pairs must not exceed H (evidence, not proof; see module docstring)."""
+    X = check_sample(target.d, n_random, rng)
+    v = target(X)
+    bad = ~np.isfinite(v) | (np.abs(v.imag) > 1e-12 * np.maximum(1.0, np.abs(v.real)))
+    if bad.any():
+        x = X[np.argmax(bad)]
+        raise TargetError(f"target {target.text!r} is unbounded or not real on [0,1]^{target.d} (at x = {np.round(x, 4).tolist()})")
+    v = v.real
+    sup = float(np.abs(v).max())
+    if R is not None and sup > R:
+        x = X[np.argmax(np.abs(v))]
+        raise TargetError(f"declared R = {R} but |f| = {sup:.6g} at x = {np.round(x, 4).tolist()}")
+    ratio = 0.0
+    for scale in (1e-1, 1e-2, 1e-3):
+        Y = np.clip(X + scale * rng.standard_normal(X.shape), 0.0, 1.0)
+        w = target(Y).real
+        dist = np.linalg.norm(X - Y, axis=1)
+        ok = dist > 0
+        ratio = max(ratio, float(np.max(np.abs(v[ok] - w[ok]) / dist[ok] ** beta)))
+    if ratio > H * (1 + 1e-9):
+        raise TargetError(f"declared H_f = {H} is too small for β = {beta}: a sampled pair has |f(x)-f(y)|/|x-y|^β = {ratio:.4g}")
+    return TargetReport(sup, ratio, len(X))
+
+
+# --------------------------------------------------------------------------------------------
+# grids and the error analysis of Lemma 1 (Appendix E.1)
+
+
+def check_constants(d: int, H: float, beta: float, eps: float) -> None:
+    if not isinstance(d, int) or d < 1:
+        raise TargetError(f"d must be an integer >= 1, got {d!r}")
+    if not (0 < eps < 1):
+        raise TargetError(f"ε must lie in (0, 1) as in Lemma 1, got {eps}")
+    if not (0 < beta <= 1):
+        raise TargetError(f"β must lie in (0, 1], got {beta}")
+    if not (H > 0 and math.isfinite(H)):
+        raise TargetError(f"H_f must be a positive number, got {H}")
+
+
+def paper_N(d: int, H: float, beta: float, eps: float) -> int:
+    """The proof's grid: N = d (2^d H_f / ε)^{1/β} + 1, rounded up."""
+    check_constants(d, H, beta, eps)
+    return math.ceil(d * (2**d * H / eps) ** (1 / beta) + 1 - 1e-12)
+
+
+def paper_error_bound(d: int, H: float, beta: float, N: int) -> float:
+    """The proof's bound 2^d d^β H_f / (N-1)^β."""
+    return 2**d * d**beta * H / (N - 1) ** beta
+
+
+def tight_error_bound(d: int, H: float, beta: float, N: int) -> float:
+    """Corrected analysis: H_f (2√d / (3(N-1)))^β.
+
+    φ_n(x) > 0 forces |3(N-1)(x^i - t_{n^i})| < 2 for every i, so ||x - x_n||_2 < 2√d/(3(N-1)); the
+    φ_n are non-negative and sum to 1 on [0,1]^d, so |f̂(x) - f(x)| = |Σ φ_n (f_n - f(x))| is at most
+    the largest |f_n - f(x)| over the patches with φ_n(x) > 0. The paper instead sums 2^d such terms
+    (not needed: it is a convex combination) and bounds ||x - x_n||_2 by d/(N-1) (not needed: √d·2/3 suffices).
+    """
+    return H * (2 * math.sqrt(d) / (3 * (N - 1))) ** beta
+
+
+def tight_N(d: int, H: float, beta: float, eps: float) -> int:
+    """The smallest N >= 2 with tight_error_bound(N) <= ε: N = ⌈(2√d/3)(H_f/ε)^{1/β}⌉ + 1."""
+    check_constants(d, H, beta, eps)
+    N = max(2, math.ceil(2 * math.sqrt(d) / 3 * (H / eps) ** (1 / beta)) + 1)
+    while N > 2 and tight_error_bound(d, H, beta, N - 1) <= eps:
+        N -= 1
+    while tight_error_bound(d, H, beta, N) > eps:
+        N += 1
+    return N
+
+
+def grid_N(kind: str, d: int, H: float, beta: float, eps: float) -> int:
+    if kind == "paper":
+        return paper_N(d, H, beta, eps)
+    if kind == "tight":
+        return tight_N(d, H, beta, eps)
+    raise TargetError(f"unknown grid {kind!r}; expected 'paper' or 'tight'")
