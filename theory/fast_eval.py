@@ -1,0 +1,161 @@
+"""Structured evaluation of networks built from Interaction-Lemma heads (Appendix G, Lemma 3; used for
+Lemma 1 and Theorem 2, Appendix E), exact or float64, exploiting the sparsity the construction proves.
+
+The dense forward pass (`backends.forward`) computes every head's l x l score matrix. A network built
+by `lemmas.lemma1.realize` records, for each head, the single token pair (t1, t2) whose score can be
+non-zero, and for each block the bound M on |rows 0-1| under which Lemma 3 (with `sufficient_C`)
+proves every other score <= 0. Here a head costs one score instead of l^2:
+
+    A(H)[:, t1] = σ(h_t2^T (K^T Q) h_t1) V h_t2,   A(H)[:, t] = 0 for t != t1,
+
+which is the dense formula with the proven-zero terms dropped. The hypothesis is checked, not
+assumed: before each block the largest |rows 0-1| entry of every input is compared with M (exactly
+in exact arithmetic; in float64 with relative slack 1e-6, which the factor 2 of the float `sufficient_C`
+covers) and an input outside the certified domain raises `NetworkError`. Heads marked
+dense ((t1, t2) = (-1, -1)) whose Q and K read only the constant row 4 have the same score
+<Q e_4, K e_4> for every pair (row 4 is 1 on every token and no block writes rows 2-4, which is
+checked), so they cost Σ_k V h_k; other dense heads run the dense formula. FFNs are token-wise and
+run as in `backends` (heads batched as tensors: (B, m, 5) gathers, one einsum, a scatter-add).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embed, ffn, mha
+from tmcheck.theory.network import Network, NetworkError
+
+
+def _pattern(net: Network) -> list[dict]:
+    pat = net.meta.get("interaction_pattern")
+    if pat is None or len(pat) != len(net.blocks):
+        raise NetworkError("network has no interaction pattern (meta.interaction_pattern): use backends.evaluate")
+    for blk, p in zip(net.blocks, pat):
+        if len(p["pairs"]) != len(blk.heads):
+            raise NetworkError("interaction pattern does not match the heads")
+        for h in blk.heads:
+            if any(v != 0 for v in np.asarray(h.V)[2:5].reshape(-1)):
+                raise NetworkError("a head writes rows 2-4; the structured skip needs them fixed")
+        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].W)[2:5].reshape(-1)):
+            raise NetworkError("an FFN writes rows 2-4; the structured skip needs them fixed")
+        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].b)[2:5]):
+            raise NetworkError("an FFN writes rows 2-4; the structured skip needs them fixed")
+    return pat
+
+
+def _constant_score(h) -> bool:
+    Q, K = np.asarray(h.Q), np.asarray(h.K)
+    return not np.any(Q[:, :4] != 0) and not np.any(K[:, :4] != 0)
+
+
+class _Ops:
+    """The handful of tensor operations the structured pass needs, for Rat (exact) or ndarray (float)."""
+
+    def __init__(self, name: str):
+        self.be = BACKENDS[name]()
+        self.exact = name == "exact"
+
+    def scatter_add(self, H, cols: np.ndarray, vals):
+        """H (B, 5, l) plus vals (B, m, 5) added to columns cols (m,)."""
+        if not self.exact:
+            out = np.zeros(H.shape)
+            np.add.at(out, (slice(None), slice(None), cols), np.swapaxes(vals, 1, 2))
+            return H + out
+        num = vals.num
+        dt = object if num.dtype == object else num.dtype
+        if dt != object:
+            counts = np.bincount(cols, minlength=H.shape[2]).max()
+            if float(np.abs(num).max(initial=0)) * counts >= 2**53:
+                dt, num = object, num.astype(object)
+        out = np.zeros(H.shape, dtype=dt)
+        if dt == object:
+            out[:] = 0
+        np.add.at(out, (slice(None), slice(None), cols), np.swapaxes(num, 1, 2))
+        return self.be.add(H, Rat(out, vals.den))
+
+    def max_data(self, H):
+        if self.exact:
+            return Fraction(int(np.abs(H.num[:, 0:2]).max(initial=0)), H.den)
+        return float(np.abs(H[:, 0:2]).max(initial=0.0))
+
+
+def _sparse_heads(ops: _Ops, heads, pairs, H):
+    """Σ over heads with their single pair: (B, 5, l) contributions (None when there are none)."""
+    be = ops.be
+    idx = [i for i, p in enumerate(pairs) if p[0] >= 0]
+    if not idx:
+        return None
+    t1 = np.array([pairs[i][0] for i in idx])
+    t2 = np.array([pairs[i][1] for i in idx])
+    A = be.weight(np.stack([heads[i].K.T @ heads[i].Q for i in idx]))  # (m, 5, 5)
+    V = be.weight(np.stack([heads[i].V for i in idx]))  # (m, 5, 5)
+    h1 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t1))), (Ellipsis, None))  # (B, m, 5, 1)
+    h2 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t2))), (Ellipsis, None))  # (B, m, 5, 1)
+    score = be.matmul(be.transpose(h2), be.matmul(A, h1))  # (B, m, 1, 1)
+    vals = be.matmul(be.matmul(V, h2), be.relu(score))  # (B, m, 5, 1)
+    vals = be.index(vals, (Ellipsis, 0))  # (B, m, 5)
+    return t1, vals
+
+
+def _dense_heads(ops: _Ops, heads, pairs, H, budget: int):
+    be = ops.be
+    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and _constant_score(h)]
+    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not _constant_score(h)]
+    total = None
+    if const:
+        # score = <Q e_4, K e_4> for every pair: A(H)[:, i] = σ(score) Σ_k V h_k
+        sumH = be.sum(H, axis=2)  # (B, 5)
+        sumH = be.index(sumH, (slice(None), slice(None), None))  # (B, 5, 1)
+        for h in const:
+            s = sum(h.Q[r, 4] * h.K[r, 4] for r in range(5))
+            s = s if s > 0 else 0 * s
+            col = be.matmul(be.weight(h.V * s), sumH)  # (B, 5, 1)
+            ones = be.weight(np.ones((1, H.shape[2])))
+            out = be.matmul(col, ones)  # (B, 5, l)
+            total = out if total is None else be.add(total, out)
+    if other:
+        out = mha(tuple(other), H, be, budget)
+        total = out if total is None else be.add(total, out)
+    return total
+
+
+def forward_structured(net: Network, X, backend: str | None = None):
+    """Final hidden matrices (B, 5, l) using the recorded interaction pattern (see module docstring)."""
+    pat = _pattern(net)
+    name = backend or net.arithmetic
+    name = "float64" if name == "float" else name
+    ops = _Ops(name)
+    be = ops.be
+    budget = ELEMENT_BUDGET[be.name]
+    H = be.tidy(embed(net, X, be))
+    for bi, (blk, p) in enumerate(zip(net.blocks, pat)):
+        M = Fraction(p["M"])
+        mx = ops.max_data(H)
+        if (mx > M) if ops.exact else (mx > float(M) * (1 + 1e-6)):
+            raise NetworkError(
+                f"block {bi} ({p.get('name', '')}): |rows 0-1| reaches {float(mx):.6g} > M = {float(M):.6g}; "
+                "the input is outside the domain on which the skipped scores are proven zero"
+            )
+        Z = H
+        sp = _sparse_heads(ops, blk.heads, p["pairs"], H)
+        if sp is not None:
+            Z = ops.scatter_add(Z, *sp)
+        dn = _dense_heads(ops, blk.heads, p["pairs"], H, budget)
+        if dn is not None:
+            Z = be.add(Z, dn)
+        if blk.ffn:
+            Z = be.add(ffn(blk.ffn, Z, be), Z)
+        H = be.tidy(Z)
+    return be.output(H)
+
+
+def evaluate_structured(net: Network, X, backend: str | None = None, batch: int = 64) -> np.ndarray:
+    """T(x) = H_final[decoder] for each row of X, in batches (memory O(batch · l))."""
+    X = np.asarray(X, dtype=object if (backend or net.arithmetic) == "exact" else None)
+    if X.ndim == 1:
+        X = X[None]
+    r, c = net.decoder
+    outs = [forward_structured(net, X[s : s + batch], backend)[:, r, c] for s in range(0, len(X), batch)]
+    return np.concatenate(outs) if outs else np.zeros(0)
