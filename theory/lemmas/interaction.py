@@ -206,6 +206,37 @@ def threshold(l: int, t1: int, t2: int, Q_data, K_data, M, arithmetic: str = "ex
     return Threshold(C, pair, tuple(M * s for s in su), tuple(M * s for s in sw))
 
 
+def pair_threshold(l: int, t1: int, t2: int, Q_data, K_data, M, t: int, k: int) -> Fraction:
+    """The C that the single term (t, k) != (t1, t2) needs: max(0, max_H b(t, k)) / (1 - c_t c'_k), exactly.
+
+    A direct computation, pair by pair (vertices of the box, or `_diag_max` when t == k): the
+    independent oracle for `threshold` and the per-case checks of proofs_check.lemma3.
+    """
+    if (t, k) == (t1, t2):
+        raise ValueError("the pair (t1, t2) is the one the head keeps")
+    Qb, Kb = data_kernels(Q_data, K_data)
+    M = to_fraction_M(M)
+    G = _kernel(Qb, Kb)
+    P = structured_positional(l, "exact")
+    if t == k:
+        bmax = _diag_max(G, P[2:5, t], M)[0]
+    else:
+        hs = []
+        for su in _SIGNS:
+            h = P[:, t].copy()
+            h[0:2] = [M * s for s in su]
+            hs.append(h)
+        hk = []
+        for sw in _SIGNS:
+            h = P[:, k].copy()
+            h[0:2] = [M * s for s in sw]
+            hk.append(h)
+        bmax = max(a @ G @ b for a in hs for b in hk)
+    I = P[2:4]
+    gap = 1 - (I[:, t] @ I[:, t1]) * (I[:, k] @ I[:, t2])
+    return max(Fraction(0), bmax) / gap
+
+
 def minimal_C(l: int, Q_data, K_data, M, arithmetic: str = "exact", t1: int | None = None, t2: int | None = None):
     """The exact smallest C for which the head (t1, t2) is correct on all structured H with ||H||_inf <= M.
 
