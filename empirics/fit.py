@@ -64,6 +64,8 @@ class FitResult:
     derived_ci: dict = field(default_factory=dict)
     holder_beta: float = 1.0
     message: str = ""
+    samples: list = field(default_factory=list, repr=False)  # bootstrap parameter dicts
+
 
     @property
     def alpha(self) -> float:
@@ -73,7 +75,10 @@ class FitResult:
         return predict(self.form, self.params, x)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """Everything but the bootstrap samples, as plain data."""
+        out = asdict(self)
+        out.pop("samples")
+        return out
 
 
 def predict(form: str, params: dict, x) -> np.ndarray:
@@ -288,6 +293,7 @@ def _bootstrap(result, x, logx, logy, theta, inverse, n_groups, n_boot, seed, ci
             continue
         samples.append({**p, **_derived(result.form, p, result.holder_beta)})
     result.bootstrap_failures = failures
+    result.samples = samples
     if len(samples) < 2:
         return
     q = [(1 - ci_level) / 2, (1 + ci_level) / 2]

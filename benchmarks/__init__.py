@@ -1,0 +1,1 @@
+"""Benchmarks against the anchors (scikit-dimension, dadapy, published fits); results in results/*.json."""
