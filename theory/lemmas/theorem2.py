@@ -1,0 +1,447 @@
+"""Theorem 2 (Section 2.4; proof in Appendix E.2) as one tmcheck-network on a manifold from `manifolds`.
+
+    T(x) = Σ_n L_n(φ_n(x)) · 1̂_{r²,Δ}(||x - c_n||²),   L_n(z) = Σ_m f̃_n(t_m) φ_m(z)   (Lemma 1 on chart n)
+
+with f̃_n = (f ρ_n) ∘ φ_n^{-1} on φ_n(U_n) and 0 elsewhere in [0,1]^d. Every chart n owns a run of
+L_c = D + d + 1 + dN + (d+1)N^d tokens (0-based offsets): its copy of x (D), the chart coordinates z
+(d), the indicator (1), the s_{i,j} (dN) and d+1 factor slots per patch (N^d). The charts run side
+by side (Lemma 7) in one sequence of l = C_M L_c tokens; blocks:
+
+  1. chart block: heads write s V_n^{ji}(x^j - c^j) + a into row 1 of z_i (D heads each) and
+     (x^j - c^j)^2 - x^j + S into row 1 of the x-copy j; the FFN "mailbox" adds row1 - S to row 0 of
+     every token whose row 1 is non-zero (row 1 in [S - b, S + b], S = b + 1) and clears row 1:
+     z_i = φ_n(x)_i exactly (E_{n,2} = 0) and x-copy j holds (x^j - c_n^j)^2.
+  2. ψ + indicator block: Lemma 1's ψ heads on z, and D heads summing the squares into row 1 of the
+     indicator token, shifted by S_I above every ψ mailbox; one FFN computes ψ on the ψ range and
+     1̂_{r²,Δ}(row1 - S_I) on the indicator range, zero on empty mailboxes. The indicator part is
+     the deep FFN with bounded weights: Δ = 2^-L and L layers multiplying by 2 (the paper's
+     (1/Δ)^{1/log(1/Δ)}), or one layer with weight 1/Δ (`deep=False`).
+  3. copy block: the d factors s_{i,n^i} and the indicator into each patch's d+1 slots.
+  4. ⌈log2(d+1)⌉ product blocks, 5. f_n block, 6. sum block: as in Lemma 1, over all charts.
+
+Corrections to the paper (each explained in `theorem2`'s docstring): the final product with the
+indicator is one more factor of the Lemma 1 product tree (the paper's B_1 of Step 3 needs
+|c_f| <= M and a separate block); the mailbox FFNs replace the gating FFNs of Lemmas 4-5, so every
+block has one FFN shared by all charts and Lemma 7 needs no gating (depth and width unchanged); the
+projection and indicator run before the Lemma 1 blocks instead of "in parallel" with them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from tmcheck.theory.construction import Construction
+from tmcheck.theory.lemmas.lemma1 import (
+    E0,
+    ONE,
+    ZERO,
+    F1,
+    Interaction,
+    SparseBlock,
+    _layer,
+    _vec,
+    copy_interactions,
+    fvalue_interactions,
+    grid_points,
+    move_clear_ffn,
+    patches,
+    product_levels,
+    psi,
+    psi_ffn_layers,
+    psi_interactions,
+    realize,
+    shift_row0_ffn,
+    sum_head,
+    zero_row0_ffn,
+)
+from tmcheck.theory.manifolds import Manifold
+from tmcheck.theory.network import Network, structured_positional, zeros
+from tmcheck.theory.targets import Target, TargetError, tight_N
+
+
+def _q(v: float) -> Fraction:
+    """The exact rational value of a float64 (the network's weights are these rationals)."""
+    return Fraction(float(v))
+
+
+def mailbox_ffn(b: int) -> tuple:
+    """z + FFN(z): row 0 += row1 - S, row 1 = 0 when row 1 in [S - b, S + b] (S = b + 1); nothing when row 1 = 0.
+
+    Hidden σ(r - 1), σ(r); row 0 gets (1 + b) σ(r - 1) - b σ(r): 0 at r = 0, and for r >= 1
+    (1 + b)(r - 1) - b r = r - 1 - b = r - S. Row 1 gets -σ(r) = -r (r >= 0 on the domain)."""
+    W1 = [[0, 1, 0, 0, 0], [0, 1, 0, 0, 0]]
+    W2 = [[1 + b, -b], [0, -1], [0, 0], [0, 0], [0, 0]]
+    return (_layer(W1, [-1, 0]), _layer(W2, [0] * 5))
+
+
+def psi_indicator_ffn(N: int, S_I: int, r2: Fraction, L: int, deep: bool = True) -> tuple:
+    """ψ on the ψ mailboxes (row 1 <= S_I - 2) and 1̂_{r²,Δ}(row1 - S_I) on the indicator mailbox.
+
+    Units (all >= 0, so extra layers pass them on unchanged): the five ψ units of Lemma 1;
+    u1 = σ(r - S_I + 1), u2 = σ(r - S_I) (u1 - u2 = 1 on the indicator range, 0 below S_I - 1);
+    y_1 = σ(k(r - c0)) with c0 = S_I + r² - Δ, then y_{i+1} = σ(k y_i): y_L = σ((s - r² + Δ)/Δ) by
+    positive homogeneity (k = 2, Δ = 2^-L; or k = 1/Δ and L = 1 when not deep). Last hidden layer:
+    σ(y_L), σ(y_L - 1). Row 0 += ψ-part + u1 - u2 - min(y_L, 1), which is 1̂(s) on the indicator
+    range and ψ(3(N-1)(r-1)) below; row 1 = -σ(r)."""
+    Delta = Fraction(1, 2**L)
+    k = Fraction(2) if deep else 1 / Delta
+    n_scale = L if deep else 1
+    W1p, b1p, o0p, o1p = psi_ffn_layers(N)
+    c0 = S_I + r2 - Delta
+    W = [list(r) for r in W1p] + [[0, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, k, 0, 0, 0]]
+    b = list(b1p) + [-S_I + 1, -S_I, -k * c0]
+    layers = [_layer(W, b)]
+    nu = 8  # 5 ψ units, u1, u2, y
+
+    def ident(n):
+        return [[1 if i == j else 0 for j in range(n)] for i in range(n)]
+
+    for _ in range(n_scale - 1):
+        Wk = ident(nu)
+        Wk[7][7] = k
+        layers.append(_layer(Wk, [0] * nu))
+    last = ident(nu) + [[0] * 7 + [1]]
+    layers.append(_layer(last, [0] * 8 + [-1]))  # ..., u2, σ(y) (index 7), σ(y - 1) (index 8)
+    row0 = list(o0p) + [1, -1, -1, 1]
+    row1 = list(o1p) + [0, 0, 0, 0]
+    layers.append(_layer([row0, row1] + [[0] * 9] * 3, [0] * 5))
+    return tuple(layers)
+
+
+def indicator_hat(s: Fraction, r2: Fraction, Delta: Fraction) -> Fraction:
+    """1̂_{r²,Δ}(s): 1 for s <= r² - Δ, 0 for s >= r², linear in between (E.2, Step 2.3a)."""
+    if s <= r2 - Delta:
+        return F1
+    if s >= r2:
+        return Fraction(0)
+    return (r2 - s) / Delta
+
+
+@dataclass
+class Theorem2Spec:
+    manifold: Manifold
+    target: Target
+    eps: float
+    N: int
+    N_proven: int
+    L_ind: int
+    deep: bool
+    R: Fraction
+    V: list  # per chart (D, d) rationals
+    c: list  # per chart (D,) rationals
+    fvals: list  # per chart, N^d rationals
+    H_est: float
+    multiplicity: int
+    b: int = 0
+    S_I: int = 0
+    blocks: list = field(default_factory=list)
+
+    @property
+    def D(self):
+        return self.manifold.D
+
+    @property
+    def d(self):
+        return self.manifold.d
+
+    @property
+    def Lc(self) -> int:
+        d, D, N = self.d, self.D, self.N
+        return D + d + 1 + d * N + (d + 1) * N**d
+
+    @property
+    def l(self) -> int:
+        return self.manifold.C_M * self.Lc
+
+    @property
+    def Delta(self) -> Fraction:
+        return Fraction(1, 2**self.L_ind)
+
+    @property
+    def r2(self) -> Fraction:
+        return _q(self.manifold.r) ** 2
+
+
+def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
+    """f̃_n(t_m) = (f ρ_n)(φ_n^{-1}(t_m)) where t_m ∈ φ_n(U_n), else 0."""
+    ts = [float(t) for t in grid_points(N)]
+    out = []
+    for p in patches(m.d, N):
+        x = m.chart_inverse(n, np.array([ts[k] for k in p]))
+        if x is None:
+            out.append(0.0)
+        else:
+            out.append(float(target(x[None]).real[0] * m.partition(x[None])[0, n]))
+    return out
+
+
+def estimate_chart_lipschitz(m: Manifold, target: Target, rng: np.random.Generator, n_pairs: int = 4000) -> float:
+    """max |f̃_n(z) - f̃_n(z')| / |z - z'| over sampled nearby pairs in the charts (an estimate)."""
+    X = m.sample(rng, n_pairs)
+    Y = m.sample_model(rng, n_pairs)  # perturbation directions on the model
+    best = 0.0
+    for scale in (0.05, 0.01):
+        Xp = X + scale * (Y @ m.Q.T)
+        Xp = (Xp @ m.Q) @ m.Q.T  # back into the model's span
+        if m.name == "torus":
+            Z = Xp @ m.Q
+            Z = np.concatenate([Z[:, :2] / np.linalg.norm(Z[:, :2], axis=1, keepdims=True),
+                                Z[:, 2:] / np.linalg.norm(Z[:, 2:], axis=1, keepdims=True)], 1)
+            Xp = Z @ m.Q.T
+        else:
+            Xp = Xp / np.linalg.norm(Xp, axis=1, keepdims=True)
+        f1, f2 = target(X).real, target(Xp).real
+        r1, r2 = m.partition(X), m.partition(Xp)
+        for n in range(m.C_M):
+            z1, z2 = m.chart(n, X), m.chart(n, Xp)
+            dz = np.linalg.norm(z1 - z2, axis=1)
+            ok = (dz > 0) & ((r1[:, n] > 0) | (r2[:, n] > 0))
+            if ok.any():
+                best = max(best, float(np.max(np.abs(f1 * r1[:, n] - f2 * r2[:, n])[ok] / dz[ok])))
+    return best
+
+
+def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int = 60000,
+                  deep: bool = True, seed: int = 0) -> Theorem2Spec:
+    """Grid, indicator depth and values for Theorem 2; N = the proven N unless given or too large.
+
+    Error budget (corrected Step 3): only charts containing x contribute (1̂_n = 0 outside B(c_n, r)),
+    so |T - f|(x) <= Σ_{n: x ∈ U_n} (E_{n,1} + E_{n,3}) <= μ (δ_1 + δ_3) with μ the largest number of
+    charts containing a point (the paper sums over all C_M charts). δ_1 = δ_3 = ε/(2μ):
+      N from Lemma 1's tight bound with the chart Lipschitz constant H (estimated on samples);
+      E_{n,3} <= sup over the shell r² - Δ < ||x - c_n||² < r² of |f ρ_n| <= R e^{-r²/Δ} / b_min,
+      with b_min = e^{-1/(1-0.81)} the least bump sum (the atlas covers with margin 0.9 r); Δ = 2^-L
+      is the largest power of 2 meeting δ_3.
+    """
+    if not (0 < eps < 1):
+        raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
+    if target.d != m.D:
+        raise TargetError(f"the target must be a function of x0..x{m.D - 1} (D = {m.D})")
+    rng = np.random.default_rng(seed)
+    Xs = m.sample(rng, 4000)
+    fv = target(Xs)
+    if not np.all(np.isfinite(fv)) or np.abs(fv.imag).max() > 1e-12:
+        raise TargetError(f"target {target.text!r} is unbounded or not real on the {m.name}")
+    mult = int(m.in_chart(Xs).sum(1).max())
+    H = max(estimate_chart_lipschitz(m, target, rng), 1e-12)
+    delta = eps / (2 * mult)
+    N_proven = tight_N(m.d, H, 1.0, delta)
+    b_min = math.exp(-1 / (1 - 0.81))
+    Rf = float(np.abs(fv.real).max())
+    L = 1
+    while Rf * math.exp(-(m.r**2) * 2**L) / b_min > delta:
+        L += 1
+    if N is None:
+        N = N_proven
+        per = lambda n: m.C_M * (m.D + m.d + 1 + m.d * n + (m.d + 1) * n**m.d)  # noqa: E731
+        while N > 2 and per(N) > max_tokens:
+            N -= 1
+    if N < 2:
+        raise TargetError(f"the grid needs N >= 2, got {N}")
+    V = [[[ _q(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
+    c = [[_q(v) for v in m.centres[n]] for n in range(m.C_M)]
+    fvals = [[_q(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
+    R = max(max(abs(v) for v in fs) for fs in fvals)
+    return Theorem2Spec(m, target, eps, N, N_proven, L, deep, R, V, c, fvals, H, mult)
+
+
+def build_blocks(spec: Theorem2Spec) -> None:
+    m, d, D, N, Lc = spec.manifold, spec.d, spec.D, spec.N, spec.Lc
+    F = d + 1
+    s = 1 / (2 * _q(m.r))  # s_n = 1/(2r)
+    Mx = math.ceil(m.M_inf)
+    zmax = math.ceil(0.5 + float(s) * m.diameter * 1.001)
+    b = max(zmax, 4 * Mx * Mx + Mx, math.ceil(D * float(s) * 2 * Mx))
+    S = b + 1
+    S_I = zmax + 3
+    spec.b, spec.S_I = b, S_I
+    a = Fraction(2 * S + 1, 2 * D)  # Σ_j a = S + 1/2
+    B1, B2, B3, prods, Bf = [], [], [], None, []
+    for n in range(m.C_M):
+        base = n * Lc
+        X = [base + j for j in range(D)]
+        z = [base + D + i for i in range(d)]
+        ind = base + D + d
+        psi_base = ind + 1
+        prod_base = psi_base + d * N
+        V, c = spec.V[n], spec.c[n]
+        for i in range(d):
+            for j in range(D):
+                B1.append(Interaction(z[i], X[j], 1, (ONE, ZERO), (_vec(s * V[j][i], -s * V[j][i] * c[j] + a), ZERO)))
+        for j in range(D):
+            B1.append(Interaction(X[j], X[j], 1, (E0, ONE), (_vec(1, -(2 * c[j] + 1)), _vec(0, c[j] ** 2 + S))))
+        B2 += psi_interactions(z, N, psi_base)
+        for j in range(D):
+            B2.append(Interaction(ind, X[j], 1, (ONE, ZERO), (_vec(1, Fraction(S_I, D)), ZERO)))
+        B3 += copy_interactions(d, N, psi_base, prod_base, F, extra_tokens=[ind])
+        lv = product_levels(F, N**d, prod_base)
+        prods = lv if prods is None else [p + q for p, q in zip(prods, lv)]
+        Bf += fvalue_interactions(spec.fvals[n], prod_base, F, spec.R)
+    M1 = Fraction(max(1, Mx))
+    M2 = Fraction(max(1, zmax, 4 * Mx * Mx))
+    blocks = [
+        SparseBlock(B1, mailbox_ffn(b), M1, name="chart"),
+        SparseBlock(B2, psi_indicator_ffn(N, S_I, spec.r2, spec.L_ind, spec.deep), M2, name="psi+indicator"),
+        SparseBlock(B3, (), M2, name="copy"),
+    ]
+    for k, its in enumerate(prods):
+        blocks.append(SparseBlock(its, move_clear_ffn(), M2 if k == 0 else F1, name=f"product{k + 1}"))
+    blocks.append(SparseBlock(Bf, zero_row0_ffn(), F1, name="f_n"))
+    total = spec.R * m.C_M * N**d
+    blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * spec.R), dense=(sum_head(),), name="sum"))
+    spec.blocks = blocks
+
+
+def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network:
+    if not spec.blocks:
+        build_blocks(spec)
+    m, l, Lc, D = spec.manifold, spec.l, spec.Lc, spec.D
+    one = F1 if arithmetic == "exact" else 1.0
+    U = zeros((l, D), arithmetic)
+    for n in range(m.C_M):
+        for j in range(D):
+            U[n * Lc + j, j] = one
+    E = zeros((5, 1), arithmetic)
+    E[0, 0] = one
+    blocks, pattern = realize(spec.blocks, l, arithmetic)
+    meta = {
+        "name": "theorem2", "paper": "Appendix E.2, Theorem 2", "manifold": m.name, "D": D, "d": m.d,
+        "C_M": m.C_M, "r": m.r, "N": spec.N, "N_proven": spec.N_proven, "Delta": str(spec.Delta),
+        "L_indicator": spec.L_ind, "deep_indicator": spec.deep, "target": spec.target.text, "eps": spec.eps,
+        "R": str(spec.R), "interaction_pattern": pattern,
+    }
+    return Network(arithmetic, l, D, U, E, structured_positional(l, arithmetic), blocks, meta=meta)
+
+
+# --------------------------------------------------------------------------------------------
+# the claim, computed directly, and the error split
+
+
+def lemma1_value(fvals, N: int, z) -> Fraction:
+    """L_n(z) = Σ_m f̃_n(t_m) Π_i ψ(3(N-1)(z_i - t_{m_i})) for any z (exact when z is rational)."""
+    a = 3 * (N - 1)
+    ts = grid_points(N)
+    rows = [[(j, psi(a * (zi - t))) for j, t in enumerate(ts)] for zi in z]
+    rows = [[(j, v) for j, v in r if v] for r in rows]
+    total = Fraction(0)
+
+    def rec(i, idx, prod):
+        nonlocal total
+        if i == len(rows):
+            total += fvals[idx] * prod
+            return
+        for j, v in rows[i]:
+            rec(i + 1, idx * N + j, prod * v)
+
+    rec(0, 0, F1)
+    return total
+
+
+def claim_parts(spec: Theorem2Spec, x) -> list[tuple[Fraction, Fraction, list]]:
+    """Per chart: (L_n(φ_n(x)), 1̂_n(x), φ_n(x)) computed exactly from the network's rational V_n, c_n."""
+    x = [Fraction(v) for v in x]
+    s = 1 / (2 * _q(spec.manifold.r))
+    out = []
+    for n in range(spec.manifold.C_M):
+        V, c = spec.V[n], spec.c[n]
+        z = [sum(s * V[j][i] * (x[j] - c[j]) for j in range(spec.D)) + Fraction(1, 2) for i in range(spec.d)]
+        dist2 = sum((x[j] - c[j]) ** 2 for j in range(spec.D))
+        out.append((lemma1_value(spec.fvals[n], spec.N, z), indicator_hat(dist2, spec.r2, spec.Delta), z))
+    return out
+
+
+def claim_value(spec: Theorem2Spec, x) -> Fraction:
+    return sum((Ln * ind for Ln, ind, _ in claim_parts(spec, x)), Fraction(0))
+
+
+def error_split(spec: Theorem2Spec, X: np.ndarray) -> dict:
+    """On manifold points X: |T_claim - f|, and per chart E_{n,1} = |f̃_n∘φ_n - L_n∘φ_n| on U_n,
+    E_{n,2} = 0 (φ_n is exact; see `theorem2`), E_{n,3} = |f̃_n∘φ_n| |1_{U_n} - 1̂_n| (max over X)."""
+    m = spec.manifold
+    f = spec.target(X).real
+    rho = m.partition(X)
+    inside = m.in_chart(X)
+    E1 = np.zeros(m.C_M)
+    E3 = np.zeros(m.C_M)
+    T = np.zeros(len(X))
+    for k, x in enumerate(X):
+        parts = claim_parts(spec, [_q(v) for v in x])
+        for n, (Ln, ind, _) in enumerate(parts):
+            ft = f[k] * rho[k, n]
+            T[k] += float(Ln * ind)
+            if inside[k, n]:
+                E1[n] = max(E1[n], abs(ft - float(Ln)))
+                E3[n] = max(E3[n], abs(ft) * abs(1 - float(ind)))
+    return {"T": T, "err": float(np.abs(T - f).max()), "E1": E1, "E3": E3, "E2": np.zeros(m.C_M)}
+
+
+def stated_resources(spec: Theorem2Spec) -> dict:
+    """Theorem 2's orders with constant 1 (ε = the requested accuracy) and the proof's counts."""
+    d, D, eps, C = spec.d, spec.D, spec.eps, spec.manifold.C_M
+    return {
+        "L_T": math.ceil(math.log2(d + 1)) + 5,
+        "m_order": d * eps ** (-d), "l_order": d * eps ** (-d), "kappa_order": d * d * eps ** (-2 * d),
+        "L_FFN_order": math.log(1 / eps), "m_proof": C * (d * spec.N**d + d * D),
+    }
+
+
+def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int = 60000,
+             deep: bool = True, arithmetic: str = "exact") -> Construction:
+    """Theorem 2 as a Construction (exact by default; float64 for large atlases).
+
+    Proof (Appendix E.2, corrected).
+    Step 1. U_n = 𝓜 ∩ B(c_n, r), r = τ/4, ρ_n the bump partition of unity of `manifolds` (supported
+      in U_n), f = Σ_n f ρ_n = Σ_n f̃_n(φ_n(x)) 1_{U_n}(x).
+    Step 2.2 (E_{n,2} = 0). Block 1's heads are Lemma 3 heads with data term s V^{ji}(x^j - c^j) + a
+      >= 0 (a = (S + 1/2)/D >= s |x^j - c^j|), so z_i's row 1 is Σ_j (...) = φ_n(x)_i + S and the
+      mailbox FFN leaves φ_n(x)_i in row 0: T_φ = φ exactly. The x-copies get (x^j - c^j)^2 the
+      same way (data term (x - c)^2 - x + S >= 0). The paper's five-layer FFN with two gates is
+      replaced by the mailbox FFN, which vanishes on tokens whose row 1 is 0.
+    Step 2.3. Block 2 sums the squares into the indicator token (shift S_I) and its FFN yields
+      1̂_{r²,Δ}(||x - c_n||²); the deep version has L = log2(1/Δ) layers with weights 2 (bounded).
+    Step 2.1 and 3. The Lemma 1 blocks run on every chart at once with one more factor, the
+      indicator, in each patch's product: the product tree yields φ_m(z) 1̂_n and the f_n and sum
+      blocks give T(x) = Σ_n L_n(φ_n(x)) 1̂_n(x). ψ is exact for every real z, and Σ_m φ_m(z) <= 1,
+      so |L_n(z)| <= R also off the chart, where 1̂_n = 0 anyway (the paper needs |c_f| <= M there).
+    Error. |T - f|(x) = |Σ_{n: x∈U_n} (L_n(φ_n x) 1̂_n - f̃_n(φ_n x))| <= Σ_{n: x∈U_n} E_{n,1} + E_{n,3}
+      (using 0 <= 1̂_n <= 1 = 1_{U_n} there): μ terms, not C_M (see `theorem2_spec`).
+    Lemma 7. All charts share each block's FFN (the same N, S, S_I, Δ), so the parallel block is the
+      union of the re-indexed heads (C recomputed for l = C_M L_c by `sufficient_C`) and that FFN.
+    """
+    spec = theorem2_spec(m, target, eps, N, max_tokens, deep)
+    build_blocks(spec)
+    net = theorem2_network(spec, arithmetic)
+    l = spec.l
+
+    def sample(rng, n):
+        H = np.empty((n, 5, l), dtype=object)
+        H[:] = structured_positional(l, "exact")
+        H[:, 0:2, :] = Fraction(0)
+        for r, x in enumerate(m.sample(rng, n)):
+            for c in range(m.C_M):
+                H[r, 0, c * spec.Lc : c * spec.Lc + spec.D] = [_q(v) for v in x]
+        return H
+
+    def expected(Hs):
+        out = np.array(Hs, dtype=object)
+        for r in range(len(out)):
+            out[r, 0, l - 1] = claim_value(spec, out[r, 0, : spec.D])
+        return out
+
+    return Construction(
+        name="theorem2.network",
+        paper="Appendix E.2, Theorem 2",
+        network=net,
+        claim=f"T(x) = Σ_n L_n(φ_n(x)) 1̂_n(x) exactly on the {m.name} (C_M = {m.C_M}, N = {spec.N}, Δ = {spec.Delta})",
+        sample_inputs=sample,
+        expected=expected,
+        constants={"spec": spec, "N": spec.N, "N_proven": spec.N_proven, "Delta": spec.Delta, "L_ind": spec.L_ind,
+                   "mu": spec.multiplicity, "H_est": spec.H_est, "R": spec.R},
+        stated_resources={},
+        compare_rows=(0,),
+        compare_cols=lambda l_: [l_ - 1],
+    )
