@@ -332,3 +332,62 @@ def interaction(
         stated_resources={"L_T": 1, "m": 1, "L_FFN": 0, "l": l},
         reindex=reindex,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# float64 with the paper's sinusoidal vectors
+
+
+def float_error(l: int, t1: int, t2: int, Q_data, K_data, M, C, rng: np.random.Generator, n_random: int = 1) -> float:
+    """max |B(H) - claim| in float64 with the sinusoidal I_t, over the critical H and n_random random H.
+
+    The critical H is the maximiser of `threshold` for the sinusoidal vectors: there the leak term
+    is 0 up to rounding, so this is where cancellation of b against C (1 - c c') shows first.
+    """
+    from tmcheck.theory.backends import run_blocks
+
+    Qb, Kb = data_kernels(Q_data, K_data, "float64")
+    head = interaction_head(l, t1, t2, 0, Qb, Kb, float(C), "float64")
+    th = threshold(l, t1, t2, Qb, Kb, float(M), "float64")
+    H = np.repeat(structured_positional(l, "float64")[None], 1 + n_random, axis=0)
+    H[:, 0:2, :] = 0.0
+    if th.pair is not None:
+        H[0, 0:2, th.pair[0]] = th.x_t
+        if th.x_k is not None:
+            H[0, 0:2, th.pair[1]] = th.x_k
+    H[1:, 0:2, :] = rng.uniform(-float(M), float(M), size=(n_random, 2, l))
+    out = run_blocks([Block((head,))], H, "float64")
+    want = H.copy()
+    want[:, 0, t1] += head_value(H, t1, t2, Qb, Kb)
+    return float(np.max(np.abs(out - want)))
+
+
+def largest_float_l(Q_data, K_data, M, tol: float = 1e-9, which: str = "minimal", l_max: int = 4096, seed: int = 0) -> dict:
+    """The largest l (doubling, then bisection) at which the float64 head holds to tol, for t1 = l/3, t2 = 2l/3.
+
+    which = "minimal" uses the sinusoidal vectors' own threshold C*, "paper" the proof's C.
+    Returns {"l": largest good l, "first_bad": smallest failing l found (None if none up to l_max), "errors": {l: err}}.
+    """
+    kap = kappa_data(Q_data, K_data)
+    errors: dict[int, float] = {}
+
+    def err(l: int) -> float:
+        if l not in errors:
+            t1, t2 = l // 3, (2 * l) // 3
+            C = threshold(l, t1, t2, Q_data, K_data, float(M), "float64").C if which == "minimal" else float(paper_C(l, kap, M))
+            errors[l] = float_error(l, t1, t2, Q_data, K_data, M, C, np.random.default_rng(seed))
+        return errors[l]
+
+    good, bad, l = 1, None, 2
+    while l <= l_max:
+        if err(l) > tol:
+            bad = l
+            break
+        good, l = l, 2 * l
+    while bad is not None and bad - good > 1:
+        mid = (good + bad) // 2
+        if err(mid) > tol:
+            bad = mid
+        else:
+            good = mid
+    return {"l": good, "first_bad": bad, "errors": dict(sorted(errors.items())), "tol": tol, "C": which}

@@ -1,0 +1,285 @@
+"""`tmcheck lemma`: the building blocks of Appendix G (Lemmas 3-7), built, verified and exported.
+
+Indices are 0-based as in the file format (token t is the paper's t+1, row r the paper's row r+1).
+Each command is a thin wrapper over theory.lemmas and theory.check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from fractions import Fraction
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from tmcheck.cli.common import UserError, console, handle_errors, print_json
+
+app = typer.Typer(no_args_is_help=True, help="Appendix G building blocks: Lemmas 3-7 as exact, verified constructions.")
+
+KINDS = ("interaction", "gating", "addition", "replace")
+
+
+def parse_matrix(text: str, name: str) -> list[list[Fraction]]:
+    """'1,0,0,0,0;0,1,0,0,1' -> a 2 x 5 matrix of Fractions."""
+    try:
+        rows = [[Fraction(v.strip()) for v in r.split(",")] for r in text.split(";")]
+    except (ValueError, ZeroDivisionError):
+        raise UserError(f"{name}: expected rows of numbers like '1,0,0,0,0;0,1,0,0,1', got {text!r}") from None
+    if len(rows) != 2 or any(len(r) != 5 for r in rows):
+        raise UserError(f"{name}: a data kernel is 2 x 5 (rows separated by ';'), got {[len(r) for r in rows]}")
+    return rows
+
+
+def default_kernels(kappa: Fraction) -> tuple[list, list]:
+    """Q^B = κ [e_0; e_1 + e_4], K^B = κ [e_1; e_0]: b(t, k) = κ^2 (x_t0 x_k1 + (x_t1 + 1) x_k0)."""
+    Q = [[kappa, 0, 0, 0, 0], [0, kappa, 0, 0, kappa]]
+    K = [[0, kappa, 0, 0, 0], [kappa, 0, 0, 0, 0]]
+    return Q, K
+
+
+def verify(c, trials: int, exact: bool, seed: int = 0) -> dict:
+    """check_construction over `trials` inputs; with --float the claim itself is checked in float64 to 1e-9."""
+    from tmcheck.theory.backends import run_blocks
+    from tmcheck.theory.check import check_construction
+
+    rng = np.random.default_rng(seed)
+    rep = check_construction(c, rng, n_inputs=trials)
+    out = {"check": rep.as_dict(), "ok": rep.ok}
+    if not exact:
+        H = c.sample_inputs(rng, trials)
+        err = float(np.max(np.abs(run_blocks(c.blocks, H, "float64") - np.vectorize(float)(c.expected(H)))))
+        out.update(float_error=err, ok=rep.ok and err <= 1e-9)
+    return out
+
+
+def _resources_row(c) -> dict:
+    r = c.resources()
+    return {"l": r.l, "m": r.m, "L_T": r.L_T, "L_FFN": r.L_FFN, "w_FFN": r.w_FFN, "kappa": r.kappa_blocks}
+
+
+def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], extra: Optional[dict] = None, extra_ok: bool = True) -> dict:
+    """Verify, optionally export, and print (rich or JSON) one construction; extra_ok joins the verdict."""
+    from tmcheck.theory import netfile
+
+    res = verify(c, trials, exact)
+    res["ok"] = res["ok"] and extra_ok
+    if export is not None:
+        netfile.save(c.network, export)
+    payload = {
+        "name": c.name, "paper": c.paper, "claim": c.claim, "constants": c.constants,
+        "stated_kappa_bound": c.stated_kappa_bound, "stated_resources": c.stated_resources,
+        "measured": _resources_row(c), "trials": trials, "backend": "exact" if exact else "float64",
+        "verdict": "HOLDS" if res["ok"] else "FAILS", **res, **(extra or {}),
+        "exported": str(export) if export else None,
+    }
+    if json_:
+        print_json(payload)
+        return payload
+    t = Table(title=f"{c.name} ({c.paper})")
+    t.add_column("quantity")
+    t.add_column("value", overflow="fold")
+    for k, v in c.constants.items():
+        if isinstance(v, np.ndarray) or k in ("Q_data", "K_data", "pivot"):
+            continue
+        t.add_row(k, f"{v} (= {float(v):.6g})" if isinstance(v, Fraction) and v.denominator != 1 else str(v))
+    if c.stated_kappa_bound is not None:
+        t.add_row("paper's bound on ||θ||∞", f"{float(c.stated_kappa_bound):.6g}")
+    for k, v in _resources_row(c).items():
+        t.add_row(f"measured {k}", f"{float(v):.6g}" if k == "kappa" else str(v))
+    for k, v in (extra or {}).items():
+        t.add_row(k, str(v))
+    for k, d in res["check"]["results"].items():
+        t.add_row(f"check: {k}", ("[green]pass[/] " if d["passed"] else "[red]FAIL[/] ") + d["detail"])
+    if "float_error" in res:
+        t.add_row("float64 max error", f"{res['float_error']:.3g} (tolerance 1e-9)")
+    verdict = "[bold green]HOLDS[/]" if res["ok"] else "[bold red]FAILS[/]"
+    t.add_row("verdict", f"{verdict} over {trials} inputs ({'exact' if exact else 'float64'})")
+    console.print(t)
+    if export is not None:
+        console.print(f"exported tmcheck-network v1 to {export}")
+    return payload
+
+
+def attention_pattern(c, H) -> np.ndarray:
+    """σ(<Q h_t, K h_k>) for one H (5, l), the lemma's only head: (l[t], l[k]) exact."""
+    head = c.blocks[0].heads[0]
+    S = H.T @ head.Q.T @ head.K @ H  # (t, k): <Q h_t, K h_k>
+    return np.vectorize(lambda v: max(v, 0), otypes=[object])(S)
+
+
+def show_pattern(P: np.ndarray, t1: int, t2: int) -> None:
+    """Draw the l x l pattern (downsampled to 48 x 48 cells when larger); list the non-zero entries."""
+    l = P.shape[0]
+    nz = [(int(a), int(b)) for a, b in np.argwhere(P != 0)]
+    step = max(1, -(-l // 48))
+    console.print(f"attention pattern σ(<Q h_t, K h_k>): rows query t, columns key k, one cell = {step}x{step} entries")
+    grid = Table(show_header=False, box=None, padding=0)
+    for _ in range(0, l, step):
+        grid.add_column()
+    for r in range(0, l, step):
+        cells = []
+        for col in range(0, l, step):
+            hit = (P[r : r + step, col : col + step] != 0).any()
+            mark = r <= t1 < r + step and col <= t2 < col + step
+            cells.append("[bold red]█[/]" if hit else ("[yellow]○[/]" if mark else "[dim]·[/]"))
+        grid.add_row(*cells)
+    console.print(grid)
+    console.print(f"non-zero entries (t, k): {nz if nz else 'none'}; the lemma allows only ({t1}, {t2})")
+
+
+@app.command("interaction")
+@handle_errors
+def interaction_cmd(
+    l: int = typer.Option(64, "--l", help="Number of tokens l."),
+    t1: int = typer.Option(3, "--t1", help="Query token t1 (0-based), the one that receives the value."),
+    t2: int = typer.Option(40, "--t2", help="Key token t2 (0-based)."),
+    i: int = typer.Option(1, "--i", help="Output row i: a data row, 0 or 1 (0-based)."),
+    kappa: str = typer.Option("1", "--kappa", help="Scale of the default data kernels (their max entry)."),
+    M: str = typer.Option("2", "--M", help="Bound ||H||∞ <= M of the inputs (>= 1)."),
+    q: Optional[str] = typer.Option(None, "--q", help="Query data kernel Q^B, 2x5: '1,0,0,0,0;0,1,0,0,1'."),
+    k: Optional[str] = typer.Option(None, "--k", help="Key data kernel K^B, 2x5."),
+    C: Optional[str] = typer.Option(None, "--C", help="Use this C instead of the exact minimal one."),
+    exact: bool = typer.Option(True, "--exact/--float", help="Verify in exact arithmetic, or in float64 to 1e-9."),
+    trials: int = typer.Option(20, "--trials", min=1, help="Number of random structured inputs."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the network as tmcheck-network v1."),
+    pattern: bool = typer.Option(False, "--show-pattern", help="Draw the l x l attention pattern on the critical input."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Interaction Lemma (Appendix G, Lemma 3): a head where token t1 reads token t2 only."""
+    from tmcheck.theory.lemmas.interaction import float_error, interaction, threshold
+
+    kap = Fraction(kappa)
+    dq, dk = default_kernels(kap)
+    Q = parse_matrix(q, "--q") if q else dq
+    K = parse_matrix(k, "--k") if k else dk
+    c = interaction(l, t1, t2, i, Q, K, Fraction(M), None if C is None else Fraction(C))
+    extra, extra_ok = {}, True
+    if not exact:  # the paper's own vectors cos(tπ/2l), sin(tπ/2l), with their own threshold
+        thf = threshold(l, t1, t2, Q, K, float(Fraction(M)), "float64")
+        err = float_error(l, t1, t2, Q, K, Fraction(M), thf.C, np.random.default_rng(0), trials)
+        extra.update({"sinusoidal C*": thf.C, "sinusoidal float64 error": err})
+        extra_ok = err <= 1e-9
+    if json_:
+        from tmcheck.theory.network import interaction_vectors
+
+        extra["interaction_vectors"] = interaction_vectors(l, "exact" if exact else "float64")
+    if pattern and not json_:
+        H = c.sample_inputs(np.random.default_rng(0), 1)[0]
+        show_pattern(attention_pattern(c, H), t1, t2)
+    payload = report(c, trials, exact, json_, export, extra, extra_ok)
+    if pattern and json_:
+        H = c.sample_inputs(np.random.default_rng(0), 1)[0]
+        print_json({"pattern_nonzero": [list(map(int, x)) for x in np.argwhere(attention_pattern(c, H) != 0)]})
+    if not payload["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("gating")
+@handle_errors
+def gating_cmd(
+    l: int = typer.Option(16, "--l", help="Number of tokens l."),
+    t_cut: int = typer.Option(8, "--t-cut", help="Split point: prefix keeps t < t_cut, suffix keeps t >= t_cut (0-based)."),
+    keep: str = typer.Option("prefix", "--keep", help="prefix or suffix."),
+    M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
+    exact: bool = typer.Option(True, "--exact/--float", help="Verify in exact arithmetic, or in float64 to 1e-9."),
+    trials: int = typer.Option(20, "--trials", min=1, help="Number of random structured inputs."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the network as tmcheck-network v1."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Gating FFN (Appendix G, Lemma 4, corrected): zero the data rows outside a prefix or a suffix."""
+    from tmcheck.theory.lemmas.gating import gating
+
+    payload = report(gating(l, t_cut, keep, Fraction(M)), trials, exact, json_, export)
+    if not payload["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("addition")
+@handle_errors
+def addition_cmd(
+    c: str = typer.Option("1/2,-1,1/3", "--c", help="The constant vector c (D entries, ||c||∞ <= M/2)."),
+    M: str = typer.Option("2", "--M", help="The lemma's M (>= 2): ||x||∞, ||c||∞ <= M/2."),
+    exact: bool = typer.Option(True, "--exact/--float", help="Verify in exact arithmetic, or in float64 to 1e-9."),
+    trials: int = typer.Option(20, "--trials", min=1, help="Number of random inputs x."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the network as tmcheck-network v1."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Constant addition (Appendix G, Lemma 5, corrected): one block writing x - c next to x."""
+    from tmcheck.theory.lemmas.addition import addition
+
+    try:
+        vec = [Fraction(v.strip()) for v in c.split(",")]
+    except (ValueError, ZeroDivisionError):
+        raise UserError(f"--c: expected comma-separated numbers, got {c!r}") from None
+    payload = report(addition(vec, Fraction(M)), trials, exact, json_, export)
+    if not payload["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("replace")
+@handle_errors
+def replace_cmd(
+    l: int = typer.Option(8, "--l", help="Number of tokens l."),
+    M: str = typer.Option("2", "--M", help="Bound on the data rows of the random inputs."),
+    exact: bool = typer.Option(True, "--exact/--float", help="Verify in exact arithmetic, or in float64 to 1e-9."),
+    trials: int = typer.Option(20, "--trials", min=1, help="Number of random structured inputs."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the network as tmcheck-network v1."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Replacing FFN (Appendix G, Lemma 6): row 0 becomes a copy of row 1 on every token."""
+    from tmcheck.theory.lemmas.replace import replace
+
+    payload = report(replace(l, Fraction(M)), trials, exact, json_, export)
+    if not payload["ok"]:
+        raise typer.Exit(1)
+
+
+def build_kind(kind: str, l: int, M: Fraction):
+    """A default construction of one kind on l tokens (what `lemma parallel` combines)."""
+    from tmcheck.theory.lemmas.addition import addition
+    from tmcheck.theory.lemmas.gating import gating
+    from tmcheck.theory.lemmas.interaction import interaction
+    from tmcheck.theory.lemmas.replace import replace
+
+    if kind == "interaction":
+        return interaction(l, 0, l - 1, 0, *default_kernels(Fraction(1)), M)
+    if kind == "gating":
+        return gating(l, l // 2, "prefix", M)
+    if kind == "addition":
+        if l % 2:
+            raise UserError(f"addition needs an even number of tokens (l = 2D), got {l}")
+        return addition([Fraction(1, 2)] * (l // 2), max(M, Fraction(2)))
+    if kind == "replace":
+        return replace(l, M)
+    raise UserError(f"unknown block kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+@app.command("parallel")
+@handle_errors
+def parallel_cmd(
+    left: str = typer.Option("interaction", "--left", help=f"First block: {', '.join(KINDS)}."),
+    right: str = typer.Option("gating", "--right", help=f"Second block: {', '.join(KINDS)}."),
+    l1: int = typer.Option(8, "--l1", help="Tokens of the first block."),
+    l2: int = typer.Option(8, "--l2", help="Tokens of the second block."),
+    M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
+    exact: bool = typer.Option(True, "--exact/--float", help="Verify in exact arithmetic, or in float64 to 1e-9."),
+    trials: int = typer.Option(20, "--trials", min=1, help="Number of random structured inputs."),
+    export: Optional[Path] = typer.Option(None, "--export", help="Write the network as tmcheck-network v1."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Parallelisation (Appendix G, Lemma 7, corrected): two blocks side by side on [H1 H2]."""
+    from tmcheck.theory.lemmas.parallel import parallelize
+
+    Mf = Fraction(M)
+    c = parallelize(build_kind(left, l1, Mf), build_kind(right, l2, Mf))
+    payload = report(c, trials, exact, json_, export)
+    if not payload["ok"]:
+        raise typer.Exit(1)
+
+
+if importlib.util.find_spec("tmcheck.cli.lemma1") is not None:
+    importlib.import_module("tmcheck.cli.lemma1").register(app)
