@@ -80,7 +80,8 @@ def forward(blocks: list[Block], H: np.ndarray) -> np.ndarray:
 def _ratio(measured: float, log_bound: float) -> float:
     if measured == 0:
         return 0.0
-    return math.exp(math.log(measured) - log_bound)
+    x = math.log(measured) - log_bound
+    return math.inf if x > 709 else math.exp(x)  # beyond float64: the bound is off by more than 1e308
 
 
 @dataclass
