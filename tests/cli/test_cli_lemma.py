@@ -1,0 +1,89 @@
+"""`tmcheck lemma interaction|gating|addition|replace|parallel` through Typer's runner."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+from tmcheck.theory import netfile
+from tmcheck.theory.backends import run_blocks
+from tmcheck.theory.lemmas import sample_structured
+
+runner = CliRunner()
+
+
+def _json(args):
+    res = runner.invoke(app, ["lemma", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_interaction_json_and_export(tmp_path):
+    f = tmp_path / "head.json"
+    d = _json(["interaction", "--l", "64", "--t1", "3", "--t2", "40", "--i", "1", "--kappa", "1", "--M", "2", "--trials", "5", "--export", str(f)])
+    assert d["verdict"] == "HOLDS" and d["constants"]["t1"] == 3 and d["constants"]["t2"] == 40 and d["constants"]["row"] == 1
+    assert Fraction(d["constants"]["C"]) == Fraction(d["constants"]["C_min"]) < Fraction(d["constants"]["C_paper"])
+    assert len(d["constants"]["Q_data"]) == 2 and len(d["interaction_vectors"][0]) == 64
+    assert d["measured"]["m"] == 1 and d["measured"]["l"] == 64
+    net = netfile.load(f)
+    H = sample_structured(__import__("numpy").random.default_rng(0), 3, 64, 2)
+    diff = run_blocks(net.blocks, H, "exact") - H
+    assert {(int(r), int(t)) for _, r, t in zip(*diff.nonzero())} <= {(1, 3)}
+
+
+def test_interaction_float_and_pattern():
+    d = _json(["interaction", "--l", "16", "--t1", "0", "--t2", "15", "--float", "--trials", "3"])
+    assert d["backend"] == "float64" and d["sinusoidal float64 error"] <= 1e-9 and d["verdict"] == "HOLDS"
+    res = runner.invoke(app, ["lemma", "interaction", "--l", "10", "--t1", "2", "--t2", "7", "--show-pattern", "--trials", "2"])
+    assert res.exit_code == 0 and "non-zero entries (t, k): [(2, 7)]" in res.stdout
+
+
+def test_interaction_with_too_small_C_fails():
+    res = runner.invoke(app, ["lemma", "interaction", "--l", "8", "--t1", "1", "--t2", "5", "--C", "1", "--trials", "3", "--json"])
+    assert res.exit_code == 1 and json.loads(res.stdout)["verdict"] == "FAILS"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["gating", "--l", "12", "--t-cut", "5", "--keep", "suffix"],
+        ["addition", "--c", "1/2,-1", "--M", "2"],
+        ["replace", "--l", "6", "--float"],
+        ["parallel", "--left", "addition", "--right", "gating", "--l1", "4", "--l2", "5"],
+    ],
+)
+def test_other_lemmas(args):
+    d = _json([*args, "--trials", "4"])
+    assert d["verdict"] == "HOLDS" and all(v["passed"] for v in d["check"]["results"].values())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["interaction", "--l", "4", "--t1", "9"], "outside"),
+        (["interaction", "--q", "1,2"], "2 x 5"),
+        (["gating", "--keep", "middle"], "keep must be"),
+        (["addition", "--c", "5"], "M/2"),
+        (["addition", "--c", "x"], "--c"),
+        (["parallel", "--left", "nope"], "unknown block kind"),
+    ],
+)
+def test_bad_input_exits_2(args, message):
+    res = runner.invoke(app, ["lemma", *args])
+    assert res.exit_code == 2 and message in res.stderr and res.stdout == ""
+
+
+def test_rich_output():
+    res = runner.invoke(app, ["lemma", "gating", "--trials", "2"])
+    assert res.exit_code == 0 and "HOLDS" in res.stdout and "C" in res.stdout
+
+
+def test_demo_stage(tmp_path):
+    from tmcheck.cli.stage_lemmas import stage
+
+    summary = stage(tmp_path, quick=True)
+    assert summary.startswith("6/6 lemma constructions pass") and (tmp_path / "interaction-head.json").is_file()

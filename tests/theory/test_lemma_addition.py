@@ -1,0 +1,48 @@
+"""Constant addition (Appendix G, Lemma 5, corrected) and replacing FFN (Lemma 6)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tmcheck.theory.backends import run_blocks
+from tmcheck.theory.lemmas.addition import addition
+
+
+@given(
+    st.integers(1, 6),
+    st.sampled_from([Fraction(2), Fraction(3), Fraction(9, 2)]),
+    st.data(),
+)
+def test_addition_is_exact(D, M, data):
+    c = [data.draw(st.fractions(min_value=-M / 2, max_value=M / 2, max_denominator=6)) for _ in range(D)]
+    con = addition(c, M)
+    H = con.sample_inputs(np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))), 6)
+    H[0, 0, :D] = -M / 2  # the corner where σ(x - c + M) has the smallest argument
+    out = run_blocks(con.blocks, H, "exact")
+    assert (out[:, 0, D:] == H[:, 0, :D] - np.array(c, dtype=object)).all()
+    assert (out[:, 0, :D] == H[:, 0, :D]).all() and (out[:, 1:] == H[:, 1:]).all()
+    r = con.resources()
+    assert (r.m, r.L_FFN, r.w_FFN) == (D, 2, 2)
+
+
+def test_addition_rejects_out_of_range():
+    with pytest.raises(ValueError, match="M/2"):
+        addition([Fraction(2)], 2)
+    with pytest.raises(ValueError, match="M must be"):
+        addition([0], Fraction(3, 2))
+    with pytest.raises(ValueError, match="at least one"):
+        addition([], 2)
+
+
+def test_head_C_grows_like_l_squared():
+    Cs = {D: max(addition([0] * D, 2).constants["C_heads"]) for D in (2, 4, 8, 16)}
+    # C* / l grows (so O(lM) fails for the proof's heads) while C* / l^2 stays within a factor 3
+    per_l = [Cs[D] / (2 * D) for D in sorted(Cs)]
+    per_l2 = [Cs[D] / (2 * D) ** 2 for D in sorted(Cs)]
+    assert all(a < b for a, b in zip(per_l, per_l[1:]))
+    assert max(per_l2) / min(per_l2) < 3
