@@ -154,11 +154,8 @@ def recheck_lemma2_composition_exponents():
 
 
 def recheck_lemma2_induction_power():
-    assert 2**LT_SQ(7) > 2 ** (4 + 1) and 2**2 > 2
-
-
-def LT_SQ(k, LT=2):
-    return k * LT * LT
+    LT, LF = 2, 2
+    assert 2 ** (7 * LT * LT) > 2 ** (LT * LT + 1) and LF**LT > LF
 
 
 def recheck_lemma2_statement_vs_proof():

@@ -1,0 +1,77 @@
+"""`tmcheck bound covering|theorem1` and `tmcheck predict` through Typer's runner."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+from tmcheck.theory import bounds
+
+runner = CliRunner()
+COVER = ["bound", "covering", "--LT", "3", "--LFFN", "4", "--w", "5", "--l", "64", "--d-embd", "5", "--m", "32", "--kappa", "10", "--M", "1", "--D", "8", "--delta", "1e-3"]
+
+
+def test_covering_json_matches_library():
+    res = runner.invoke(app, [*COVER, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    c = bounds.TransformerClass(L_T=3, L_FFN=4, w=5, l=64, d_embd=5, m=32, kappa=10.0, M=1.0, D=8)
+    assert out["as_written"]["n_params"] == 4 * 25 * 25 * 8 * 36 * 3
+    assert out["as_written"]["log_N"] == pytest.approx(bounds.log_covering_as_written(c, 1e-3))
+    assert out["corrected"]["log_N"] == pytest.approx(bounds.log_covering_corrected(c, 1e-3))
+
+
+def test_covering_table_and_LT_20():
+    res = runner.invoke(app, COVER)
+    assert res.exit_code == 0 and "log N" in res.stdout
+    res = runner.invoke(app, [*COVER[:3], "20", *COVER[4:], "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert all(isinstance(out[k]["log_N"], float) and math.isfinite(out[k]["log_N"]) for k in ("as_written", "corrected"))
+
+
+def test_theorem1():
+    res = runner.invoke(app, ["bound", "theorem1", "--d", "4", "--beta", "1", "--n", "1e6", "--D", "16", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["eps"] == pytest.approx(0.1) and out["alpha_D"] == pytest.approx(1 / 3)
+    assert out["stated_rate"] == pytest.approx(16 * 16 * 0.01)
+    assert out["n_for_this_eps"] == pytest.approx(1e6)
+    res = runner.invoke(app, ["bound", "theorem1", "--d", "4"])
+    assert res.exit_code == 0 and "Theorem 1" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bound", "covering", "--kappa", "-1"],
+        ["bound", "covering", "--LT", "0"],
+        ["bound", "covering", "--delta", "0"],
+        ["bound", "theorem1", "--beta", "2"],
+        ["bound", "theorem1", "--n", "-5"],
+        ["predict"],
+        ["predict", "--id", "3", "--alpha-n", "0.1"],
+        ["predict", "--alpha-d", "1.5"],
+        ["predict", "--id", "-2"],
+    ],
+)
+def test_bad_input_exit_2(args):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.count("\n") == 1 and "error:" in res.stderr
+
+
+def test_predict():
+    res = runner.invoke(app, ["predict", "--id", "15.6", "--json"])
+    out = json.loads(res.stdout)
+    assert out["alpha_D"] == pytest.approx(2 / 17.6) and out["alpha_N"] == pytest.approx(2 / 15.6)
+    out = json.loads(runner.invoke(app, ["predict", "--alpha-n", "0.076", "--json"]).stdout)
+    assert out["alpha_D"] == pytest.approx(0.076 / 1.076) and round(out["alpha_D"], 3) == 0.071
+    out = json.loads(runner.invoke(app, ["predict", "--alpha-d", "0.095", "--json"]).stdout)
+    assert out["alpha_N"] == pytest.approx(0.095 / 0.905) and round(out["alpha_N"], 3) == 0.105
+    res = runner.invoke(app, ["predict", "--id", "4", "--beta", "0.5"])
+    assert res.exit_code == 0 and "0.2000" in res.stdout and "0.2500" in res.stdout
