@@ -235,6 +235,10 @@ def recheck_theorem2_heads_exponent():
     assert F(4) ** 2 < F(4) ** 4
 
 
+def recheck_theorem2_depth_vs_accuracy():
+    assert math.ceil(math.log(2 * 10**6)) == 15 > math.ceil(math.log(200)) == 6
+
+
 def recheck_table1_gpt2_alpha_D():
     v = F("0.076") / (1 + F("0.076"))
     assert F(70, 1000) < v and abs(v - F(71, 1000)) < F(1, 2000)

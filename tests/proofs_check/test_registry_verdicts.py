@@ -22,7 +22,7 @@ EXPECTED = {
     "theorem1.balancing": H, "theorem1.final_rate": H, "theorem1.parameters": H, "theorem1.log_N_simplification": F,
     "theorem1.plugin_constant": F, "theorem1.cm_dependence": F, "theorem1.d_dependence": F,
     "theorem2.error_decomposition": C, "theorem2.delta_split": H, "theorem2.ramp_indicator": H, "theorem2.deep_ramp": C,
-    "theorem2.projection_head": H, "theorem2.final_product": C, "theorem2.resources_d_dependence": F, "theorem2.heads_exponent": F,
+    "theorem2.projection_head": H, "theorem2.final_product": C, "theorem2.resources_d_dependence": F, "theorem2.heads_exponent": F, "theorem2.depth_vs_accuracy": C,
     "appendixB.alpha_N": H, "appendixB.variance_in_N": H, "appendixB.balance": H, "appendixB.alpha_D": H,
     "appendixB.id_free_conversion": H, "appendixB.classification": H,
     "table1.gpt2_alpha_D": F, "table1.gpt2_alpha_N": F, "table1.chinchilla_alpha_D": H, "table1.chinchilla_alpha_N": F,
