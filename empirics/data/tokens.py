@@ -1,0 +1,144 @@
+"""Tokenizer and token shards: byte-level BPE (`tokenizers`) and numpy memmaps on disk.
+
+A prepared dataset is a directory:
+    tokenizer.json            the BPE, saved with the run
+    {train,val,test}.bin      token ids (uint16, or uint32 for vocabularies over 65535), documents
+                              concatenated with <|endoftext|> after each
+    {train,val,test}.idx.npy  start offset of each document in the .bin file
+    dataset.json              counts and provenance; written last, so its presence means "complete"
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tmcheck.empirics import atomic
+from tmcheck.empirics.data.corpora import SPLITS, load_corpus, split_corpus
+
+EOT = "<|endoftext|>"
+
+
+def train_tokenizer(docs: list[str], vocab_size: int, max_bytes: int = 4_000_000):
+    """Byte-level BPE trained on the first documents up to max_bytes; id 0 is <|endoftext|>."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    if vocab_size < 257 + 1:
+        raise ValueError(f"vocab_size must be at least 258 (256 bytes + {EOT} + one merge), got {vocab_size}")
+    sample, total = [], 0
+    for d in docs:
+        sample.append(d)
+        total += len(d.encode("utf-8"))
+        if total >= max_bytes:
+            break
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(sample, trainer=trainer)
+    return tok
+
+
+def load_tokenizer(path: Path):
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path))
+
+
+def encode_docs(tok, docs: list[str], max_tokens: int | None = None, min_docs: int = 0,
+                batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of the documents, each followed by EOT, stopping once max_tokens is reached and at
+    least min_docs documents are in (whole documents only). Returns (ids, document start offsets)."""
+    eot = tok.token_to_id(EOT)
+    parts, starts, n = [], [], 0
+    full = lambda: max_tokens is not None and n >= max_tokens and len(starts) >= min_docs  # noqa: E731
+    for i in range(0, len(docs), batch):
+        for enc in tok.encode_batch(docs[i:i + batch]):
+            if full():
+                break
+            ids = enc.ids + [eot]
+            starts.append(n)
+            parts.append(np.asarray(ids, dtype=np.int64))
+            n += len(ids)
+        if full():
+            break
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return ids, np.asarray(starts, dtype=np.int64)
+
+
+@dataclass
+class DatasetSpec:
+    corpus: str
+    vocab_size: int = 1024          # BPE vocabulary, including <|endoftext|>
+    max_train_tokens: int = 10**9   # the "full training split" is capped here (whole documents)
+    max_eval_tokens: int = 200_000  # the val and test splits are capped here...
+    min_test_docs: int = 0          # ...and holds at least this many documents (for the ID) if it can
+    tokenizer_bytes: int = 4_000_000  # bytes of training documents the BPE is trained on
+    seed: int = 0                   # seed of generated corpora (stories)
+
+
+def dtype_for(vocab_size: int):
+    return np.uint16 if vocab_size <= 65535 else np.uint32
+
+
+def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> dict:
+    """Build (or reuse) the tokenized dataset for `spec` in `out`; returns dataset.json's contents."""
+    out = Path(out)
+    meta_path = out / "dataset.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        if meta["spec"] != asdict(spec):
+            raise ValueError(f"{out} holds a dataset prepared with a different spec; use a new directory")
+        return meta
+    docs = load_corpus(spec.corpus, root, seed=spec.seed)
+    splits = split_corpus(docs)
+    if not splits["train"] or not splits["test"] or not splits["val"]:
+        raise ValueError(f"corpus {spec.corpus!r} is too small to split ({len(docs)} documents)")
+    tok = train_tokenizer(splits["train"], spec.vocab_size, spec.tokenizer_bytes)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(out / "tokenizer.json", tok.to_str())
+    counts = {}
+    for s in SPLITS:
+        cap = spec.max_train_tokens if s == "train" else spec.max_eval_tokens
+        ids, starts = encode_docs(tok, splits[s], cap, spec.min_test_docs if s == "test" else 0)
+        arr = np.memmap(out / f"{s}.bin", dtype=dtype_for(spec.vocab_size), mode="w+", shape=(max(len(ids), 1),))
+        arr[: len(ids)] = ids
+        arr.flush()
+        del arr
+        np.save(out / f"{s}.idx.npy", starts)
+        counts[s] = {"documents": int(len(starts)), "tokens": int(len(ids)), "documents_available": len(splits[s])}
+    meta = {"spec": asdict(spec), "splits": counts, "vocab_size": tok.get_vocab_size(), "eot": tok.token_to_id(EOT)}
+    atomic.write_json(meta_path, meta)
+    return meta
+
+
+def open_split(path: Path, split: str) -> np.ndarray:
+    """The token ids of one split as a read-only memmap."""
+    path = Path(path)
+    meta = json.loads((path / "dataset.json").read_text())
+    n = meta["splits"][split]["tokens"]
+    return np.memmap(path / f"{split}.bin", dtype=dtype_for(meta["spec"]["vocab_size"]), mode="r", shape=(max(n, 1),))[:n]
+
+
+def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, seed: int = 0) -> dict:
+    """Documents, bytes, BPE tokens (tokenizer trained on this corpus) and gzip ratio, per split and total."""
+    docs = load_corpus(name, root, seed=seed)
+    splits = split_corpus(docs)
+    tok = train_tokenizer(splits["train"], vocab_size)
+    rows = {}
+    for s in SPLITS:
+        raw = "\n".join(splits[s]).encode("utf-8")
+        ids, _ = encode_docs(tok, splits[s])
+        rows[s] = {"documents": len(splits[s]), "bytes": len(raw), "tokens": int(len(ids)),
+                   "gzip_ratio": len(gzip.compress(raw, 6)) / max(len(raw), 1)}
+    total_raw = sum(r["bytes"] for r in rows.values())
+    total = {"documents": sum(r["documents"] for r in rows.values()), "bytes": total_raw,
+             "tokens": sum(r["tokens"] for r in rows.values()),
+             "gzip_ratio": sum(r["gzip_ratio"] * r["bytes"] for r in rows.values()) / max(total_raw, 1)}
+    return {"corpus": name, "vocab_size": vocab_size, "splits": rows, "total": total,
+            "bytes_per_token": total_raw / max(total["tokens"], 1)}

@@ -1,0 +1,173 @@
+"""The data-scaling report (the paper's Figure 2 and Section 3 table, on our sweeps).
+
+For each corpus: the observed exponent alpha_hat_D is the slope of log test loss against log n
+(the paper's method: an ordinary least-squares line in log-log, `fit_law(form="loglog")`), with a
+bootstrap interval that resamples training-set sizes (all seeds of a size together); the
+predicted exponent is alpha_D = 2 beta / (2 beta + d) from the ID measured by `tmcheck id corpus`.
+Writes report.md, report.json, fig_scaling.png (Figure 2 analogue) and fig_curves.png.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from tmcheck.empirics import atomic
+from tmcheck.empirics.sweep import load_config, preset_from_config
+
+COLORS = {"code": "tab:blue", "prose": "tab:red", "stories": "tab:green", "sql": "tab:purple", "prose-large": "tab:orange"}
+
+
+def fit_corpus(rows: list[dict], bootstrap: int = 1000, seed: int = 0) -> dict:
+    """log-log least-squares exponent of test loss against n, bootstrap CI over sizes."""
+    from tmcheck.empirics.fit import fit_law
+
+    n = np.array([r["n"] for r in rows], dtype=float)
+    loss = np.array([r["test_loss"] for r in rows], dtype=float)
+    if len(np.unique(n)) < 2:
+        raise ValueError("need results at two or more training-set sizes to fit an exponent")
+    fit = fit_law(n, loss, form="loglog", groups=n, bootstrap=bootstrap, seed=seed)
+    ci = fit.ci.get("alpha") if fit.ci else None
+    return {"alpha_hat": float(fit.alpha), "alpha_hat_ci": [float(ci[0]), float(ci[1])] if ci is not None else None,
+            "params": {k: float(v) for k, v in fit.params.items()}, "rmse_log": fit.rmse_log,
+            "sizes": sorted({int(v) for v in n}), "points": len(rows), "fit": fit.as_dict()}
+
+
+def build_report(sweep_dir: Path, bootstrap: int = 1000) -> dict:
+    """Fit every corpus of the sweep, draw the figures, write report.md/.json; returns the report dict."""
+    sweep_dir = Path(sweep_dir)
+    config = load_config(sweep_dir)
+    preset = preset_from_config(config)
+    rows = atomic.read_jsonl(sweep_dir / "results.jsonl")
+    if not rows:
+        raise ValueError(f"{sweep_dir} has no finished runs yet (results.jsonl is empty); run the sweep first")
+    id_path = sweep_dir / "id.json"
+    ids = json.loads(id_path.read_text()) if id_path.exists() else {}
+    corpora = [c for c in config["corpora"] if any(r["corpus"] == c for r in rows)]
+    table = {}
+    for c in corpora:
+        entry = fit_corpus([r for r in rows if r["corpus"] == c], bootstrap)
+        if c in ids:
+            e = ids[c]
+            entry.update(d=e["d"], d_ci=e["d_ci"], alpha_D=e["alpha_D"], alpha_D_ci=e["alpha_D_ci"], beta=e["beta"],
+                         alpha_D_beta=e["alpha_D_beta"], difference=entry["alpha_hat"] - e["alpha_D"])
+            lo, hi = entry["alpha_hat_ci"] or (entry["alpha_hat"],) * 2
+            entry["predicted_in_ci"] = bool(lo <= e["alpha_D"] <= hi)
+        table[c] = entry
+    report = {"sweep": str(sweep_dir), "preset": preset.name, "corpora": corpora, "table": table,
+              "runs": len(rows), "train_seconds": float(sum(r["seconds"] for r in rows))}
+    figure_scaling(rows, table, sweep_dir / "fig_scaling.png")
+    figure_curves(sweep_dir, rows, sweep_dir / "fig_curves.png")
+    atomic.write_json(sweep_dir / "report.json", report)
+    atomic.write_text(sweep_dir / "report.md", markdown(report, preset, ids))
+    return report
+
+
+def _fmt_ci(ci, digits=3) -> str:
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "n/a"
+
+
+def markdown_table(report: dict) -> str:
+    lines = ["| corpus | d (95% CI) | α_D = 2/(2+d) (CI) | α̂_D observed (95% CI) | α̂_D − α_D | α_D in CI of α̂_D |",
+             "|---|---|---|---|---|---|"]
+    for c, e in report["table"].items():
+        if "d" in e:
+            lines.append(f"| {c} | {e['d']:.1f} {_fmt_ci(e['d_ci'], 1)} | {e['alpha_D']:.3f} {_fmt_ci(e['alpha_D_ci'])} "
+                         f"| {e['alpha_hat']:.3f} {_fmt_ci(e['alpha_hat_ci'])} | {e['difference']:+.3f} "
+                         f"| {'yes' if e['predicted_in_ci'] else 'no'} |")
+        else:
+            lines.append(f"| {c} | not measured | n/a | {e['alpha_hat']:.3f} {_fmt_ci(e['alpha_hat_ci'])} | n/a | n/a |")
+    return "\n".join(lines)
+
+
+def markdown(report: dict, preset, ids: dict) -> str:
+    any_id = next(iter(ids.values()), None)
+    opts = ""
+    if any_id:
+        eo, io = any_id["embed_options"], any_id["id_options"]
+        opts = (f"ID protocol: {eo['tokens_per_doc']} tokens per test document from a {eo['window']} window of "
+                f"{eo['context']} tokens, layer {eo['layer'] or 'last'} ({eo['final_ln']} the final LayerNorm), "
+                f"estimator `{io['estimator']}` with K={io['k']}, protocol `{io['protocol']}` "
+                f"(batches of {io['batch_size']}); β = 1 in the table"
+                + (f", α_D at β = {io['beta']}: " + ", ".join(f"{c} {e['alpha_D_beta']:.3f}" for c, e in ids.items())
+                   if io["beta"] != 1 else "") + ".\n")
+    m = preset.model
+    return (f"# Data-scaling report: preset `{preset.name}`\n\n"
+            f"Model: GPT, {m.n_layer} layers, {m.n_head} heads, width {m.n_embd}, context {m.block_size}, "
+            f"vocabulary {preset.vocab_size}; up to {preset.train.max_steps} steps of {preset.batch_size} sequences, "
+            f"early stopping on validation loss (patience {preset.train.patience}). "
+            f"{report['runs']} runs, {report['train_seconds'] / 60:.1f} minutes of training.\n\n"
+            f"α̂_D is the least-squares slope of log test loss against log n (test loss at the best-validation "
+            f"checkpoint; all seeds; 95% bootstrap interval resampling sizes). "
+            f"α_D = 2/(2+d) uses the ID d of the test set embedded by the model trained on the full training split.\n"
+            f"{opts}\n{markdown_table(report)}\n\n"
+            f"![test loss against n](fig_scaling.png)\n\n![training curves](fig_curves.png)\n")
+
+
+def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
+    """Figure 2 analogue: test loss vs n (log-log), fitted law, and a line of the predicted slope."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    corpora = list(table)
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.0), squeeze=False)
+    for ax, c in zip(axes[0], corpora):
+        e, color = table[c], COLORS.get(c, "black")
+        pts = [r for r in rows if r["corpus"] == c]
+        n = np.array([r["n"] for r in pts], float)
+        y = np.array([r["test_loss"] for r in pts], float)
+        ax.scatter(n, y, s=18, color=color, alpha=0.7, label="runs (all seeds)")
+        grid = np.geomspace(n.min(), n.max(), 50)
+        B, a = e["params"]["B"], e["alpha_hat"]
+        ax.plot(grid, B * grid**-a, color=color, lw=2, label=f"fit: α̂_D = {a:.3f}")
+        if "alpha_D" in e:
+            n0 = float(np.exp(np.log(n).mean()))  # anchor the predicted slope at the fit's centre
+            y0 = B * n0**-a
+            ax.plot(grid, y0 * (grid / n0) ** -e["alpha_D"], color="black", ls="--", lw=1.2,
+                    label=f"predicted slope: α_D = {e['alpha_D']:.3f} (d = {e['d']:.1f})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("training-set size n (tokens)")
+        ax.set_ylabel("test loss (nats per token)")
+        ax.set_title(c)
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
+    """Validation loss against optimizer step for every run; colour = n, line style = seed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    corpora = list(dict.fromkeys(r["corpus"] for r in rows))
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 3.8), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    for ax, c in zip(axes[0], corpora):
+        pts = sorted((r for r in rows if r["corpus"] == c), key=lambda r: (r["n"], r["seed"]))
+        sizes = sorted({r["n"] for r in pts})
+        for r in pts:
+            res = json.loads((Path(sweep_dir) / "runs" / r["run"] / "result.json").read_text())
+            h = res["history"]
+            color = cmap(sizes.index(r["n"]) / max(1, len(sizes) - 1))
+            ax.plot([p["step"] for p in h], [p["val_loss"] for p in h], color=color,
+                    ls="-" if r["seed"] == pts[0]["seed"] else ":",
+                    label=f"n = {r['n']:,}" if r["seed"] == pts[0]["seed"] else None)
+            ax.scatter([res["best_step"]], [res["best_val"]], color=color, s=12, zorder=3)
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel("validation loss (nats per token)")
+        ax.set_title(f"{c} (dots: best-validation checkpoint; dotted: seed 2)")
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7)
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

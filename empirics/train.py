@@ -1,0 +1,272 @@
+"""A generic trainer: a model, a batch source and a loss (the paper's Appendix A recipe).
+
+AdamW, linear warmup then cosine decay to min_lr, gradient clipping, gradient accumulation, bf16
+autocast on CUDA (full precision on CPU), evaluation every `eval_every` steps with early stopping on
+the validation loss, and a checkpoint at every evaluation. Nothing here assumes language modelling:
+
+    train(model, batches, loss_fn, val_batches, cfg, out_dir)
+
+- `batches(step, micro)` returns the micro-batch `micro` of optimizer step `step` (any nesting of
+  tensors). It must depend only on its arguments: this is what makes a resumed run equal an
+  uninterrupted one, and a SIGKILL lose at most one checkpoint interval.
+- `loss_fn(model, batch)` returns a scalar tensor (e.g. `model.lm_loss`, or an MSE).
+- `val_batches()` yields the fixed validation batches; their mean loss drives early stopping.
+
+Files in out_dir: `last.pt` (model, optimizer, step, history) and `best.pt` (model at the best
+validation loss), each with a `.sha256` sidecar that is checked on load, and `result.json` once done.
+Under `torchrun` with more than one process the model is wrapped in DistributedDataParallel; rank r
+draws micro-batch `micro * world + r`, and only rank 0 writes files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import torch
+import torch.nn as nn
+
+from tmcheck.empirics import atomic
+
+
+@dataclass
+class TrainConfig:
+    max_steps: int = 2000        # optimizer steps at most; the cosine decays over these
+    lr: float = 6e-4             # peak learning rate (paper: 6e-4)
+    min_lr: float = 6e-5         # floor of the cosine (paper: 6e-5)
+    warmup_steps: int = 100      # linear warmup (paper: 2000 of 200k)
+    weight_decay: float = 0.1    # AdamW decay on matrices only
+    betas: tuple[float, float] = (0.9, 0.95)
+    grad_clip: float = 1.0       # max global gradient norm; 0 disables clipping
+    grad_accum: int = 1          # micro-batches per optimizer step
+    eval_every: int = 100        # steps between evaluations; each evaluation also checkpoints
+    patience: int = 5            # evaluations without improvement before stopping; 0 never stops early
+    seed: int = 0                # seeds torch (dropout); batches are seeded by their source
+    device: str = "auto"         # "auto" = cuda if available, else cpu
+    threads: int = 1             # CPU threads (torch.set_num_threads); 0 keeps torch's default. Small
+                                 # models run faster on one thread, and two threads slow down many
+                                 # times over when the cores are shared
+    progress: bool = True        # rich progress bar with tokens/s, loss and ETA
+
+
+@dataclass
+class TrainResult:
+    best_val: float
+    best_step: int
+    steps: int
+    stopped_early: bool
+    tokens: int
+    seconds: float
+    history: list[dict] = field(default_factory=list)
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be read or whose checksum does not match."""
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warmup to cfg.lr, then cosine decay to cfg.min_lr at cfg.max_steps."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps))
+    return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * t)) * (cfg.lr - cfg.min_lr)
+
+
+def save_checkpoint(path: Path, obj: dict) -> None:
+    """torch.save to bytes, then an atomic write of the file and of its sha256 sidecar."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    data = buf.getvalue()
+    atomic.write_bytes(path, data)
+    atomic.write_text(Path(f"{path}.sha256"), hashlib.sha256(data).hexdigest() + "\n")
+
+
+def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
+    """Load a checkpoint, checking its checksum; a damaged file raises CheckpointError naming it."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(2, "no such checkpoint", str(path))
+    data = path.read_bytes()
+    sidecar = Path(f"{path}.sha256")
+    if sidecar.exists() and sidecar.read_text().strip() != hashlib.sha256(data).hexdigest():
+        raise CheckpointError(f"corrupt checkpoint {path}: sha256 does not match {sidecar.name}")
+    try:
+        return torch.load(io.BytesIO(data), map_location=map_location, weights_only=False)
+    except Exception as exc:  # a truncated or garbled pickle raises many different types
+        raise CheckpointError(f"corrupt checkpoint {path}: {type(exc).__name__}: {exc}") from None
+
+
+def to_device(batch: Any, device: torch.device) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch
+
+
+def batch_tokens(batch: Any) -> int:
+    """Tokens (elements of the first tensor) in a batch, for the tokens/s column."""
+    while isinstance(batch, (list, tuple)):
+        batch = batch[0]
+    if isinstance(batch, dict):
+        return batch_tokens(next(iter(batch.values())))
+    return int(batch.numel())
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices and embeddings, none on biases and LayerNorm gains."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
+
+
+def _dist() -> tuple[int, int]:
+    """(rank, world size) under torchrun, initialising the process group once; (0, 1) otherwise."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return 0, 1
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return dist.get_rank(), world
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, loss_fn: Callable, batches: Iterable, device: torch.device) -> float:
+    """Mean loss over the batches, in eval mode (autocast on CUDA as in training)."""
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for batch in batches:
+        with _autocast(device):
+            total += float(loss_fn(model, to_device(batch, device)))
+        count += 1
+    model.train(was_training)
+    if count == 0:
+        raise ValueError("the validation set yielded no batches")
+    return total / count
+
+
+def _autocast(device: torch.device):
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def model_state(model: nn.Module) -> dict:
+    return (model.module if hasattr(model, "module") else model).state_dict()
+
+
+def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+          val_batches: Callable[[], Iterable], cfg: TrainConfig, out_dir: Path,
+          meta: dict | None = None) -> TrainResult:
+    """Train until cfg.max_steps or early stopping, resuming from out_dir/last.pt if present.
+
+    `meta` (e.g. the model config) is stored in every checkpoint. Returns the TrainResult that is also
+    written to out_dir/result.json; if that file exists the run is finished and is not redone."""
+    out_dir = Path(out_dir)
+    done = out_dir / "result.json"
+    if done.exists():
+        return TrainResult(**json.loads(done.read_text()))
+    rank, world = _dist()
+    device = resolve_device(cfg.device)
+    if world > 1 and device.type == "cuda":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    torch.manual_seed(cfg.seed)
+    if device.type == "cpu" and cfg.threads > 0:
+        torch.set_num_threads(cfg.threads)
+    model.to(device).train()
+    opt = make_optimizer(model, cfg)
+    step, best_val, best_step, bad_evals, tokens, seconds, history = 0, math.inf, -1, 0, 0, 0.0, []
+    last = out_dir / "last.pt"
+    if last.exists():
+        ck = load_checkpoint(last, map_location=device)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        step, best_val, best_step, bad_evals = ck["step"], ck["best_val"], ck["best_step"], ck["bad_evals"]
+        tokens, seconds, history = ck["tokens"], ck["seconds"], ck["history"]
+        torch.set_rng_state(ck["torch_rng"])
+    net = model
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    stopped = bad_evals >= cfg.patience > 0
+    progress = _progress(cfg.progress and rank == 0)
+    with progress:
+        task = progress.add_task(out_dir.name, total=cfg.max_steps, completed=step, loss=float("nan"), tps=0.0)
+        t_last, tok_last = time.perf_counter(), 0
+        while step < cfg.max_steps and not stopped:
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, cfg)
+            t0 = time.perf_counter()
+            loss_sum = 0.0
+            for micro in range(cfg.grad_accum):
+                batch = to_device(batches(step, micro * world + rank), device)
+                sync = contextlib.nullcontext() if (world == 1 or micro == cfg.grad_accum - 1) else net.no_sync()
+                with sync, _autocast(device):
+                    loss = loss_fn(net, batch) / cfg.grad_accum
+                with sync:
+                    loss.backward()
+                loss_sum += float(loss.detach())
+                tokens += batch_tokens(batch) * world
+                tok_last += batch_tokens(batch) * world
+            if cfg.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            step += 1
+            seconds += time.perf_counter() - t0
+            now = time.perf_counter()
+            progress.update(task, completed=step, loss=loss_sum, tps=tok_last / max(now - t_last, 1e-9))
+            if step % cfg.eval_every == 0 or step == cfg.max_steps:
+                val = evaluate(model, loss_fn, val_batches(), device)
+                history.append({"step": step, "train_loss": loss_sum, "val_loss": val, "tokens": tokens,
+                                "lr": lr_at(step - 1, cfg)})
+                if val < best_val:
+                    best_val, best_step, bad_evals = val, step, 0
+                    if rank == 0:
+                        save_checkpoint(out_dir / "best.pt", {"model": model_state(net), "step": step, "val": val,
+                                                              "meta": meta or {}})
+                else:
+                    bad_evals += 1
+                stopped = bad_evals >= cfg.patience > 0
+                if rank == 0:
+                    save_checkpoint(last, {"model": model_state(net), "optimizer": opt.state_dict(), "step": step,
+                                           "best_val": best_val, "best_step": best_step, "bad_evals": bad_evals,
+                                           "tokens": tokens, "seconds": seconds, "history": history,
+                                           "torch_rng": torch.get_rng_state(), "meta": meta or {},
+                                           "train_config": asdict(cfg)})
+                t_last, tok_last = time.perf_counter(), 0
+    result = TrainResult(best_val=best_val, best_step=best_step, steps=step, stopped_early=stopped, tokens=tokens,
+                         seconds=seconds, history=history)
+    if rank == 0:
+        atomic.write_json(done, asdict(result))
+    return result
+
+
+def _progress(enabled: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("loss {task.fields[loss]:.3f}"), TextColumn("{task.fields[tps]:,.0f} tok/s"),
+                    TimeRemainingColumn(), disable=not enabled, transient=True)
