@@ -142,6 +142,8 @@ class TwoNN(_Estimator):
         log_mu = np.log(np.sort(mu)[:n_keep])
         if self.method == "mle":
             return float((n_keep - 1) / (log_mu.sum() + (n - n_keep) * log_mu[-1]))
+        n_keep = min(n_keep, n - 1)  # F_emp = 1 at the largest ratio: -log(1 - F) is infinite
+        log_mu = log_mu[:n_keep]
         y = -np.log1p(-np.arange(1, n_keep + 1) / n)
         return float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))
 

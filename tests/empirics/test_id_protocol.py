@@ -1,0 +1,80 @@
+"""estimate_id's named protocols, the points loader, and the synthetic validation set."""
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save_file
+from scipy.spatial.distance import pdist
+
+from tmcheck.empirics.id import MANIFOLDS, MLE, TwoNN, estimate_id, load_points, make_manifold
+
+
+@pytest.fixture(scope="module")
+def torus():
+    return make_manifold("torus", 2600, d=3, D=40, seed=0)
+
+
+def test_full_protocol_is_the_estimator_on_all_points(torus):
+    r = estimate_id(torus, "mle", k=20, protocol="full", bootstrap=50, seed=1)
+    assert r.dimension == pytest.approx(MLE(k=20).fit(torus).dimension_, rel=1e-12)
+    assert r.ci[0] < r.dimension < r.ci[1]
+    assert (r.n_used, r.n_duplicates, r.k, r.protocol["name"]) == (2600, 0, 20, "full")
+    assert r.as_dict()["dimension"] == r.dimension
+
+
+def test_paper_protocol_is_the_mean_of_disjoint_batches(torus):
+    r = estimate_id(torus, "mle", protocol="paper", batch_size=1000, seed=3)
+    p = r.protocol
+    assert (p["n_batches"], p["batch_size"], p["n_dropped_remainder"]) == (2, 1000, 600)
+    perm = np.random.default_rng(3).permutation(len(torus))
+    want = [MLE(k=20).fit(torus[perm[i * 1000 : (i + 1) * 1000]]).dimension_ for i in range(2)]
+    np.testing.assert_allclose(p["batch_estimates"], want, rtol=1e-12)
+    assert r.dimension == pytest.approx(np.mean(want), rel=1e-12)
+    assert r.ci[0] < r.dimension < r.ci[1] and r.n_used == 2000
+
+
+def test_paper_protocol_with_fewer_points_than_a_batch_is_one_batch(torus):
+    r = estimate_id(torus[:500], "twonn", protocol="paper", bootstrap=30)
+    assert r.protocol["n_batches"] == 1 and r.protocol["batch_size"] == 500
+    assert r.dimension == pytest.approx(TwoNN().fit(torus[:500]).dimension_, rel=1e-12)
+
+
+def test_names_are_checked(torus):
+    with pytest.raises(ValueError, match="unknown estimator"):
+        estimate_id(torus, "danco")
+    with pytest.raises(ValueError, match="unknown protocol"):
+        estimate_id(torus, protocol="batched")
+    with pytest.raises(ValueError, match="batch_size"):
+        estimate_id(torus, protocol="paper", batch_size=10)
+
+
+def test_load_points_formats(tmp_path):
+    X = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
+    np.save(tmp_path / "a.npy", X)
+    torch.save(torch.from_numpy(X), tmp_path / "b.pt")
+    torch.save({"emb": torch.from_numpy(X)}, tmp_path / "c.pt")
+    save_file({"emb": X, "other": X[:2]}, str(tmp_path / "d.safetensors"))
+    for name, key in [("a.npy", None), ("b.pt", None), ("c.pt", None), ("d.safetensors", "emb")]:
+        np.testing.assert_array_equal(load_points(tmp_path / name, key=key), X)
+    with pytest.raises(ValueError, match="holds 2 tensors"):
+        load_points(tmp_path / "d.safetensors")
+    with pytest.raises(ValueError, match="unsupported file type"):
+        load_points(tmp_path / "x.csv")
+
+
+@pytest.mark.parametrize("name", list(MANIFOLDS))
+def test_synthetic_manifolds_are_isometric_embeddings(name):
+    a = make_manifold(name, 200, D=64, seed=5)
+    b = make_manifold(name, 200, D=MANIFOLDS[name][1](MANIFOLDS[name][0]), seed=5)
+    assert a.shape == (200, 64)
+    # the same chart under two random isometries: all pairwise distances agree
+    np.testing.assert_allclose(pdist(a), pdist(b), rtol=1e-9, atol=1e-12)
+
+
+def test_sphere_points_have_unit_norm_and_bad_arguments_fail():
+    X = make_manifold("sphere", 100, d=5, D=30)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
+    with pytest.raises(ValueError, match="unknown manifold"):
+        make_manifold("klein", 10)
+    with pytest.raises(ValueError, match="needs D >="):
+        make_manifold("sphere", 10, d=16, D=8)
