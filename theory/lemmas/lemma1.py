@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas.interaction import interaction_head
+from tmcheck.theory.lemmas.interaction import rotation
 from tmcheck.theory.network import Block, Head, Layer, Network, interaction_vectors, structured_positional, zeros
 from tmcheck.theory.targets import Target, TargetError, grid_N, paper_error_bound, paper_N, tight_error_bound
 
@@ -117,10 +117,26 @@ def sufficient_C(b_max, c_max, arithmetic: str):
     return 2.0 * float(b_max) / (1.0 - float(c_max))
 
 
+def lemma3_head(I: np.ndarray, t1: int, t2: int, row: int, Q_data, K_data, C, arithmetic: str) -> Head:
+    """`interactions.interaction_head` with the interaction vectors I (2, l) computed once per network
+    instead of once per head (tests check the two agree entry by entry): Q = [Q^B; 0 C·R 0; 0 0 1],
+    K = [K^B; 0 I_t2 I_t2^T 0; 0 0 -C], V = e_row e_4^T, R the rotation taking I_t1 to I_t2."""
+    Q, K, V = zeros((5, 5), arithmetic), zeros((5, 5), arithmetic), zeros((5, 5), arithmetic)
+    conv = (lambda v: v) if arithmetic == "exact" else float
+    Q[0:2] = [[conv(v) for v in r] for r in Q_data]
+    K[0:2] = [[conv(v) for v in r] for r in K_data]
+    Q[2:4, 2:4] = C * rotation(I[:, t1], I[:, t2])
+    K[2:4, 2:4] = np.outer(I[:, t2], I[:, t2])
+    Q[4, 4], K[4, 4] = conv(F1), -C
+    V[row, 4] = conv(F1)
+    return Head(Q, K, V)
+
+
 def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
     """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
     ([-1, -1] for a dense head) and M."""
     c_max = max_adjacent_cosine(l, arithmetic)
+    I = interaction_vectors(l, arithmetic)
     out, pattern = [], []
     cache: dict = {}
     for blk in blocks:
@@ -129,8 +145,7 @@ def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[lis
             key = (it.Q_data, it.K_data)
             if key not in cache:
                 cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), c_max, arithmetic)
-            h = interaction_head(l, it.t1, it.t2, it.row, [list(r) for r in it.Q_data], [list(r) for r in it.K_data],
-                                 cache[key], arithmetic)
+            h = lemma3_head(I, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic)
             heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
             pairs.append([it.t1, it.t2])
         for h in blk.dense:
@@ -436,3 +451,100 @@ def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str 
         compare_rows=(0,),
         compare_cols=lambda l_: [l_ - 1],
     )
+
+
+# --------------------------------------------------------------------------------------------
+# measurement: error against ε and resources against the paper's formulas
+
+
+def resource_table(spec: Lemma1Spec, net: Network) -> list[dict]:
+    """Rows (quantity, paper formula, its value at this d and N, measured, ratio) for Lemma 1.
+
+    Proof-level counts come from Appendix E.1's blocks (B_1 = B(Nd, 7), B_2 = B(N^d d, 0), log2 d
+    product blocks, B(N^d, 1), B(1, 0)); κ's formula is Lemma 3's C = 16 d_embd^4 κ_B^2 M^2 l^2/π^2
+    with the largest data kernel entry κ_B (R in the f_n block) and M = 1; the O(·) rows take the
+    hidden constant to be 1, so their ratio is the constant the O(·) hides."""
+    from tmcheck.theory.network import resources
+
+    res = resources(net)
+    d, N, l, eps, beta = spec.d, spec.N, spec.l, spec.eps, spec.beta
+    kB = max(F1, spec.R)
+    rows = [
+        ("L_T", "⌈log2 d⌉ + 4 (paper: log(d) + 4)", math.ceil(math.log2(d)) + 4 if d > 1 else 4, res.L_T),
+        ("m", "d N^d", d * N**d, res.m),
+        ("l", "d + dN + dN^d", d + d * N + d * N**d, res.l),
+        ("L_FFN", "7 (B_1's FFN)", 7, res.L_FFN),
+        ("w_FFN", "5 (d_embd)", 5, res.w_FFN),
+        ("kappa", "16·5^4 κ_B² M² l²/π² (Lemma 3)", float(16 * 5**4 * kB**2 * l * l) / math.pi**2, float(res.kappa)),
+        ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), res.l),
+        ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), res.m),
+        ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d / beta), float(res.kappa)),
+    ]
+    return [
+        {"quantity": q, "formula": f, "value": float(v), "measured": float(mv), "ratio": float(mv) / float(v) if v else float("nan")}
+        for q, f, v, mv in rows
+    ]
+
+
+def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, rng: np.random.Generator) -> dict:
+    """max |T - f| over a dense sample of [0,1]^d (corners, a grid, uniform points), T evaluated by
+    `fast_eval` in the given backend; with the exact backend T is also compared with f̂ (==)."""
+    from tmcheck.theory.fast_eval import evaluate_structured
+    from tmcheck.theory.targets import check_sample
+
+    X = check_sample(spec.d, n_points, rng, per_axis=max(2, min(65, int(round((4 * n_points) ** (1 / spec.d))))))
+    if backend == "exact":
+        X = X[: n_points]
+        Xq = np.array([[Fraction(v).limit_denominator(10**6) for v in x] for x in X], dtype=object)
+        T = evaluate_structured(net, Xq, "exact")
+        mismatches = sum(1 for x, t in zip(Xq, T) if t != fhat(spec, x))
+        Xf = np.vectorize(float)(Xq).astype(np.float64)
+        Tf = np.vectorize(float)(T).astype(np.float64)
+    else:
+        mismatches = None
+        Xf = X
+        Tf = evaluate_structured(net, X, "float64")
+    err = np.abs(Tf - spec.target(Xf).real)
+    worst = int(np.argmax(err))
+    return {"max_error": float(err.max()), "argmax": Xf[worst].tolist(), "n_points": len(Xf),
+            "exact_mismatches": mismatches, "backend": backend}
+
+
+def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, grid: str = "tight",
+                  N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0) -> dict:
+    """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources."""
+    from tmcheck.theory.targets import check_constants, check_target, parse_target
+
+    check_constants(d, H, beta, eps)
+    target = parse_target(text, d)
+    rng = np.random.default_rng(seed)
+    rep = check_target(target, H, beta, None if R is None else float(R), rng)
+    spec = lemma1_spec(target, H, beta, eps, R, grid, N)
+    net = lemma1_network(spec, "exact" if backend == "exact" else "float64")
+    err = measure_error(spec, net, n_points if backend != "exact" else min(n_points, 200), backend, rng)
+    return {
+        "target": text, "d": d, "eps": eps, "beta": beta, "H_f": H, "R": float(spec.R), "grid": grid, "N": spec.N,
+        "grid_points": [str(t) for t in grid_points(spec.N)], "paper_N": paper_N(d, H, beta, eps),
+        "tight_bound": tight_error_bound(d, H, beta, spec.N) + 2.0**-41,
+        "paper_bound": paper_error_bound(d, H, beta, spec.N), "sampled_holder_ratio": rep.holder_ratio,
+        "error": err, "within_eps": err["max_error"] <= eps, "resources": resource_table(spec, net),
+        "network": net, "spec": spec,
+    }
+
+
+def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) -> list[dict]:
+    """l, m and κ (Lemma 3's C with κ_B = M = 1, times the data bound 2 of the f_n block) as
+    functions of d at fixed ε, for the paper's and the tight N; `ratio_l` = l / (d ε^{-d/β}) is the
+    factor Lemma 1's O(·) hides, which should depend on H_f only."""
+    from tmcheck.theory.targets import tight_N as _tight
+
+    out = []
+    for d in ds:
+        for kind, N in (("paper", paper_N(d, H, beta, eps)), ("tight", _tight(d, H, beta, eps))):
+            l = d + d * N + d * N**d
+            gap = 2 * math.sin(math.pi / (4 * l)) ** 2  # 1 - cos(π/2l) without cancellation
+            kappa = 2 / gap
+            order = d * eps ** (-d / beta)
+            out.append({"d": d, "grid": kind, "N": N, "l": l, "m": d * N**d, "kappa": kappa,
+                        "ratio_l": l / order, "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta))})
+    return out
