@@ -108,7 +108,6 @@ def holder_test(d: int, N: int, beta: float, a: np.ndarray, pts: np.ndarray) -> 
         return np.clip(2 - np.abs(t), 0, 1)
 
     S = psi_v(3 * (N - 1) * (pts[:, :, None] - c[None, None, :]))  # (P, d, N)
-    err = 0.0
     fx = np.linalg.norm(pts - a, axis=1) ** beta
     fhat = np.zeros(len(pts))
     for n in itertools.product(range(N), repeat=d):

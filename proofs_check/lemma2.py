@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+import numpy as np
 import sympy as sp
 
 from tmcheck.proofs_check import lipschitz
@@ -385,7 +386,15 @@ def _sweep_classes():
             for kappa in (1e-3, 0.1, 1.0, 2.0):
                 for M in (0.5, 1.0, 10.0):
                     out.append(bounds.TransformerClass(L_T=LT, L_FFN=LF, w=4, l=4, d_embd=3, m=2, kappa=kappa, M=M))
+    # d_embd = w = 1: no d^{18L_T²} factor hides the tower M^{3^L_T} of the hidden states
+    out += [bounds.TransformerClass(L_T=LT, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=1.0, M=M) for LT in (2, 3) for M in (2.0, 3.0)]
     return out
+
+
+def tower_example() -> float:
+    """Measured/stated for the all-ones member of (L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2)."""
+    c = bounds.TransformerClass(L_T=3, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=1.0, M=2.0)
+    return lipschitz.measure(c, np.random.default_rng(0), 1e-7, extremal=True).T_paper
 
 
 def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
@@ -410,7 +419,8 @@ def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
     "For T, T' in 𝒯 with ||θ − θ'||∞ < η: |T(x) − T'(x)| <= C_T η, "
     "C_T = 2^{L_T²+1} L_FFN M^{3L_T} d^{18L_T²} w^{18L_T² L_FFN} κ^{6L_T² L_FFN} m^{L_T²} l^{L_T²}.",
     "numeric search",
-    "theory.bounds.corrected_lipschitz; tmcheck proofs measures both on random and extremal float64 members.",
+    "theory.bounds.corrected_lipschitz; tmcheck proofs measures both on random and extremal float64 members "
+    "(tests/proofs_check/test_lipschitz.py lets hypothesis choose the classes).",
 )
 def lipschitz_constant() -> Result:
     worst, rows = lipschitz.sweep(_sweep_classes(), seed=0, eta=1e-6, nets_per_class=2)
@@ -418,16 +428,22 @@ def lipschitz_constant() -> Result:
     worst_big = max(r["T_paper"] for r in big_kappa)
     worst_row = max(rows, key=lambda r: r["T_paper"])
     gap, ct = zero_network_gap(0.01, 0.01)
+    tower = tower_example()
     return Result(
         Verdict.FAILS,
-        f"Over {len(rows)} classes (L_T, L_FFN <= 3, κ in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, d_embd = 3), random "
+        f"Over {len(rows)} classes (L_T, L_FFN <= 3, κ in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, d_embd = 3, and four with "
+        f"d_embd = w = 1), random "
         f"and all-κ members, η = 1e-6: worst |T − T'|/(C_T η) = {worst.T_paper:.3g} with the stated C_T "
-        f"(class {worst_row['class']}); {worst_big:.3g} among classes with κ >= 1. With the corrected C_T the worst "
+        f"(class {worst_row['class']}); {worst_big:.3g} among classes with κ >= 1, e.g. {tower:.3g} for the all-ones "
+        "member of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2, whose hidden states grow like M^(3^L_T) while "
+        f"C_T has M^(3L_T). With the corrected C_T the worst "
         f"ratio is {worst.T_corr:.3g} (<= 1). Exact instance: d = w = l = m = L_T = L_FFN = 1, κ = 1/100, all "
         f"weights 0 and T' with last bias η = 1/100: T(H) = H, T'(H) = H + η, so |T − T'| = {gap:.3g} while C_T η = {ct:.3g}.",
         counterexample={"class": {"L_T": 1, "L_FFN": 1, "w": 1, "l": 1, "d_embd": 1, "m": 1, "kappa": 0.01, "M": 1.0},
                         "eta": 0.01, "T": "all weights 0", "T_prime": "last FFN bias = eta", "gap": gap, "CT_eta": ct},
-        corrected="|T(x) − T'(x)| <= C_T η with C_T from theory.bounds.corrected_lipschitz.",
+        corrected="|T(x) − T'(x)| <= C_T η, C_T = Σ_k π_k Π_{j>k} Lip_j with Lip_j = (1 + Π_i n_i κ)(1 + 3 m l d⁴ κ³ M_{j−1}²), "
+        "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = max(M, 1) "
+        "(theory.bounds.corrected_lipschitz).",
         data={"worst": worst.__dict__, "worst_kappa_ge_1": worst_big},
     )
 

@@ -186,6 +186,21 @@ def recheck_lemma2_lipschitz_constant():
     assert math.exp(bounds.log_CT_statement(c)) == pytest.approx(2**2 * 0.01**6)
 
 
+def test_tower_example_by_hand():
+    """d = w = l = m = L_FFN = 1, every weight t: a block maps h to z + (t z + t), z = h + t³h³."""
+
+    def T(t, h=2.0):
+        for _ in range(3):
+            z = h + t**3 * h**3
+            h = z + t * z + t
+        return h
+
+    eta = 1e-7
+    stated = 2 ** (3 * 3 + 1) * 2.0 ** (3 * 3)  # 2^{L_T²+1} L_FFN M^{3L_T}, all other factors 1
+    assert abs(T(1.0) - T(1.0 - eta)) / eta > 1e6 * stated
+    assert lemma2.tower_example() > 1
+
+
 def recheck_theorem1_log_N_simplification():
     lhs = math.log(2**2 * 5**18 * 5**18)
     rhs = 5 * math.log(2 * 5)
