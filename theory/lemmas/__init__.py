@@ -13,15 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from tmcheck.theory.network import Block, Network, as_array, structured_positional, zeros
+from tmcheck.theory.network import Block, Network, structured_positional, zeros
 
 
-def frac_matrix(a, shape: Sequence[int] | None = None, name: str = "matrix") -> np.ndarray:
-    """Nested lists / arrays of numbers as an exact object array of Fractions."""
-    return as_array(a, "exact", shape, name)
-
-
-def to_fraction_M(M) -> Fraction:
+def domain_bound(M) -> Fraction:
     """A domain bound ||H||_inf <= M; structured tokens hold 1 in row 4, so M >= 1."""
     M = Fraction(M)
     if M < 1:
@@ -60,11 +55,3 @@ def with_positional(H: np.ndarray, l: int) -> np.ndarray:
     out = np.array(H, dtype=object)
     out[:, 2:5, :] = structured_positional(l, "exact")[2:5]
     return out
-
-
-def frac_zeros(shape) -> np.ndarray:
-    return zeros(shape, "exact")
-
-
-def as_float(arr) -> np.ndarray:
-    return as_array(arr, "float64")

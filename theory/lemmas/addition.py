@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, to_fraction_M
+from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
 from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot
 from tmcheck.theory.lemmas.interaction import interaction_head, kappa_data, minimal_C, paper_C
 from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
@@ -76,7 +76,7 @@ def addition(c: Sequence, M) -> Construction:
     nothing elsewhere. `shift_ffn` then subtracts M from row 0 of tokens D..2D-1 only.
     """
     c = [Fraction(v) for v in c]
-    M = to_fraction_M(M)
+    M = domain_bound(M)
     D = len(c)
     if D < 1:
         raise ValueError("c must have at least one coordinate")

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, to_fraction_M
+from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
 from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
 
 PI_LOWER = Fraction(314159265, 10**8)
@@ -93,7 +93,7 @@ def paper_kappa_bound(l: int, M) -> Fraction:
 
 def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
     """Lemma 4 (corrected) as a one-block construction: data rows outside the kept range become 0."""
-    M = to_fraction_M(M)
+    M = domain_bound(M)
     ffn = gating_ffn(l, t_cut, keep, M)
     kept = (lambda t: t < t_cut) if keep == "prefix" else (lambda t: t >= t_cut)
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Callable
 from fractions import Fraction
 from math import lcm
 
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import frac_matrix, sample_structured, standalone_network, to_fraction_M
+from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
 from tmcheck.theory.network import D_EMBD, Block, Head, as_array, interaction_vectors, structured_positional, zeros
 
 # A rational lower bound of pi^2 (9.8696044010...), so paper_C is a rational upper bound of 16 d^4 k^2 M^2 l^2 / pi^2.
@@ -138,72 +139,147 @@ class Threshold:
     x_k: tuple | None
 
 
+@dataclass
+class _BoxMaxima:
+    """max over structured H with ||H||_inf <= M of b(t, k) = h_t^T G h_k, for every pair (t, k).
+
+    Off the diagonal b is bilinear in (x_t, x_k), so its maximum is at one of 16 vertex pairs.
+    Everything is scaled column-wise to integers (d_t I_t integer, g G integer, M = Mn/Md), so
+    max b(t, k) = N[t, k] / (g Md^2 d_t d_k) with N an integer matrix. Diagonal pairs (a quadratic
+    in x_t) are maximised exactly one by one (`diag`). In float64 the same code runs with d = 1.
+    """
+
+    l: int
+    exact: bool
+    M: Fraction | float
+    P: np.ndarray  # (3, l): I_t and the constant
+    d: np.ndarray  # (l,) column denominators
+    n: np.ndarray  # (2, l) integer interaction vectors d_t I_t
+    N: np.ndarray  # (l, l) scaled off-diagonal maxima
+    unit: Fraction | float  # 1 / (g Md^2)
+    diag: list  # [(max b(t, t), maximiser x_t)]
+    vertex: Callable  # (t, k) -> (x_t, x_k) attaining N[t, k]
+
+    @classmethod
+    def build(cls, l: int, Qb: np.ndarray, Kb: np.ndarray, M, arithmetic: str) -> "_BoxMaxima":
+        exact = arithmetic == "exact"
+        G = _kernel(Qb, Kb)
+        P = structured_positional(l, arithmetic)[2:5]
+        if exact:
+            d, Pi = _integer_columns(P)
+            g = lcm(*(v.denominator for v in G.reshape(-1)))
+            Gi = np.array([[int(v * g) for v in r] for r in G], dtype=object)
+            Mn, Md = M.numerator, M.denominator
+        else:
+            d, Pi, g, Gi, Mn, Md = np.ones(l), P, 1, G, M, 1
+        Gxx, Gxp, Gpx, Gpp = Gi[:2, :2], Gi[:2, 2:], Gi[2:, :2], Gi[2:, 2:]
+        DD = np.outer(d, d)
+        base = Md * Md * (Pi.T @ Gpp @ Pi)  # (l, l)
+        xp = {su: Mn * Md * np.outer(d, np.array(su) @ Gxp @ Pi) for su in _SIGNS}
+        px = {sw: Mn * Md * np.outer(Pi.T @ Gpx @ np.array(sw), d) for sw in _SIGNS}
+
+        def at(s, t, k):
+            return base[t, k] + xp[s[0]][t, k] + px[s[1]][t, k] + Mn * Mn * (np.array(s[0]) @ Gxx @ np.array(s[1])) * DD[t, k]
+
+        N = None
+        for su, sw in itertools.product(_SIGNS, _SIGNS):
+            cur = base + xp[su] + px[sw] + (Mn * Mn * (np.array(su) @ Gxx @ np.array(sw))) * DD
+            N = cur if N is None else np.maximum(N, cur)
+
+        def vertex(t, k):
+            su, sw = max(itertools.product(_SIGNS, _SIGNS), key=lambda s: at(s, t, k))
+            return tuple(M * v for v in su), tuple(M * v for v in sw)
+
+        unit = Fraction(1, g * Md * Md) if exact else 1.0
+        diag = [_diag_max(G, P[:, t], M) for t in range(l)]
+        return cls(l, exact, M, P, d, Pi[:2], N, unit, diag, vertex)
+
+
+def _max_ratio(num: np.ndarray, den: np.ndarray, valid: np.ndarray, exact: bool, rtol: float):
+    """(max num/den over valid entries, (t, k)), den > 0: located in float64, decided exactly among
+    the candidates within rtol of the float maximum (rtol above the float error of the ratios)."""
+    if not valid.any():
+        return None, None
+    r = np.where(valid, num.astype(np.float64) / np.where(valid, den, 1).astype(np.float64), -np.inf)
+    top = r.max()
+    best, arg = None, None
+    for t, k in zip(*np.nonzero(valid & (r >= top - abs(top) * rtol))):
+        v = Fraction(num[t, k]) / Fraction(den[t, k]) if exact else r[t, k]
+        if best is None or v > best:
+            best, arg = v, (int(t), int(k))
+    return best, arg
+
+
+def _threshold_of(box: _BoxMaxima, gap_num: np.ndarray, gap_den: np.ndarray, skip) -> Threshold:
+    """max over pairs (t, k) other than `skip` of max_H b(t,k) / gap(t,k), gap = gap_num / gap_den > 0.
+
+    Off the diagonal the ratio is N unit gap_den / (d_t d_k gap_num).
+    """
+    l, exact = box.l, box.exact
+    zero = Fraction(0) if exact else 0.0
+    valid = np.ones((l, l), dtype=bool)
+    np.fill_diagonal(valid, False)
+    if skip is not None:
+        valid[skip] = False
+    valid &= box.N.astype(np.float64) > 0
+    best, pair = _max_ratio(box.N * gap_den, np.outer(box.d, box.d) * gap_num, valid, exact, 1e-9)
+    best = zero if best is None else best * box.unit
+    diag_best = None
+    for t in range(l):
+        val, x = box.diag[t]
+        if (t, t) != skip and val > 0:
+            r = val * (Fraction(gap_den[t, t]) / Fraction(gap_num[t, t]) if exact else gap_den[t, t] / gap_num[t, t])
+            if r > best:
+                best, pair, diag_best = r, (t, t), x
+    if pair is None:
+        return Threshold(best, None, None, None)
+    t, k = pair
+    if t == k:
+        return Threshold(best, pair, tuple(diag_best), None)
+    return Threshold(best, pair, *box.vertex(t, k))
+
+
 def threshold(l: int, t1: int, t2: int, Q_data, K_data, M, arithmetic: str = "exact") -> Threshold:
     """C* = max(0, max_{(t,k) != (t1,t2)} max_H b(t,k) / (1 - c_t c'_k)), exactly (see interaction_head).
 
-    Off-diagonal pairs: b is bilinear in (x_t, x_k), so its maximum is at one of 16 vertex pairs.
-    Everything is scaled column-wise to integers (d_t I_t integer), giving N(t,k) / Gn(t,k) with
-    the same positive factor for every pair; the maximum ratio is located in float64 (relative
-    error < 1e-15) and decided among the candidates within 1e-12 of it in exact rationals.
-    Diagonal pairs (t = k, a quadratic in x_t) are maximised exactly one by one.
+    With the integer columns n_t = d_t I_t: 1 - c_t c'_k = Gn(t, k) / (d_t d_k d_t1 d_t2),
+    Gn = d_t d_k d_t1 d_t2 - (n_t.n_t1)(n_k.n_t2), which is > 0 for (t, k) != (t1, t2).
     """
     _check_indices(l, t1, t2)
     exact = arithmetic == "exact"
     Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
-    M = to_fraction_M(M) if exact else float(M)
-    G = _kernel(Qb, Kb)
-    P = structured_positional(l, arithmetic)[2:5]  # (3, l): I_t and the constant
-    if exact:
-        d, Pi = _integer_columns(P)
-        g = lcm(*(v.denominator for v in G.reshape(-1)))
-        Gi = np.array([[int(v * g) for v in r] for r in G], dtype=object)
-        Mn, Md = M.numerator, M.denominator
-    else:
-        d, Pi, g, Gi, Mn, Md = np.ones(l), P, 1, G, M, 1
-    Gxx, Gxp, Gpx, Gpp = Gi[:2, :2], Gi[:2, 2:], Gi[2:, :2], Gi[2:, 2:]
-    DD = np.outer(d, d)
-    base = Md * Md * (Pi.T @ Gpp @ Pi)  # (l, l)
-    xp = {su: Mn * Md * np.outer(d, np.array(su) @ Gxp @ Pi) for su in _SIGNS}
-    px = {sw: Mn * Md * np.outer(Pi.T @ Gpx @ np.array(sw), d) for sw in _SIGNS}
-    N = None
-    for su, sw in itertools.product(_SIGNS, _SIGNS):
-        cur = base + xp[su] + px[sw] + (Mn * Mn * (np.array(su) @ Gxx @ np.array(sw))) * DD
-        N = cur if N is None else np.maximum(N, cur)
-    n = Pi[:2]
+    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    d, n = box.d, box.n
     a, b = n.T @ n[:, t1], n.T @ n[:, t2]  # d_t d_t1 c_t and d_k d_t2 c'_k
-    Gn = (d[t1] * d[t2]) * DD - np.outer(a, b)  # (l, l): > 0 off (t1, t2)
-    scale = Fraction(d[t1] * d[t2], g * Md * Md) if exact else 1.0
-    valid = np.ones((l, l), dtype=bool)
-    valid[t1, t2] = False
-    np.fill_diagonal(valid, False)
-    valid &= N.astype(np.float64) > 0
-    best = (Fraction(0) if exact else 0.0, None)
-    if valid.any():
-        r = np.where(valid, N.astype(np.float64) / np.where(valid, Gn, 1).astype(np.float64), -np.inf)
-        top = r.max()
-        for t, k in zip(*np.nonzero(r >= top * (1 - 1e-12))):
-            v = scale * Fraction(N[t, k], Gn[t, k]) if exact else scale * r[t, k]
-            if v > best[0]:
-                best = (v, (int(t), int(k)))
-    diag_best = None
-    for t in range(l):
-        if (t, t) == (t1, t2):
-            continue
-        val, x = _diag_max(G, P[:, t], M)
-        gap = 1 - (P[0, t] * P[0, t1] + P[1, t] * P[1, t1]) * (P[0, t] * P[0, t2] + P[1, t] * P[1, t2])
-        if val > 0 and val / gap > best[0]:
-            best, diag_best = (val / gap, (t, t)), x
-    C, pair = best
-    if pair is None:
-        return Threshold(C, None, None, None)
-    t, k = pair
-    if t == k:
-        return Threshold(C, pair, tuple(diag_best), None)
-    su, sw = max(
-        itertools.product(_SIGNS, _SIGNS),
-        key=lambda s: base[t, k] + xp[s[0]][t, k] + px[s[1]][t, k] + Mn * Mn * (np.array(s[0]) @ Gxx @ np.array(s[1])) * DD[t, k],
-    )
-    return Threshold(C, pair, tuple(M * s for s in su), tuple(M * s for s in sw))
+    DD = (d[t1] * d[t2]) * np.outer(d, d)
+    return _threshold_of(box, DD - np.outer(a, b), DD, (t1, t2))
+
+
+def uniform_threshold(l: int, Q_data, K_data, M, arithmetic: str = "exact") -> Threshold:
+    """The smallest C that serves every head (t1, t2) at once.
+
+    For a pair (t, k), the largest c_t c'_k over heads (t1, t2) != (t, k) is max(ρ_t, ρ_k) with
+    ρ_s = max_{s' != s} <I_s, I_s'> (one factor 1, the other as large as possible; a product of
+    two factors < 1 is smaller), so C = max_{t,k} max_H b(t, k) / (1 - max(ρ_t, ρ_k)).
+    """
+    _check_indices(l)
+    exact = arithmetic == "exact"
+    Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
+    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    if l == 1:  # one token: the only pair is the head's own
+        return Threshold(Fraction(0) if exact else 0.0, None, None, None)
+    d, n = box.d, box.n
+    gram, dd = n.T @ n, np.outer(d, d)
+    r = gram.astype(np.float64) / dd.astype(np.float64)
+    np.fill_diagonal(r, -np.inf)
+    rho = []  # per row: the float maximum locates the candidates, exact arithmetic decides
+    for s in range(l):
+        cands = np.nonzero(r[s] >= r[s].max() - 1e-9)[0]
+        rho.append(max(Fraction(gram[s, j]) / Fraction(dd[s, j]) if exact else r[s, j] for j in cands))
+    one = Fraction(1) if exact else 1.0
+    gap = np.array([[one - max(rho[t], rho[k]) for k in range(l)] for t in range(l)], dtype=object if exact else np.float64)
+    den = np.full((l, l), one, dtype=object if exact else np.float64)
+    return _threshold_of(box, gap, den, None)
 
 
 def pair_threshold(l: int, t1: int, t2: int, Q_data, K_data, M, t: int, k: int) -> Fraction:
@@ -215,7 +291,7 @@ def pair_threshold(l: int, t1: int, t2: int, Q_data, K_data, M, t: int, k: int) 
     if (t, k) == (t1, t2):
         raise ValueError("the pair (t1, t2) is the one the head keeps")
     Qb, Kb = data_kernels(Q_data, K_data)
-    M = to_fraction_M(M)
+    M = domain_bound(M)
     G = _kernel(Qb, Kb)
     P = structured_positional(l, "exact")
     if t == k:
@@ -244,7 +320,7 @@ def minimal_C(l: int, Q_data, K_data, M, arithmetic: str = "exact", t1: int | No
     """
     if t1 is not None and t2 is not None:
         return threshold(l, t1, t2, Q_data, K_data, M, arithmetic).C
-    return max(threshold(l, a, b, Q_data, K_data, M, arithmetic).C for a in range(l) for b in range(l))
+    return uniform_threshold(l, Q_data, K_data, M, arithmetic).C
 
 
 def kappa_data(Q_data, K_data) -> Fraction:
@@ -293,7 +369,7 @@ def interaction(
     _check_indices(l, t1, t2)
     if row not in (0, 1):
         raise ValueError(f"the output row must be a data row (0 or 1), got {row}; rows 2-4 are immutable")
-    M = to_fraction_M(M)
+    M = domain_bound(M)
     Qb, Kb = data_kernels(Q_data, K_data)
     th = threshold(l, t1, t2, Qb, Kb, M)
     C = th.C if C is None else Fraction(C)

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, to_fraction_M
+from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
 from tmcheck.theory.network import Block, Layer, zeros
 
 
@@ -31,7 +31,7 @@ def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[
 
 def replace(l: int, M=1, src: int = 1, dst: int = 0) -> Construction:
     """Lemma 6 as a one-block construction: row dst becomes a copy of row src on every token."""
-    M = to_fraction_M(M)
+    M = domain_bound(M)
 
     def expected(H):
         out = np.array(H, dtype=object)
