@@ -10,6 +10,7 @@ proof only uses ||H_0||∞ <= M_0. For each network we record the ratio measured
 * the attention difference ||A_1(H) − A_2(H)||∞ (paper: 3κ³d⁶M³lη),
 * the MHA output ||H + MHA(H)||∞ (paper: M + m l d⁶ κ³ M),
 * the FFN output ||FFN(Z)||∞ (paper: (κd²)^{L−1} M' + κ(κd²)^{L−2}, at M' = max|Z|),
+* the MHA Lipschitz constant ||MHA(H) − MHA(H')||/||H − H'|| (paper: 4 d⁶ κ³ M² m l),
 * the block Lipschitz constant ||B(H) − B(H')||/||H − H'|| (paper: 8 w^{2L} κ^L d⁶ κ³ M² m l),
 * the whole network |T(H_0) − T'(H_0)| / (C_T η) with Lemma 2's C_T,
 
@@ -94,6 +95,8 @@ class Ratios:
     mha_out_corr: float = 0.0
     ffn_out_paper: float = 0.0
     ffn_out_corr: float = 0.0
+    mha_lip_paper: float = 0.0
+    mha_lip_corr: float = 0.0
     block_lip_paper: float = 0.0
     block_lip_corr: float = 0.0
     T_paper: float = 0.0
@@ -114,6 +117,7 @@ def paper_logs(c: bounds.TransformerClass, M: float, M_ffn_in: float) -> dict[st
         "attn": math.log(3) + 3 * lk + 6 * ld + 3 * math.log(M) + math.log(c.l),
         "mha_out": bounds._lse(math.log(M), lml + 6 * ld + 3 * lk + math.log(M)),
         "ffn_out": ffn_out,
+        "mha_lip": math.log(4) + 6 * ld + 3 * lk + 2 * math.log(M) + lml,
         "block_lip": math.log(8) + 2 * L * lw + L * lk + 6 * ld + 3 * lk + 2 * math.log(M) + lml,
     }
 
@@ -144,6 +148,9 @@ def measure(c: bounds.TransformerClass, rng: np.random.Generator, eta: float, n_
     # block Lipschitz: a nearby H' inside the same ball
     Hp = np.clip(H + rng.uniform(-1e-3, 1e-3, size=H.shape) * M0, -M0, M0)
     dH = float(np.abs(H - Hp).max())
+    mlip = float(np.abs(mha(net[0].heads, H, _BE, _BUDGET) - mha(net[0].heads, Hp, _BE, _BUDGET)).max()) / dH
+    r.mha_lip_paper = _ratio(mlip, pl["mha_lip"])
+    r.mha_lip_corr = _ratio(mlip, corr.log_mha_lip)
     lip = float(np.abs(forward(net[:1], H) - forward(net[:1], Hp)).max()) / dH
     r.block_lip_paper = _ratio(lip, pl["block_lip"])
     r.block_lip_corr = _ratio(lip, corr.log_block_lip)

@@ -31,7 +31,7 @@ def test_corrected_bounds_hold(c, seed, extremal):
     r = lipschitz.measure(c, np.random.default_rng(seed), 1e-7, n_inputs=8, extremal=extremal)
     target(r.T_corr, label="T_corr")  # steer the search towards the corrected constant's worst case
     target(r.block_lip_corr, label="block_lip_corr")
-    for key in ("attn_corr", "mha_out_corr", "ffn_out_corr", "block_lip_corr", "T_corr"):
+    for key in ("attn_corr", "mha_out_corr", "ffn_out_corr", "mha_lip_corr", "block_lip_corr", "T_corr"):
         assert getattr(r, key) <= TOL, (key, getattr(r, key), c)
 
 

@@ -15,7 +15,7 @@ EXPECTED = {
     "lemma1.residual_subtraction": F, "lemma1.final_sum_head": H,
     "lemma2.attention_difference": C, "lemma2.mha_output_bound": F, "lemma2.ffn_output_bound": F, "lemma2.ffn_lipschitz": C,
     "lemma2.ffn_perturbation": C, "lemma2.block_perturbation_sum": F, "lemma2.block_output_bound": F,
-    "lemma2.block_lipschitz": F, "lemma2.composition_exponents": F, "lemma2.induction_power": F,
+    "lemma2.block_lipschitz": F, "lemma2.mha_lipschitz": H, "lemma2.composition_exponents": F, "lemma2.induction_power": F,
     "lemma2.statement_vs_proof": F, "lemma2.embedding_bound": C, "lemma2.parameter_count": C, "lemma2.grid_count": C,
     "lemma2.lipschitz_constant": F, "lemma2.intermediate_inequalities_corrected": H,
     "lemma8.local_diffeomorphism": H,
