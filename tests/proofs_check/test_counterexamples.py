@@ -8,7 +8,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from tmcheck.proofs_check import lemma1, lemma2, registry, theorem1, theorem2
+from tmcheck.proofs_check import lemma1, lemma2, registry, theorem1
 from tmcheck.theory import bounds
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.examples import worked_example_value
