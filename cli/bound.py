@@ -2,6 +2,7 @@
 
 `covering`: Lemma 2's log covering number, as written and corrected (Appendix F.2), in log space.
 `theorem1`: Theorem 1's bound at the balancing ε = n^{−β/(2β+d)} (Appendix F.1).
+`theorem2`: the resources of Theorem 2's construction (Appendix E.2, Lemma 1 per chart) next to the stated orders.
 """
 
 from __future__ import annotations
@@ -96,3 +97,30 @@ def theorem1(
     )
     if math.isfinite(out["corrected"]["total"]) and out["corrected"]["total"] > 1:
         console.print("[yellow]the bound exceeds 1 at this n: it is vacuous here (see theorem1.* in `tmcheck proofs`).[/]")
+
+
+@app.command("theorem2")
+@handle_errors
+def theorem2(
+    d: int = typer.Option(2, "--d", help="d, the intrinsic dimension."),
+    D: int = typer.Option(3, "--D", help="D, the ambient dimension."),
+    eps: float = typer.Option(0.1, "--eps", help="ε, the target accuracy in L∞."),
+    beta: float = typer.Option(1.0, "--beta", help="β, the Hölder exponent (0 < β <= 1)."),
+    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Hölder constant."),
+    C_M: int = typer.Option(1, "--C-M", help="C_M, the number of charts."),
+    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+) -> None:
+    """Theorem 2 (Appendix E.2): tokens l, heads m, blocks L_T of the construction at accuracy ε."""
+    if not 0 < beta <= 1:
+        raise ValueError(f"beta must be in (0, 1], got {beta}")
+    if not 0 < eps < 1:
+        raise ValueError(f"eps must be in (0, 1), got {eps}")
+    if d < 1 or D < 1:
+        raise ValueError("d and D must be positive")
+    out = bounds.theorem2_resources(d, D, eps, C_M=C_M, H_f=H_f, beta=beta)
+    if json_:
+        print_json(out)
+        return
+    for k, v in out.items():
+        console.print(f"{k:>18} = {_fmt(v)}")
+    console.print(f"m / (d ε^(−d/β)) = {out['m'] / out['stated_order_l_m']:.6g}: the constant the stated O(·) hides (theorem2.resources_d_dependence)")

@@ -363,7 +363,8 @@ def lemma1_resources(d: int, N: int) -> dict:
 
 def theorem2_resources(d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.0, beta: float = 1.0) -> dict:
     """Theorem 2's construction (Appendix E.2, Step 3): δ_1 = ε/(2 C_M) per chart, Lemma 1 per chart,
-    charts and indicators in parallel (Lemma 7): heads C_M (d N^d + d D), tokens C_M (l_1 + 2D)."""
+    charts and indicators in parallel (Lemma 7): heads C_M (d N^d + d D), tokens C_M (l_1 + 2D);
+    blocks: the chart projection (Step 2.2), Lemma 1's, and the two of Step 3 (product and sum)."""
     delta1 = eps / (2 * C_M)
     N = lemma1_N_corrected(d, delta1, H_f, beta)
     per = lemma1_resources(d, N)

@@ -45,9 +45,19 @@ def test_theorem1():
     assert res.exit_code == 0 and "Theorem 1" in res.stdout
 
 
+def test_theorem2():
+    res = runner.invoke(app, ["bound", "theorem2", "--d", "2", "--D", "3", "--eps", "0.1", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    N = math.ceil((2 / 3) * math.sqrt(2) * 20) + 1  # δ_1 = ε/(2 C_M) = 0.05
+    assert out["N"] == N and out["m"] == 2 * N**2 + 2 * 3 and out["l"] == 2 + 2 * N + 2 * N**2 + 6
+    assert runner.invoke(app, ["bound", "theorem2"]).exit_code == 0
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        ["bound", "theorem2", "--eps", "2"],
         ["bound", "covering", "--kappa", "-1"],
         ["bound", "covering", "--LT", "0"],
         ["bound", "covering", "--delta", "0"],
