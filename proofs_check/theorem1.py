@@ -93,7 +93,7 @@ def log_N_simplification() -> Result:
         f"The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN: at L_T = L_FFN = 1, d_embd = w = 5, "
         f"M = κ = m = l = n = 1 the left side is {lhs:.2f} per parameter, the right side {rhs:.2f} (w is also "
         f"missing from the log). The next step replaces (m + L_FFN)L_FFN by m L_FFN²: at m = L_FFN = 1 that is "
-        f"{P(1, 1)} > 1.",
+        f"{P(1, 1)} > 1. (Before that, substituting δ = 1/(4Rn) into (C_T/δ)^P gives (4Rn C_T)^P, not (C_T n)^P.)",
         counterexample={"L_T": 1, "L_FFN": 1, "d_embd": 5, "w": 5, "M": 1, "kappa": 1, "m": 1, "l": 1, "n": 1, "lhs": lhs, "rhs": rhs},
         corrected="log N(1/(4Rn)) = P log(4Rn C κ) computed as is (theory.bounds.log_covering_*).",
     )
