@@ -127,17 +127,17 @@ def case2b() -> Result:
     "lemma3.case2b_rotation",
     f"{LOC}, case 2b",
     "Q^I rotates clockwise by (t1 - t2)π/2l, so Q^I I_t = C (cos((t + t1 - t2)π/2l), sin((t + t1 - t2)π/2l)).",
-    "interval",
+    "numeric (50 digits)",
     "not used: the bound needs only that the angle between Q^I I_t and I_t2 is |t - t1|π/2l >= π/2l",
 )
 def case2b_rotation() -> Result:
-    mpmath.mp.dps = 50
     l, t1, t2, t = 4, 1, 3, 1  # paper's 1-based tokens; t = t1
-    ang = lambda s: s * mpmath.pi / (2 * l)  # noqa: E731
-    rot = ang(t2) - ang(t1)  # the rotation taking I_t1 to I_t2
-    image = ang(t) + rot
-    paper = ang(t + t1 - t2)
-    assert abs(image - ang(t + t2 - t1)) < mpmath.mpf(10) ** -40
+    with mpmath.workdps(50):
+        ang = lambda s: s * mpmath.pi / (2 * l)  # noqa: E731
+        rot = ang(t2) - ang(t1)  # the rotation taking I_t1 to I_t2
+        image = ang(t) + rot
+        paper = ang(t + t1 - t2)
+        assert abs(image - ang(t + t2 - t1)) < mpmath.mpf(10) ** -40
     return Result(
         Verdict.CORRECTED,
         f"for l = {l}, t1 = {t1}, t2 = {t2} (paper's indices), t = t1: Q^I I_t1 has angle {float(image):.6f} = angle of I_t2, "
@@ -186,17 +186,17 @@ def numerator_bound() -> Result:
     "lemma3.adjacent_max",
     f"{LOC}, case 1b",
     "||P_{I_t2} I_k|| <= max_{t != t'} ||P_{I_t} I_t'|| = <I_0, I_1> = cos(π/2l): adjacent tokens maximise the projection.",
-    "interval",
+    "numeric (50 digits)",
     "minimal_C uses the actual vectors' inner products",
 )
 def adjacent_max() -> Result:
-    mpmath.mp.dps = 50
-    for l in (1, 2, 3, 7, 64, 255):
-        cos = [mpmath.cos(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
-        sin = [mpmath.sin(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
-        top = max((abs(cos[a] * cos[b] + sin[a] * sin[b]) for a in range(l) for b in range(l) if a != b), default=mpmath.mpf(0))
-        if l > 1 and abs(top - mpmath.cos(mpmath.pi / (2 * l))) > mpmath.mpf(10) ** -40:
-            return Result(Verdict.FAILS, "maximum projection differs from cos(π/2l)", counterexample={"l": l, "max": float(top)})
+    with mpmath.workdps(50):
+        for l in (1, 2, 3, 7, 64, 255):
+            cos = [mpmath.cos(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
+            sin = [mpmath.sin(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
+            top = max((abs(cos[a] * cos[b] + sin[a] * sin[b]) for a in range(l) for b in range(l) if a != b), default=mpmath.mpf(0))
+            if l > 1 and abs(top - mpmath.cos(mpmath.pi / (2 * l))) > mpmath.mpf(10) ** -40:
+                return Result(Verdict.FAILS, "maximum projection differs from cos(π/2l)", counterexample={"l": l, "max": float(top)})
     return Result(Verdict.HOLDS, "for the sinusoidal vectors, l in {2, 3, 7, 64, 255}, all pairs: the maximum |<I_t, I_t'>| is cos(π/2l) to 40 digits")
 
 
@@ -208,19 +208,23 @@ def adjacent_max() -> Result:
     "paper_C = 16 d^4 κ^2 M^2 l^2 / π^2 with a rational upper bound of 1/π^2",
 )
 def taylor() -> Result:
-    mpmath.mp.dps = 50
-    worst = None
-    for l in range(1, 4097):
-        x = mpmath.pi / (2 * l)
-        slack = (1 - mpmath.cos(x)) / (mpmath.pi**2 / (16 * l**2))
-        worst = slack if worst is None or slack < worst else worst
-        if slack < 1:
-            return Result(Verdict.FAILS, "Taylor bound fails", counterexample={"l": l})
+    iv, worst = mpmath.iv, None
+    saved, iv.dps = iv.dps, 30  # the interval context has no workdps; restore its precision after
+    try:
+        for l in range(1, 4097):
+            lhs = iv.cos(iv.pi / (2 * l))  # encloses cos(π/2l)
+            rhs = 1 - iv.pi**2 / (16 * l * l)  # encloses 1 - π^2/16l^2
+            if not lhs.b < rhs.a:
+                return Result(Verdict.FAILS, "Taylor bound not certified", counterexample={"l": l})
+            slack = (1 - mpmath.cos(mpmath.pi / (2 * l))) / (mpmath.pi**2 / (16 * l * l))  # evidence only
+            worst = slack if worst is None or slack < worst else worst
+    finally:
+        iv.dps = saved
     return Result(
         Verdict.HOLDS,
-        f"for l = 1..4096 (50 digits): (1 - cos(π/2l)) / (π^2/16l^2) >= {float(worst):.4f} > 1; in general "
-        "1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a factor 2 loose "
-        "(1 - cos x ~ x^2/2). The final 'π^2/(22!·2^2 l^2)' reads as 2·2!·2^2 l^2 = 16 l^2.",
+        f"certified with interval arithmetic for l = 1..4096: (1 - cos(π/2l)) / (π^2/16l^2) >= {float(worst):.4f} > 1; "
+        "in general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a factor 2 "
+        "loose (1 - cos x ~ x^2/2). The final 'π^2/(22!·2^2 l^2)' reads as 2·2!·2^2 l^2 = 16 l^2.",
     )
 
 

@@ -40,7 +40,7 @@ def _apply(layers, H):
 
 
 def _mp_vectors(l: int):
-    mpmath.mp.dps = 50
+    """The paper's vectors at the working precision (callers hold mpmath.workdps(50))."""
     return [(mpmath.cos(t * mpmath.pi / (2 * l)), mpmath.sin(t * mpmath.pi / (2 * l))) for t in range(1, l + 1)]
 
 
@@ -54,18 +54,19 @@ def _mp_pivot(I, k: int):
     "lemma4.pivot_sign",
     LOC,
     "v = R_{π/2}((I_k + I_{k+1}) / ||I_k + I_{k+1}||) has v.I_t > 0 for t <= k and v.I_t < 0 for t > k.",
-    "interval",
+    "numeric (50 digits) and exact",
     "gating.pivot (unnormalised), for tmcheck's exact vectors too",
 )
 def pivot_sign() -> Result:
     for l in (2, 3, 8, 33):
-        I = _mp_vectors(l)
-        for k in range(1, l):
-            v = _mp_pivot(I, k)
-            for t in range(1, l + 1):
-                s = v[0] * I[t - 1][0] + v[1] * I[t - 1][1]
-                if (s > 0) != (t <= k):
-                    return Result(Verdict.FAILS, "pivot sign wrong", counterexample={"l": l, "k": k, "t": t})
+        with mpmath.workdps(50):
+            I = _mp_vectors(l)
+            for k in range(1, l):
+                v = _mp_pivot(I, k)
+                for t in range(1, l + 1):
+                    s = v[0] * I[t - 1][0] + v[1] * I[t - 1][1]
+                    if (s > 0) != (t <= k):
+                        return Result(Verdict.FAILS, "pivot sign wrong", counterexample={"l": l, "k": k, "t": t})
         Ie = interaction_vectors(l, "exact")
         for k in range(0, l + 1):
             v = pivot(l, k, "prefix")
@@ -164,20 +165,21 @@ def residual() -> Result:
     "lemma4.pivot_bound",
     LOC,
     "|I_t.v| >= (1/2)|<I_k, R I_{k+1}>| = (1/2) sin(π/2l) >= π/(8l) for l >= 2, hence C > 8 l ||H|| / π suffices.",
-    "interval",
+    "numeric (50 digits)",
     "gating.gating_C: the exact M / min_t |v.I_t|",
 )
 def pivot_bound() -> Result:
     worst = None
-    for l in (2, 3, 5, 16, 64):
-        I = _mp_vectors(l)
-        for k in range(1, l):
-            v = _mp_pivot(I, k)
-            m = min(abs(v[0] * a + v[1] * b) for a, b in I)
-            r = m / (mpmath.sin(mpmath.pi / (2 * l)) / 2)
-            if r < 1 or mpmath.sin(mpmath.pi / (2 * l)) / 2 < mpmath.pi / (8 * l):
-                return Result(Verdict.FAILS, "pivot bound fails", counterexample={"l": l, "k": k})
-            worst = r if worst is None else min(worst, r)
+    with mpmath.workdps(50):
+        for l in (2, 3, 5, 16, 64):
+            I = _mp_vectors(l)
+            for k in range(1, l):
+                v = _mp_pivot(I, k)
+                m = min(abs(v[0] * a + v[1] * b) for a, b in I)
+                r = m / (mpmath.sin(mpmath.pi / (2 * l)) / 2)
+                if r < 1 or mpmath.sin(mpmath.pi / (2 * l)) / 2 < mpmath.pi / (8 * l):
+                    return Result(Verdict.FAILS, "pivot bound fails", counterexample={"l": l, "k": k})
+                worst = r if worst is None else min(worst, r)
     return Result(
         Verdict.HOLDS,
         f"sinusoidal vectors (50 digits), l in {{2, 3, 5, 16, 64}}, every k: min_t |I_t.v| / (sin(π/2l)/2) >= {float(worst):.4f}; "
