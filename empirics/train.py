@@ -68,7 +68,7 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
 
 
-class CheckpointError(Exception):
+class CheckpointError(ValueError):
     """A checkpoint that cannot be read or whose checksum does not match."""
 
 
@@ -257,7 +257,8 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
                                            "torch_rng": torch.get_rng_state(), "meta": meta or {},
                                            "train_config": asdict(cfg)})
                 t_last, tok_last = time.perf_counter(), 0
-    result = TrainResult(best_val=best_val, best_step=best_step, steps=step, stopped_early=stopped, tokens=tokens,
+    result = TrainResult(best_val=best_val, best_step=best_step, steps=step, stopped_early=stopped and step < cfg.max_steps,
+                         tokens=tokens,
                          seconds=seconds, history=history)
     if rank == 0:
         atomic.write_json(done, asdict(result))

@@ -1,0 +1,97 @@
+"""The `tiny` preset end to end through the CLI (sweep -> id corpus -> report -> embed), and its errors.
+
+This is the CI end-to-end test of the pretraining part; it takes about a minute on 2 cores."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pre") / "sweep"
+    res = runner.invoke(app, ["sweep", "data", str(d), "--preset", "tiny", "--json"])
+    assert res.exit_code == 0, res.output
+    return d, json.loads(res.stdout)
+
+
+def test_tiny_pipeline(sweep):
+    d, rows = sweep
+    assert len(rows) == 6 and {r["seed"] for r in rows} == {0, 1}
+    assert all(r["test_loss"] < 5.9 for r in rows)  # below ln(vocab): the models learned something
+    res = runner.invoke(app, ["id", "corpus", str(d), "--json"])
+    assert res.exit_code == 0, res.output
+    ids = json.loads(res.stdout)["stories"]
+    assert 0 < ids["d"] < 32 and ids["alpha_D"] == pytest.approx(2 / (2 + ids["d"]))
+    assert ids["points"] >= 500 and ids["embed_options"]["window"] == "random"
+    res = runner.invoke(app, ["id", "corpus", str(d), "--window", "prefix", "--batch-size", "3600",
+                              "--final-ln", "before", "--estimator", "mle-mean", "--beta", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    alt = json.loads(res.stdout)["stories"]
+    assert alt["id_options"]["batch_size"] == 3600 and alt["embed_options"]["final_ln"] == "before"
+    assert alt["alpha_D_beta"] == pytest.approx(4 / (4 + alt["d"]))
+    res = runner.invoke(app, ["report", str(d), "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    assert "stories" in res.stdout and (d / "report.md").exists() and (d / "fig_scaling.png").exists()
+    rerun = runner.invoke(app, ["sweep", "data", str(d), "--json"])  # resumes: nothing to do
+    assert rerun.exit_code == 0 and json.loads(rerun.stdout) == rows
+
+
+def test_embed_our_checkpoint(sweep, tmp_path):
+    d, rows = sweep
+    text = tmp_path / "t.txt"
+    text.write_text("Once upon a time there was a cat.\n\nThe dog ran to the park and played with a ball.\n")
+    run = d / "runs" / rows[-1]["run"]
+    res = runner.invoke(app, ["embed", str(run), "--text", str(text), "--out", str(tmp_path / "e.npy"),
+                              "--tokens-per-doc", "4", "--layer", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["shape"] == [8, 32]
+
+
+def test_errors_are_one_line_exit_2(sweep, tmp_path):
+    d, _ = sweep
+    cases = [
+        ["train", "--preset", "tiny", "--corpus", "stories", "--tokens", "10000000", "--out", str(tmp_path / "t")],
+        ["report", str(tmp_path / "missing")],
+        ["id", "corpus", str(tmp_path / "missing")],
+        ["embed", str(tmp_path / "missing"), "--text", str(tmp_path / "none.txt")],
+        ["train", "--preset", "nope"],
+        ["train", "--corpus", "klingon", "--out", str(tmp_path / "k")],
+    ]
+    for args in cases:
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    res = runner.invoke(app, cases[0])
+    assert "exceeds the training split" in res.stderr
+    from tmcheck.empirics.sweep import sweep_lock
+
+    with sweep_lock(d):
+        res = runner.invoke(app, ["sweep", "data", str(d)])
+    assert res.exit_code == 2 and "in use by another process" in res.stderr
+    (d / "runs" / "x").mkdir()
+    ckpt = next((d / "runs").glob("*/best.pt"))
+    data = bytearray(ckpt.read_bytes())
+    data[200] ^= 0xFF
+    ckpt.write_bytes(bytes(data))
+    res = runner.invoke(app, ["embed", str(ckpt), "--text", str(tmp_path / "none.txt")])
+    assert res.exit_code == 2
+    (tmp_path / "none.txt").write_text("hello there")
+    res = runner.invoke(app, ["embed", str(ckpt), "--text", str(tmp_path / "none.txt")])
+    assert res.exit_code == 2 and "corrupt checkpoint" in res.stderr and "best.pt" in res.stderr
+
+
+def test_data_stats_json():
+    res = runner.invoke(app, ["data", "stats", "stories", "--vocab", "300", "--json"])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.stdout)[0]
+    assert s["total"]["documents"] > 10_000 and 0 < s["total"]["gzip_ratio"] < 0.3
