@@ -125,8 +125,8 @@ def holder_test(d: int, N: int, beta: float, a: np.ndarray, pts: np.ndarray) -> 
     "theory's Lemma 1 uses sup|f − f̂| <= max_{n: φ_n(x) > 0} |f(x) − f_n| <= H_f((2/3)√d/(N−1))^β (Σφ_n = 1).",
 )
 def error_chain() -> Result:
-    N, x = 3, F(1, 2)
-    boxes = [n for n in range(1, N + 1) if abs(x - F(n - 1, N - 1)) <= F(1, N - 1)]
+    N, x = 3, F(1)
+    boxes = [n for n in range(1, N + 1) if abs(x - F(n, N - 1)) <= F(1, N - 1)]  # U_n as written
     rng = np.random.default_rng(0)
     worst = 0.0
     for d, N_, beta in ((1, 3, 1.0), (1, 5, 0.5), (2, 3, 1.0), (2, 4, 0.7), (3, 3, 1.0)):
@@ -136,12 +136,12 @@ def error_chain() -> Result:
             worst = max(worst, err / bound)
     return Result(
         Verdict.CORRECTED,
-        f"The sum over boxes U_n containing x has up to 3^d terms, not 2^d: d = 1, N = 3, x = 1/2 lies in the "
-        f"{len(boxes)} boxes around 0, 1/2, 1 (with the centres of lemma1.grid_centers corrected). The factor is not "
+        f"The sum over boxes U_n containing x has up to 3^d terms, not 2^d: d = 1, N = 3, x = 1 lies in the "
+        f"{len(boxes)} boxes U_1, U_2, U_3 as written (centres 1/2, 1, 3/2). The factor is not "
         "needed: φ_n >= 0 and Σφ_n = 1 give sup|f − f̂| <= max over the <= 2^d n with φ_n(x) > 0, where "
         "|x^i − x_n^i| < (2/3)/(N−1). Measured on f = ||x − a||^β (H_f = 1), d <= 3: worst sup|f − f̂| / "
         f"((2/3)√d/(N−1))^β = {worst:.3f} <= 1.",
-        counterexample={"d": 1, "N": N, "x": "1/2", "boxes_containing_x": len(boxes), "claimed_at_most": 2},
+        counterexample={"d": 1, "N": N, "x": "1", "boxes_containing_x": len(boxes), "claimed_at_most": 2},
         corrected="sup|f − f̂| <= H_f((2/3)√d/(N−1))^β (<= 2^d d^β H_f/(N−1)^β, so the paper's final bound holds).",
         data={"worst_ratio": worst},
     )

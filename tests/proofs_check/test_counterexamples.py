@@ -49,8 +49,8 @@ def recheck_lemma1_grid_centers():
 
 
 def recheck_lemma1_error_chain():
-    centres = [F(0), F(1, 2), F(1)]  # N = 3
-    assert sum(abs(F(1, 2) - c) <= F(1, 2) for c in centres) == 3 > 2**1
+    centres = [F(1, 2), F(1), F(3, 2)]  # n/(N−1) for N = 3, as written
+    assert sum(abs(F(1) - c) <= F(1, 2) for c in centres) == 3 > 2**1
 
 
 def recheck_lemma1_choice_of_N():
