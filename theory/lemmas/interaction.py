@@ -45,7 +45,9 @@ def rotation(u, w) -> np.ndarray:
     return np.array([[c, -s], [s, c]], dtype=object if isinstance(c, Fraction) else np.float64)
 
 
-def interaction_head(l: int, t1: int, t2: int, row: int, Q_data, K_data, C, arithmetic: str = "exact") -> Head:
+def interaction_head(
+    l: int, t1: int, t2: int, row: int, Q_data, K_data, C, arithmetic: str = "exact", vectors: np.ndarray | None = None
+) -> Head:
     """The head of Lemma 3: A(h_t1) = σ(<Q^B h_t1, K^B h_t2>) e_row and A(h_t) = 0 for t != t1.
 
     Weights (1-based blocks as in the paper; here rows 0-1, 2-3, 4):
@@ -64,6 +66,7 @@ def interaction_head(l: int, t1: int, t2: int, row: int, Q_data, K_data, C, arit
     (the paper's Case 2b writes Q^I I_t = C I_{t+t1-t2}; it is C I_{t+t2-t1}, which the bound above
     does not need). The paper bounds |b| <= d^4 κ^2 M^2 and 1 - c c' >= 1 - cos(π/2l) >= π^2/(16 l^2),
     giving C = 16 d^4 κ^2 M^2 l^2 / π^2 (`paper_C`); both bounds hold (see proofs_check.lemma3).
+    `vectors`: interaction_vectors(l, arithmetic), when the caller builds many heads on one l.
     """
     _check_indices(l, t1, t2)
     if not 0 <= row < D_EMBD:
@@ -72,7 +75,7 @@ def interaction_head(l: int, t1: int, t2: int, row: int, Q_data, K_data, C, arit
     C = Fraction(C) if arithmetic == "exact" else float(C)
     if C < 0:
         raise ValueError(f"C must be >= 0, got {C}")
-    I = interaction_vectors(l, arithmetic)  # (2, l)
+    I = interaction_vectors(l, arithmetic) if vectors is None else vectors  # (2, l)
     one = Fraction(1) if arithmetic == "exact" else 1.0
     Q, K, V = zeros((5, 5), arithmetic), zeros((5, 5), arithmetic), zeros((5, 5), arithmetic)
     Q[0:2], K[0:2] = Qb, Kb
