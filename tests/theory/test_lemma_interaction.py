@@ -17,6 +17,7 @@ from tmcheck.theory.lemmas.interaction import (
     interaction,
     interaction_head,
     kappa_data,
+    largest_float_l,
     minimal_C,
     pair_threshold,
     paper_C,
@@ -104,12 +105,12 @@ def test_minimal_C_below_paper_C(case):
     assert threshold(l, t1, t2, Q, K, M).C <= paper_C(l, kappa_data(Q, K), M)
 
 
-def test_uniform_minimal_C_serves_every_pair():
-    Q, K = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]
-    l = 5
-    uniform = minimal_C(l, Q, K, 2)
-    per_pair = [minimal_C(l, Q, K, 2, t1=a, t2=b) for a in range(l) for b in range(l)]
-    assert uniform == max(per_pair) and uniform > 0
+@settings(max_examples=15)
+@given(heads(max_l=5))
+def test_uniform_minimal_C_is_the_max_over_heads(case):
+    l, _, _, _, Q, K, M = case
+    per_pair = [minimal_C(l, Q, K, M, t1=a, t2=b) for a in range(l) for b in range(l)]
+    assert minimal_C(l, Q, K, M) == max(per_pair)
 
 
 def test_paper_C_formula():
@@ -157,3 +158,10 @@ def test_exported_head_is_sparse_under_independent_evaluator(tmp_path):
             if t == t1:
                 want[row] += max(Fraction(0), b)
             assert H[t] == want
+
+
+@pytest.mark.slow
+def test_largest_float_l_matches_the_benchmark():
+    Q, K = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]
+    minimal, paper = largest_float_l(Q, K, 2, which="minimal"), largest_float_l(Q, K, 2, which="paper")
+    assert (minimal["l"], minimal["first_bad"]) == (939, 940) and (paper["l"], paper["first_bad"]) == (65, 66)
