@@ -12,7 +12,10 @@ from hypothesis import strategies as st
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.lemmas.interaction import (
+    _diag_max,
+    _kernel,
     critical_input,
+    data_kernels,
     float_error,
     interaction,
     interaction_head,
@@ -23,7 +26,7 @@ from tmcheck.theory.lemmas.interaction import (
     paper_C,
     threshold,
 )
-from tmcheck.theory.network import Block
+from tmcheck.theory.network import Block, structured_positional
 
 import independent_eval  # tests/theory/independent_eval.py
 
@@ -165,3 +168,18 @@ def test_largest_float_l_matches_the_benchmark():
     Q, K = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]
     minimal, paper = largest_float_l(Q, K, 2, which="minimal"), largest_float_l(Q, K, 2, which="paper")
     assert (minimal["l"], minimal["first_bad"]) == (939, 940) and (paper["l"], paper["first_bad"]) == (65, 66)
+
+
+@given(kernel, kernel, bounds, st.integers(0, 7))
+def test_diag_max_against_a_grid(Q, K, M, t):
+    G = _kernel(*data_kernels(Q, K))
+    p = structured_positional(8, "exact")[2:5, t]
+    val, x = _diag_max(G, p, M)
+
+    def q(x0, x1):
+        h = np.array([x0, x1, *p], dtype=object)
+        return h @ G @ h
+
+    assert all(abs(v) <= M for v in x) and q(*x) == val
+    grid = [M * Fraction(i, 8) for i in range(-8, 9)]
+    assert max(q(a, b) for a in grid for b in grid) <= val

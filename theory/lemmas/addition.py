@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
+from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
 from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot
 from tmcheck.theory.lemmas.interaction import interaction_head, kappa_data, minimal_C, paper_C
 from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros

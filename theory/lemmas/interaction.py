@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Callable
 from fractions import Fraction
 from math import lcm
+from typing import Callable
 
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
+from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
 from tmcheck.theory.network import D_EMBD, Block, Head, as_array, interaction_vectors, structured_positional, zeros
 
 # A rational lower bound of pi^2 (9.8696044010...), so paper_C is a rational upper bound of 16 d^4 k^2 M^2 l^2 / pi^2.

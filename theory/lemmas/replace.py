@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import sample_structured, standalone_network, domain_bound
+from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
 from tmcheck.theory.network import Block, Layer, zeros
 
 
