@@ -40,6 +40,8 @@ def test_interaction_float_and_pattern():
     assert d["backend"] == "float64" and d["sinusoidal float64 error"] <= 1e-9 and d["verdict"] == "HOLDS"
     res = runner.invoke(app, ["lemma", "interaction", "--l", "10", "--t1", "2", "--t2", "7", "--show-pattern", "--trials", "2"])
     assert res.exit_code == 0 and "non-zero entries (t, k): [(2, 7)]" in res.stdout
+    d = _json(["interaction", "--l", "40", "--t1", "39", "--t2", "0", "--show-pattern", "--trials", "2"])
+    assert d["pattern_nonzero"] == [[39, 0]]
 
 
 def test_interaction_with_too_small_C_fails():
