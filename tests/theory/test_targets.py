@@ -1,0 +1,68 @@
+"""Safe target parsing, declared-constant checks, and the grids of Lemma 1 (Appendix E.1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tmcheck.theory.targets import (
+    TargetError,
+    check_target,
+    paper_error_bound,
+    paper_N,
+    parse_target,
+    tight_error_bound,
+    tight_N,
+)
+
+
+def test_parse_and_evaluate():
+    t = parse_target("sin(3*x0)*x1", 2)
+    assert abs(t(np.array([[0.5, 0.5]])).real[0] - math.sin(1.5) * 0.5) < 1e-15
+    assert parse_target("abs(x0-1/3)^(1/2)", 1)(np.array([[1 / 3]])).real[0] == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['__import__("os").system("true")', "open(1)", "x0.__class__", "lambda: 1", "eval(1)", "x2", "sin(", "", "x0 = 1", "x0 < 1"],
+)
+def test_refuses_unsafe_or_bad_text(text):
+    with pytest.raises(TargetError):
+        parse_target(text, 2)
+
+
+def test_refuses_unbounded_and_wrong_declarations():
+    rng = np.random.default_rng(0)
+    with pytest.raises(TargetError, match="unbounded"):
+        check_target(parse_target("1/x0", 1), 1, 1, None, rng)
+    with pytest.raises(TargetError, match="H_f"):
+        check_target(parse_target("5*x0", 1), 1, 1, None, rng)  # Lipschitz constant 5 > 1
+    with pytest.raises(TargetError, match="R ="):
+        check_target(parse_target("2*x0", 1), 3, 1, 1.0, rng)
+    with pytest.raises(TargetError, match="d must"):
+        parse_target("x0", 0)
+
+
+def test_paper_N_is_the_formula():
+    # N = d (2^d H/ε)^{1/β} + 1: d=2, H=3, ε=0.1 gives 2 · 120 + 1
+    assert paper_N(2, 3, 1, 0.1) == 241
+    assert paper_error_bound(2, 3, 1, 241) == pytest.approx(0.1)
+
+
+@given(st.integers(1, 6), st.floats(0.1, 10), st.sampled_from([0.25, 0.5, 1.0]), st.floats(0.01, 0.99))
+def test_tight_N_is_minimal_and_below_paper(d, H, beta, eps):
+    N = tight_N(d, H, beta, eps)
+    assert tight_error_bound(d, H, beta, N) <= eps
+    assert N == 2 or tight_error_bound(d, H, beta, N - 1) > eps
+    assert N <= paper_N(d, H, beta, eps)
+
+
+def test_constants_are_validated():
+    for bad in [dict(eps=1.0), dict(eps=0.0), dict(beta=1.5), dict(beta=0.0)]:
+        args = {"d": 2, "H": 1.0, "beta": 1.0, "eps": 0.1} | bad
+        with pytest.raises(TargetError):
+            tight_N(**args)
