@@ -1,0 +1,75 @@
+"""`tmcheck lemma 1` and `tmcheck theorem 2`: tables, JSON, export, and one-line errors (exit code 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+from tmcheck.theory import netfile
+
+runner = CliRunner()
+
+
+def test_lemma1_table_and_export(tmp_path):
+    out = tmp_path / "l1.json"
+    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.3", "--target", "sin(3*x0)*x1", "--beta", "1", "--hf", "3",
+                            "--export", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "resources" in r.output and "within ε" in r.output
+    assert netfile.load(out).meta["name"] == "lemma1"
+
+
+def test_lemma1_json_exact():
+    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "x0^2", "--hf", "2", "--exact", "--points", "30", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["error"]["exact_mismatches"] == 0
+    assert data["N"] == len(data["grid_points"]) and data["within_eps"]
+    assert {row["quantity"] for row in data["resources"]} >= {"L_T", "m", "l", "L_FFN", "kappa"}
+
+
+def test_lemma1_paper_grid_is_larger():
+    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.5", "--target", "x0", "--hf", "1", "--grid", "paper", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["N"] == 1 * (2 * 1 / 0.5) + 1  # d (2^d H/ε)^{1/β} + 1 = 5
+
+
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--eps", "1.0"], "ε must lie in (0, 1)"),
+        (["--target", "sin("], "does not parse"),
+        (["--target", "1/x0"], "unbounded"),
+        (["--d", "0"], "d must be"),
+        (["--target", "x5"], "unknown name"),
+        (["--grid", "fine"], "--grid"),
+    ],
+)
+def test_lemma1_errors_are_one_line(args, msg):
+    r = runner.invoke(app, ["lemma", "1", *args])
+    assert r.exit_code == 2
+    assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
+
+
+def test_theorem2_json_and_export(tmp_path):
+    out = tmp_path / "t2.json"
+    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.5", "--target", "x0*x1",
+                            "--N", "4", "--points", "50", "--export", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4
+    assert netfile.load(out).meta["name"] == "theorem2"
+
+
+@pytest.mark.parametrize(
+    "args,msg",
+    [(["--eps", "2"], "ε must lie"), (["--manifold", "klein"], "unknown manifold"), (["--target", "x9"], "unknown name"),
+     (["--manifold", "torus", "--D", "3"], "at least")],
+)
+def test_theorem2_errors_are_one_line(args, msg):
+    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", *args])
+    assert r.exit_code == 2
+    assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
