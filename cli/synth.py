@@ -64,7 +64,7 @@ def regress(
     target: Optional[str] = typer.Option(None, "--target", help="Override: holder, kinks or relu."),
     density: Optional[str] = typer.Option(None, "--density", help="Override: uniform or tilted."),
     noise: Optional[float] = typer.Option(None, "--noise", help="Override: label noise σ."),
-    size: Optional[str] = typer.Option(None, "--size", help="Override: fixed, or theory (N ∝ n^{d/(2β+d)})."),
+    size: Optional[str] = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
     attention: Optional[str] = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the exponents' intervals."),

@@ -1,0 +1,72 @@
+"""`tmcheck synth regress|report|data` through Typer's runner: the tiny preset end to end (what CI
+runs), one-line errors with exit code 2, and the data command's file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+
+runner = CliRunner()
+
+
+def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
+    out = tmp_path / "tiny"
+    res = runner.invoke(app, ["synth", "regress", "--preset", "tiny", "--out", str(out), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    for name in ("config.json", "results.jsonl", "report.md", "report.json", "fig_alpha.png", "fig_loss.png",
+                 "fig_model.png"):
+        assert (out / name).exists(), name
+    assert "predicted α_D" in res.stdout
+    rep = json.loads((out / "report.json").read_text())
+    assert {(e["d"], e["method"]) for e in rep["data_scaling"]} == {(d, m) for d in (1, 2)
+                                                                    for m in ("transformer", "knn", "krr")}
+    # the report command refits the same directory, as JSON
+    res = runner.invoke(app, ["synth", "report", str(out), "--bootstrap", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["kind"] == "synthetic"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--dims", "5", "--D", "4"], "exceeds the ambient dimension D=4"),
+        (["--betas", "1.5"], "beta must lie in (0, 1]"),
+        (["--betas", "0"], "beta must lie in (0, 1]"),
+        (["--ns", "10,100"], "smaller than the validation split"),
+        (["--dims", "one"], "comma-separated integers"),
+        (["--preset", "huge"], "unknown preset"),
+    ],
+)
+def test_bad_parameters_give_one_line_errors(tmp_path, args, message):
+    res = runner.invoke(app, ["synth", "regress", "--out", str(tmp_path / "x"), *args])
+    assert res.exit_code == 2
+    err = res.stderr.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x" / "results.jsonl").exists()
+
+
+def test_report_of_a_directory_that_is_not_a_synthetic_sweep(tmp_path):
+    res = runner.invoke(app, ["synth", "report", str(tmp_path)])
+    assert res.exit_code == 2 and "config.json" in res.stderr
+    (tmp_path / "config.json").write_text(json.dumps({"preset": {}}))
+    res = runner.invoke(app, ["synth", "report", str(tmp_path)])
+    assert res.exit_code == 2 and "not a synthetic sweep" in res.stderr
+
+
+def test_data_command_writes_points_on_the_manifold(tmp_path):
+    path = tmp_path / "x.npz"
+    res = runner.invoke(app, ["synth", "data", "--out", str(path), "--n", "300", "--d", "3", "--D", "10",
+                              "--manifold", "sphere", "--target", "kinks", "--beta", "0.5", "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["max_residual"] < 1e-12
+    with np.load(path) as z:
+        assert z["X"].shape == (300, 10) and z["y"].shape == (300,)
+        np.testing.assert_allclose(np.linalg.norm(z["X"], axis=1), 1.0, atol=1e-12)
+    res = runner.invoke(app, ["synth", "data", "--out", str(path), "--d", "3", "--D", "2"])
+    assert res.exit_code == 2 and "exceeds the ambient dimension" in res.stderr

@@ -1,0 +1,135 @@
+"""Synthetic sweeps: the plan, the theory's sizing rule, resuming after SIGKILL with nothing lost,
+the lock, refusing a different preset, and the report's fits on rows with a known exponent."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tmcheck.empirics import atomic
+from tmcheck.empirics.sweep import SweepBusy, sweep_lock
+from tmcheck.empirics.synthetic_model import n_params
+from tmcheck.empirics.synthetic_report import build_tables, write_report
+from tmcheck.empirics.synthetic_sweep import (
+    PRESETS,
+    SynthPreset,
+    check_preset,
+    model_config,
+    plan,
+    run_sweep,
+    theory_width,
+    with_overrides,
+)
+from tmcheck.theory.bounds import alpha_D
+
+MICRO = SynthPreset(name="micro", dims=(1,), betas=(1.0,), ns=(40, 80), seeds=(0,), D=4, n_test=300, min_val=8,
+                    d_embd=5, n_blocks=1, n_heads=1, ffn_width=8, min_steps=60, max_steps=60, eval_every=20,
+                    patience=50, baselines=("knn",), model_dims=(1,), model_betas=(1.0,), model_widths=(2, 4),
+                    model_n=80)
+
+
+def test_presets_are_valid_and_cover_the_issue_grid():
+    for p in PRESETS.values():
+        check_preset(p)
+    cpu, gpu = PRESETS["cpu"], PRESETS["gpu"]
+    assert cpu.dims == (1, 2, 4) and set(gpu.dims) == {1, 2, 4, 8}
+    for p in (cpu, gpu):
+        assert set(p.betas) == {1.0, 0.5} and len(p.seeds) >= 3 and max(p.ns) / min(p.ns) >= 100
+        assert p.model_dims  # a model-scaling sweep too
+
+
+def test_plan_names_are_unique_and_complete():
+    rows = plan(PRESETS["cpu"])
+    p = PRESETS["cpu"]
+    n_data = len(p.dims) * len(p.betas) * len(p.ns) * len(p.seeds) * (1 + len(p.baselines))
+    n_model = len(p.model_dims) * len(p.model_betas) * len(p.model_widths) * len(p.model_seeds)
+    assert len(rows) == n_data + n_model
+    assert len({r["run"] for r in rows}) == len(rows)
+
+
+def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
+    p = replace(PRESETS["cpu"], size="theory", ffn_width=256)
+    for d, beta in ((1, 1.0), (4, 0.5)):
+        n_lo, n_hi = min(p.ns), max(p.ns)
+        w_lo, w_hi = theory_width(p, d, beta, n_lo), theory_width(p, d, beta, n_hi)
+        assert w_hi == 256
+        assert abs(np.log(w_hi / w_lo) - d / (2 * beta + d) * np.log(n_hi / n_lo)) < 0.1
+        assert n_params(model_config(p, w_hi)) > n_params(model_config(p, w_lo))
+
+
+@pytest.mark.parametrize("override,message", [(dict(dims=(9,)), "exceeds the ambient"),
+                                              (dict(betas=(1.2,)), "beta must lie in"),
+                                              (dict(ns=(10, 100)), "smaller than the validation split"),
+                                              (dict(size="huge"), "unknown size rule")])
+def test_bad_sweep_parameters(override, message):
+    with pytest.raises(ValueError, match=message):
+        with_overrides(PRESETS["tiny"], **override)
+
+
+def test_resume_after_sigkill_loses_nothing(tmp_path):
+    reference = run_sweep(tmp_path / "ref", MICRO, log=lambda s: None)
+    killed = tmp_path / "killed"
+    code = ("import json, sys; from tmcheck.empirics.synthetic_sweep import preset_from_config, run_sweep; "
+            "run_sweep(sys.argv[1], preset_from_config({'preset': json.loads(sys.argv[2])}), log=lambda s: None)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(killed), json.dumps(MICRO.as_dict())])
+    deadline = time.time() + 120
+    # kill mid-training: once a transformer run has a checkpoint but before the sweep is done
+    while time.time() < deadline and not list(killed.glob("runs/*/last.pt")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    rows = run_sweep(killed, MICRO, log=lambda s: None)
+    got = {r["run"]: r["test_mse"] for r in rows}
+    want = {r["run"]: r["test_mse"] for r in reference}
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == pytest.approx(want[k], rel=1e-5), k
+    assert len(atomic.read_jsonl(killed / "results.jsonl")) == len(plan(MICRO))
+
+
+def test_sweep_refuses_a_second_process_and_another_preset(tmp_path):
+    run_sweep(tmp_path, MICRO, log=lambda s: None)
+    with sweep_lock(tmp_path):
+        with pytest.raises(SweepBusy):
+            run_sweep(tmp_path, MICRO, log=lambda s: None)
+    with pytest.raises(ValueError, match="other settings"):
+        run_sweep(tmp_path, replace(MICRO, noise=0.1), log=lambda s: None)
+    # rerunning a finished sweep recomputes nothing
+    before = (tmp_path / "results.jsonl").read_text()
+    run_sweep(tmp_path, MICRO, log=lambda s: None)
+    assert (tmp_path / "results.jsonl").read_text() == before
+
+
+def test_report_recovers_a_known_exponent_and_gives_verdicts():
+    rng = np.random.default_rng(0)
+    rows = []
+    for method, slope in (("transformer", alpha_D(2, 1.0)), ("knn", 0.9)):
+        for n in (100, 300, 1000, 3000, 10000):
+            for seed in range(3):
+                mse = 2.0 * n ** -slope * np.exp(0.02 * rng.standard_normal())
+                rows.append({"sweep": "data", "method": method, "d": 2, "beta": 1.0, "n": n, "seed": seed,
+                             "test_mse": mse})
+    data, model = build_tables(rows, [{"d": 2, "dimension": 2.0}], bootstrap=300)
+    by = {e["method"]: e for e in data}
+    assert by["transformer"]["alpha_hat"] == pytest.approx(0.5, abs=0.02)
+    assert by["transformer"]["verdict"] == "inside" and by["transformer"]["verdict_d_hat"] == "inside"
+    assert by["knn"]["verdict"] == "outside"
+    assert model == []
+
+
+def test_write_report_on_a_finished_micro_sweep(tmp_path):
+    run_sweep(tmp_path, MICRO, log=lambda s: None)
+    rep = write_report(tmp_path, bootstrap=50)
+    for name in ("report.md", "report.json", "fig_alpha.png", "fig_loss.png", "fig_model.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert rep["kind"] == "synthetic" and rep["data_scaling"] and rep["model_scaling"]
+    text = (tmp_path / "report.md").read_text()
+    assert "predicted α_D" in text and "empirical risk minimiser" in text
