@@ -112,6 +112,7 @@ def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     corpora = list(table)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.0), squeeze=False)
@@ -131,6 +132,12 @@ def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
                     label=f"predicted slope: α_D = {e['alpha_D']:.3f} (d = {e['d']:.1f})")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_ylim(y.min() / 1.25, y.max() * 1.25)  # the data decide the range; the prediction may leave it
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xticks(sorted(set(n)), [_short(v) for v in sorted(set(n))])
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%.2g"))
+        ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
         ax.set_xlabel("training-set size n (tokens)")
         ax.set_ylabel("test loss (nats per token)")
         ax.set_title(c)
@@ -139,6 +146,14 @@ def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _short(v: float) -> str:
+    """12_345 -> '12k', 2_500_000 -> '2.5M' (tick labels)."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return f"{v / div:.3g}{suffix}"
+    return f"{v:.0f}"
 
 
 def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
@@ -164,7 +179,7 @@ def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
             ax.scatter([res["best_step"]], [res["best_val"]], color=color, s=12, zorder=3)
         ax.set_xlabel("optimizer step")
         ax.set_ylabel("validation loss (nats per token)")
-        ax.set_title(f"{c} (dots: best-validation checkpoint; dotted: seed 2)")
+        ax.set_title(f"{c} (dots: best-validation checkpoint; solid: seed {pts[0]['seed']}, dotted: other seeds)")
         ax.title.set_fontsize(9)
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
