@@ -224,7 +224,7 @@ class Target:
         if p.target == "holder":
             self.levels = holder_levels(p.d)
             self.salt = int(rng.integers(1, 2**62))
-        if p.target == "kinks":
+        elif p.target == "kinks":
             self.W = _directions(rng, manifold.Q, KINKS)  # (J, D)
             anchors = manifold.sample(KINKS, rng)
             self.b = np.einsum("jD,jD->j", self.W, anchors)  # each kink passes through M

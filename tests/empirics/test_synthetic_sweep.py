@@ -50,9 +50,12 @@ def test_plan_names_are_unique_and_complete():
     rows = plan(PRESETS["cpu"])
     p = PRESETS["cpu"]
     n_data = len(p.dims) * len(p.betas) * len(p.ns) * len(p.seeds) * (1 + len(p.baselines))
+    assert p.krr_max_n >= max(p.ns)
     n_model = len(p.model_dims) * len(p.model_betas) * len(p.model_widths) * len(p.model_seeds)
     assert len(rows) == n_data + n_model
     assert len({r["run"] for r in rows}) == len(rows)
+    gpu = PRESETS["gpu"]
+    assert not [r for r in plan(gpu) if r["method"] == "krr" and r["n"] > gpu.krr_max_n]
 
 
 def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
