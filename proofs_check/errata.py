@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--check", type=Path, metavar="README", help="exit 1 if the errata section is stale")
     args = ap.parse_args(argv)
     path = args.write or args.check
+    section = generate()  # slow (runs every check): read the README only afterwards, so edits made meanwhile survive
     readme = path.read_text(encoding="utf-8")
-    section = generate()
     if args.write:
         path.write_text(replace_section(readme, section), encoding="utf-8")
         return 0
