@@ -7,7 +7,6 @@ from the weights against the stated orders.
 
 from __future__ import annotations
 
-from fractions import Fraction as F
 
 import numpy as np
 

@@ -101,7 +101,7 @@ def test_resources_counts(d, N):
     assert rows["m"]["ratio"] == 1 and rows["l"]["ratio"] == 1
 
 
-@pytest.mark.parametrize("d,N", [(1, 4), (2, 2)])
+@pytest.mark.parametrize("d,N", [(1, 4), (2, 2), (3, 2)])
 def test_check_construction(d, N):
     c = lemma1(parse_target(TARGETS[d], d), 3, 1, 0.5, N=N)
     rep = check_construction(c, np.random.default_rng(0), n_inputs=4)

@@ -18,7 +18,6 @@ from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
 from tmcheck.theory.lemmas.lemma1 import psi
 from tmcheck.theory.lemmas.theorem2 import (
     _q,
-    build_blocks,
     claim_parts,
     claim_value,
     error_split,
@@ -27,10 +26,9 @@ from tmcheck.theory.lemmas.theorem2 import (
     theorem2,
     theorem2_network,
     theorem2_report,
-    theorem2_spec,
 )
 from tmcheck.theory.manifolds import make_manifold
-from tmcheck.theory.network import Block, resources, structured_positional
+from tmcheck.theory.network import Block, structured_positional
 from tmcheck.theory.targets import parse_target
 
 

@@ -395,10 +395,10 @@ def embed_exact(net: Network, X) -> np.ndarray:
 
 
 def stated_resources(spec: Lemma1Spec) -> dict:
-    """The paper's counts for this d and N (Appendix E.1): blocks log2(d) + 4, B_2 = B(N^d d, ·),
-    l = d + Nd + N^d d, B_1's FFN depth 7."""
+    """The paper's counts for this d and N (Appendix E.1): B_2 = B(N^d d, ·), l = d + Nd + N^d d, B_1's
+    FFN depth 7, and ⌈log2 d⌉ + 4 blocks (the paper's log(d) + 4 read for any d, not only powers of 2)."""
     d, N = spec.d, spec.N
-    return {"L_T": math.log2(d) + 4 if d > 1 else 4, "m": N**d * d, "l": d + N * d + N**d * d, "L_FFN": 7}
+    return {"L_T": math.ceil(math.log2(d)) + 4 if d > 1 else 4, "m": N**d * d, "l": d + N * d + N**d * d, "L_FFN": 7}
 
 
 def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None) -> Construction:
