@@ -26,6 +26,6 @@ def command(
     if as_json:
         print_json({k: v for k, v in rep.items()})
         return
-    console.print(markdown_table(rep), highlight=False)
+    console.print(markdown_table(rep), highlight=False, soft_wrap=True)
     console.print(f"report: {sweep_dir / 'report.md'}; figures: {sweep_dir / 'fig_scaling.png'}, "
                   f"{sweep_dir / 'fig_curves.png'}")

@@ -18,7 +18,7 @@ def stage(out: Path, quick: bool) -> str:
     run_sweep(sweep_dir, preset, progress=True, log=lambda s: console.print(s, highlight=False))
     corpus_id(sweep_dir)
     rep = build_report(sweep_dir)
-    console.print(markdown_table(rep), highlight=False)
+    console.print(markdown_table(rep), highlight=False, soft_wrap=True)
     console.print(f"report: {sweep_dir / 'report.md'}")
     parts = [f"{c}: d={e['d']:.1f}, alpha_D={e['alpha_D']:.3f}, observed {e['alpha_hat']:.3f}"
              for c, e in rep["table"].items() if "d" in e]

@@ -82,7 +82,7 @@ def _tiny_dict():
 def test_grid():
     from tmcheck.empirics.presets import PRESETS, decades, get_preset
 
-    g = get_preset("cpu-demo").grid(512_000)
+    g = get_preset("cpu-demo").grid(128_000)
     assert len(g) >= 5 and decades(g) >= 1.5 and g == sorted(g)
     assert all(len(p.seeds) >= 2 for p in PRESETS.values())
     assert decades(get_preset("gpu-quick").grid(8_000_000)) >= 3
