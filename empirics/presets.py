@@ -61,8 +61,8 @@ PRESETS: dict[str, Preset] = {
     "cpu-demo": Preset(
         name="cpu-demo", corpora=("code", "prose", "stories"),
         model=GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=64),
-        train=TrainConfig(max_steps=200, lr=2e-3, min_lr=2e-4, warmup_steps=20, eval_every=20, patience=2),
-        batch_size=32, vocab_size=512, tokenizer_bytes=2_000_000, n_min=16_000, n_max=512_000, n_sizes=5,
+        train=TrainConfig(max_steps=400, lr=2e-3, min_lr=2e-4, warmup_steps=20, eval_every=25, patience=3),
+        batch_size=32, vocab_size=512, tokenizer_bytes=2_000_000, n_min=4_000, n_max=128_000, n_sizes=5,
         seeds=(0, 1), max_eval_tokens=8_192, id_docs=200, id_context=256, id_tokens_per_doc=32,
         notes="three corpora, 5 sizes over 1.5 decades, 2 seeds; under 20 minutes on 2 cores; `make demo`"),
     "cpu-small": Preset(
