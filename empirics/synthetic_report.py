@@ -133,7 +133,7 @@ def figure_alpha(data: list[dict], path: Path) -> None:
     dims = sorted({e["d"] for e in data})
     grid = np.linspace(0.8, max(dims) * 1.15, 200)
     for ax, beta in zip(axes[0], betas):
-        ax.plot(grid, [alpha_D(g, beta) for g in grid], "k-", lw=1.5, label=f"predicted 2β/(2β+d), β={beta:g}")
+        ax.plot(grid, [alpha_D(g, beta) for g in grid], "k-", lw=1.5, label="predicted 2β/(2β+d)")
         for i, (method, (color, marker, label)) in enumerate(METHOD_STYLE.items()):
             sel = [e for e in data if e["beta"] == beta and e["method"] == method]
             if not sel:
@@ -216,7 +216,7 @@ def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("trained parameters N")
     ax.set_ylabel("test MSE against f (no label noise)")
-    ax.set_title("model scaling at fixed n")
+    ax.set_title(f"model scaling at fixed n = {sel_rows[0]['n']}")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
