@@ -193,7 +193,7 @@ def figure_loss(rows: list[dict], path: Path) -> None:
         ax.set_title(f"d = {d}")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
-    axes[0][-1].legend(fontsize=7)
+    axes[0][-1].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
