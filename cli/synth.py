@@ -23,6 +23,8 @@ app = typer.Typer(no_args_is_help=True, help="Synthetic manifold regression with
 def _ints(text: Optional[str], name: str) -> Optional[tuple[int, ...]]:
     if text is None:
         return None
+    if not text.strip():
+        return ()
     try:
         return tuple(int(v) for v in text.split(","))
     except ValueError:
@@ -66,6 +68,11 @@ def regress(
     noise: Optional[float] = typer.Option(None, "--noise", help="Override: label noise σ."),
     size: Optional[str] = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
     attention: Optional[str] = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", help="Override: steps = epochs * n_train / batch size ..."),
+    min_steps: Optional[int] = typer.Option(None, "--min-steps", help="Override: ... clipped below at this ..."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Override: ... and above at this."),
+    baselines: Optional[str] = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
+    model_dims: Optional[str] = typer.Option(None, "--model-dims", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for the exponents' intervals."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
@@ -77,7 +84,9 @@ def regress(
     base = get_preset(preset)
     p = with_overrides(base, dims=_ints(dims, "--dims"), betas=_floats(betas, "--betas"), ns=_ints(ns, "--ns"),
                        seeds=_ints(seeds, "--seeds"), D=D, manifold=manifold, target=target, density=density,
-                       noise=noise, size=size, attention=attention)
+                       noise=noise, size=size, attention=attention, epochs=epochs, min_steps=min_steps,
+                       max_steps=max_steps, baselines=tuple(baselines.split(",")) if baselines else None,
+                       model_dims=_ints(model_dims, "--model-dims"))
     if p != PRESETS[preset]:
         p = with_overrides(p, name=f"{preset}-custom")
     log = (lambda s: None) if as_json else (lambda s: console.print(s, highlight=False))

@@ -104,6 +104,8 @@ def check_preset(p: SynthPreset) -> None:
     for m in p.baselines:
         if m not in METHODS[1:]:
             raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
+    if not 1 <= p.min_steps <= p.max_steps:
+        raise ValueError(f"need 1 <= min_steps <= max_steps, got {p.min_steps} and {p.max_steps}")
     if not p.ns or not p.seeds:
         raise ValueError("the data-scaling grid needs at least one n and one seed")
     for d in {*p.dims, *p.model_dims}:

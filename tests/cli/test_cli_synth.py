@@ -40,6 +40,8 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
         (["--ns", "10,100"], "smaller than the validation split"),
         (["--dims", "one"], "comma-separated integers"),
         (["--preset", "huge"], "unknown preset"),
+        (["--min-steps", "10", "--max-steps", "5"], "min_steps <= max_steps"),
+        (["--baselines", "svm"], "unknown baseline"),
     ],
 )
 def test_bad_parameters_give_one_line_errors(tmp_path, args, message):
