@@ -70,6 +70,12 @@ def register(app: typer.Typer) -> None:
             f"max |T - f| = {e['max_error']:.4g} on {e['n_points']} points ({e['backend']}) vs ε = {eps}: "
             f"{'within' if rep['within_eps'] else 'NOT within'} ε{exact_note}"
         )
+        grow = [g for g in rep["growth_with_d"] if g["grid"] == grid]
+        console.print(
+            f"growth with d at ε = {eps} ({grid} grid): l/(dε^(-d/β)) = "
+            + ", ".join(f"d={g['d']}: {g['ratio_l']:.3g}" for g in grow)
+            + " (Lemma 1 says this factor depends on H_f only)"
+        )
         if e["exact_mismatches"]:
             console.print(f"[red]{e['exact_mismatches']} points where T != f̂[/]")
         if export:

@@ -114,8 +114,10 @@ def _sparse_heads(ops: _Ops, sp: dict, H):
         return H + np.asarray(sp["S"].T @ vals.reshape(B * 5, -1).T).T.reshape(H.shape)
     h1 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t1))), (Ellipsis, None))  # (B, m, 5, 1)
     h2 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t2))), (Ellipsis, None))  # (B, m, 5, 1)
-    score = be.matmul(be.transpose(h2), be.matmul(sp["A"], h1))  # (B, m, 1, 1)
-    vals = be.matmul(be.matmul(sp["V"], h2), be.relu(score))  # (B, m, 5, 1)
+    # tidy (divide out common factors) after each product: the C terms cancel exactly in the score,
+    # and without it the common denominator would grow past what float64 scaling factors can hold
+    score = be.tidy(be.matmul(be.transpose(h2), be.matmul(sp["A"], h1)))  # (B, m, 1, 1)
+    vals = be.tidy(be.matmul(be.matmul(sp["V"], h2), be.relu(score)))  # (B, m, 5, 1)
     return ops.scatter_add(H, t1, be.index(vals, (Ellipsis, 0)))
 
 
@@ -178,6 +180,7 @@ def forward_structured(net: Network, X, backend: str | None = None, prepared: li
         if dn is not None:
             Z = be.add(Z, dn)
         if blk.ffn:
+            Z = be.tidy(Z)
             Z = be.add(ffn(blk.ffn, Z, be) if ops.exact else _ffn_float(blk.ffn, Z), Z)
         H = be.tidy(Z)
     return be.output(H)

@@ -528,23 +528,24 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
         "tight_bound": tight_error_bound(d, H, beta, spec.N) + 2.0**-41,
         "paper_bound": paper_error_bound(d, H, beta, spec.N), "sampled_holder_ratio": rep.holder_ratio,
         "error": err, "within_eps": err["max_error"] <= eps, "resources": resource_table(spec, net),
-        "network": net, "spec": spec,
+        "growth_with_d": growth_table(eps, H, beta, range(1, 7)), "network": net, "spec": spec,
     }
 
 
 def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) -> list[dict]:
-    """l, m and κ (Lemma 3's C with κ_B = M = 1, times the data bound 2 of the f_n block) as
-    functions of d at fixed ε, for the paper's and the tight N; `ratio_l` = l / (d ε^{-d/β}) is the
-    factor Lemma 1's O(·) hides, which should depend on H_f only."""
+    """l, m (the construction's exact counts) and κ ≈ `sufficient_C` with b_max = 2 (the f_n block at
+    R = 1) and c_max = cos(π/2l), as functions of d at fixed ε, for the paper's and the tight N;
+    `ratio_l` = l / (d ε^{-d/β}) is the factor Lemma 1's O(·) hides, which should depend on H_f only."""
     from tmcheck.theory.targets import tight_N as _tight
 
     out = []
     for d in ds:
         for kind, N in (("paper", paper_N(d, H, beta, eps)), ("tight", _tight(d, H, beta, eps))):
             l = d + d * N + d * N**d
-            gap = 2 * math.sin(math.pi / (4 * l)) ** 2  # 1 - cos(π/2l) without cancellation
-            kappa = 2 / gap
+            lf = float(l) if l < 1e300 else math.inf
+            gap = 2 * math.sin(math.pi / (4 * lf)) ** 2  # 1 - cos(π/2l) without cancellation
+            kappa = 2 / gap if gap > 0 else math.inf
             order = d * eps ** (-d / beta)
-            out.append({"d": d, "grid": kind, "N": N, "l": l, "m": d * N**d, "kappa": kappa,
-                        "ratio_l": l / order, "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta))})
+            out.append({"d": d, "grid": kind, "N": N, "l": lf, "m": float(d * N**d) if lf < math.inf else math.inf,
+                        "kappa": kappa, "ratio_l": lf / order, "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta))})
     return out
