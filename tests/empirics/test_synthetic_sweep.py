@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
