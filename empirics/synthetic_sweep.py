@@ -242,6 +242,16 @@ def run_sweep(sweep_dir: Path, preset: SynthPreset | None = None, log: Callable[
         return rows
 
 
+def is_synthetic_sweep(sweep_dir: Path) -> bool:
+    """Whether sweep_dir holds a synthetic sweep (config.json with kind "synthetic"): what lets
+    `tmcheck report DIR` hand the directory to this experiment's report."""
+    path = Path(sweep_dir) / "config.json"
+    try:
+        return json.loads(path.read_text()).get("kind") == "synthetic"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def load_config(sweep_dir: Path) -> dict:
     path = Path(sweep_dir) / "config.json"
     if not path.exists():

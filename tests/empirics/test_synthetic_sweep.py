@@ -21,6 +21,7 @@ from tmcheck.empirics.synthetic_sweep import (
     PRESETS,
     SynthPreset,
     check_preset,
+    is_synthetic_sweep,
     model_config,
     plan,
     run_sweep,
@@ -128,7 +129,9 @@ def test_report_recovers_a_known_exponent_and_gives_verdicts():
 
 
 def test_write_report_on_a_finished_micro_sweep(tmp_path):
+    assert not is_synthetic_sweep(tmp_path)
     run_sweep(tmp_path, MICRO, log=lambda s: None)
+    assert is_synthetic_sweep(tmp_path)
     rep = write_report(tmp_path, bootstrap=50)
     for name in ("report.md", "report.json", "fig_alpha.png", "fig_loss.png", "fig_model.png"):
         assert (tmp_path / name).stat().st_size > 0
