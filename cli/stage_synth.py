@@ -17,6 +17,9 @@ def stage(out: Path, quick: bool) -> str:
     rep = write_report(sweep_dir, bootstrap=200 if quick else 1000)
     console.print(data_table(rep["data_scaling"]), highlight=False)
     console.print(f"report: {sweep_dir / 'report.md'}", highlight=False)
-    parts = [f"d={e['d']}: α_D={e['predicted']:.2f}, transformer {e['alpha_hat']:.2f} ({e['verdict']})"
-             for e in rep["data_scaling"] if e["method"] == "transformer"]
-    return "tiny: " + "; ".join(parts)
+    fits = {(e["d"], e["method"]): e for e in rep["data_scaling"]}
+    parts = []
+    for d in sorted({d for d, _ in fits}):
+        t, k = fits[d, "transformer"], fits[d, "knn"]
+        parts.append(f"d={d}: α_D={t['predicted']:.2f}, transformer {t['alpha_hat']:.2f}, kNN {k['alpha_hat']:.2f}")
+    return "tiny (smoke sizes, n ≤ 300): " + "; ".join(parts)
