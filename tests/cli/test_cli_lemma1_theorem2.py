@@ -29,6 +29,7 @@ def test_lemma1_json_exact():
     assert data["error"]["exact_mismatches"] == 0
     assert data["N"] == len(data["grid_points"]) and data["within_eps"]
     assert {row["quantity"] for row in data["resources"]} >= {"L_T", "m", "l", "L_FFN", "kappa"}
+    assert data["measured"]["l"] == 1 + data["N"] + data["N"]  # d + dN + dN^d for d = 1
 
 
 def test_lemma1_paper_grid_is_larger():
@@ -60,7 +61,8 @@ def test_theorem2_json_and_export(tmp_path):
                             "--N", "4", "--points", "50", "--export", str(out), "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4
+    assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4 and len(data["grid_points"]) == 4
+    assert data["measured"]["L_T"] == 6 and data["measured"]["l"] == data["C_M"] * (3 + 1 + 1 + 4 + 2 * 4)
     assert netfile.load(out).meta["name"] == "theorem2"
 
 

@@ -513,6 +513,7 @@ def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, r
 def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, grid: str = "tight",
                   N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0) -> dict:
     """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources."""
+    from tmcheck.theory.network import resources
     from tmcheck.theory.targets import check_constants, check_target, parse_target
 
     check_constants(d, H, beta, eps)
@@ -528,7 +529,8 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
         "tight_bound": tight_error_bound(d, H, beta, spec.N) + 2.0**-41,
         "paper_bound": paper_error_bound(d, H, beta, spec.N), "sampled_holder_ratio": rep.holder_ratio,
         "error": err, "within_eps": err["max_error"] <= eps, "resources": resource_table(spec, net),
-        "growth_with_d": growth_table(eps, H, beta, range(1, 7)), "network": net, "spec": spec,
+        "growth_with_d": growth_table(eps, H, beta, range(1, 7)), "measured": resources(net).as_dict(),
+        "network": net, "spec": spec,
     }
 
 

@@ -472,6 +472,7 @@ def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None 
     """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources."""
     from tmcheck.theory.fast_eval import evaluate_structured
     from tmcheck.theory.manifolds import make_manifold
+    from tmcheck.theory.network import resources
     from tmcheck.theory.targets import parse_target
 
     if not (0 < eps < 1):
@@ -493,5 +494,6 @@ def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None 
         "network_vs_claim": float(np.abs(T - split["T"]).max()),
         "E1_max": float(split["E1"].max()), "E2_max": 0.0, "E3_max": float(split["E3"].max()),
         "bound_mu_E": spec.multiplicity * float(split["E1"].max() + split["E3"].max()),
-        "resources": resource_table(spec, net), "network": net, "spec": spec,
+        "grid_points": [str(t) for t in grid_points(spec.N)], "resources": resource_table(spec, net),
+        "measured": resources(net).as_dict(), "network": net, "spec": spec,
     }
