@@ -109,9 +109,10 @@ def _num_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _num_scale(a: np.ndarray, k: int) -> np.ndarray:
-    if k == 1:
+    ma = _maxabs(a)
+    if k == 1 or ma == 0:  # zeros stay zeros, even when k itself is beyond float range
         return a
-    if _maxabs(a) * k < _EXACT_FLOAT:
+    if ma * k < _EXACT_FLOAT:
         return _as_float(a) * k
     return _as_obj(a) * k
 

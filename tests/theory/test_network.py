@@ -91,6 +91,17 @@ def test_exact_backend_falls_back_to_integers_beyond_2_53():
     assert evaluate(net2, [x])[0] == want
 
 
+def test_adding_zeros_with_a_huge_denominator_stays_exact():
+    """Rescaling an all-zero tensor by a factor beyond float range must not overflow."""
+    from tmcheck.theory.backends import ExactBackend, Rat
+
+    be = ExactBackend()
+    zero = Rat(np.zeros((2, 2)), 1)
+    tiny = Rat.from_array([[Fraction(1, 10**400), 0], [0, Fraction(3)]])
+    out = be.output(be.add(zero, tiny))
+    assert out.tolist() == [[Fraction(1, 10**400), 0], [0, 3]]
+
+
 @given(st.integers(1, 300))
 def test_exact_interaction_vectors_are_rational_unit_vectors_with_increasing_angle(l):
     I = interaction_vectors(l, "exact")
