@@ -60,14 +60,13 @@ def command(
 
 
 def _sweep_tokenizer(checkpoint: Path) -> Path:
-    """tokenizer.json of the corpus a sweep run was trained on (runs/<run>/best.pt -> data/<corpus>/)."""
+    """tokenizer.json saved with the run: SWEEP/data/<corpus>/ for SWEEP/runs/<run>/best.pt (tmcheck sweep),
+    OUT/data/ for OUT/run/best.pt (tmcheck train)."""
     from tmcheck.empirics.train import load_checkpoint
 
-    corpus = load_checkpoint(checkpoint)["meta"].get("corpus")
-    for root in (checkpoint.parent.parent.parent, checkpoint.parent.parent):
-        cand = root / "data" / str(corpus) / "tokenizer.json"
+    corpus = str(load_checkpoint(checkpoint)["meta"].get("corpus"))
+    run_dir = checkpoint.parent
+    for cand in (run_dir.parent.parent / "data" / corpus / "tokenizer.json", run_dir.parent / "data" / "tokenizer.json"):
         if cand.exists():
             return cand
-        if (root / "data" / "tokenizer.json").exists():
-            return root / "data" / "tokenizer.json"
     raise ValueError(f"no tokenizer found for {checkpoint}; pass --tokenizer")

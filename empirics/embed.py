@@ -197,11 +197,10 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
     id.json computed with other options are replaced, others kept."""
     import json
 
-    import torch
-
     from tmcheck.empirics import atomic
     from tmcheck.empirics.id import estimate_id
     from tmcheck.empirics.sweep import full_split_run, load_config, preset_from_config
+    from tmcheck.empirics.train import resolve_device
 
     sweep_dir = Path(sweep_dir)
     config = load_config(sweep_dir)
@@ -215,14 +214,11 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
             raise ValueError(f"corpus {corpus!r} is not in this sweep ({', '.join(config['corpora'])})")
         run = full_split_run(sweep_dir, corpus)
         lm = load_model(run)
-        from tmcheck.empirics.train import resolve_device
-
         lm.model.to(resolve_device(device))
         docs = test_documents(sweep_dir / "data" / corpus, preset.id_docs)
         X = embed_documents(lm, docs, embed)  # (N, C)
-        with torch.no_grad():
-            res = estimate_id(X, estimator=ids.estimator, k=ids.k, protocol=ids.protocol, batch_size=ids.batch_size,
-                              bootstrap=ids.bootstrap, device=device, seed=embed.seed)
+        res = estimate_id(X, estimator=ids.estimator, k=ids.k, protocol=ids.protocol, batch_size=ids.batch_size,
+                          bootstrap=ids.bootstrap, device=device, seed=embed.seed)
         d = float(res.dimension)
         ci = list(res.ci) if res.ci is not None else None
         out[corpus] = {

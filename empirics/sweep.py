@@ -97,6 +97,11 @@ def train_lm(preset: Preset, data_dir: Path, n: int, seed: int, run_dir: Path, p
     model = build_model(preset, meta["vocab_size"], seed)
     cfg = replace(preset.train, seed=seed, progress=progress)
     run_meta = {"model_config": asdict(model.config), "n": n, "seed": seed, "corpus": meta["spec"]["corpus"]}
+    spec_path = Path(run_dir) / "run.json"
+    if spec_path.exists() and (held := json.loads(spec_path.read_text())) != run_meta:
+        raise ValueError(f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
+                         f"seed {held.get('seed')}); use another directory")
+    atomic.write_json(spec_path, run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
     best = load_gpt(Path(run_dir) / "best.pt")
     test = eval_windows(open_split(data_dir, "test"), T, B, preset.max_eval_tokens)
