@@ -110,7 +110,8 @@ def _bounds(form: str):
 
 
 def _terms(form: str, theta, logx):
-    """Model pieces: (prediction, list of (term value, column of log x, exponent index, coef index))."""
+    """The prediction and its power-law terms (for the Jacobian): offset -> (E + t, t),
+    power -> (t, None), joint -> (E + tA + tB, (tA, tB))."""
     if form == "offset":
         E, logB, a = theta
         t = np.exp(logB - a * logx)
