@@ -19,9 +19,9 @@ def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.fit import EPOCH_CHINCHILLA, chinchilla_points, fit_law
     from tmcheck.empirics.id import MANIFOLDS, estimate_id, make_manifold
 
-    n = 2048 if quick else 8192
+    n = 1024 if quick else 8192
     table = Table(title=f"intrinsic dimension, N={n} points in R^64 (K=20)")
-    for c in ("manifold", "true d", "mle", "twonn", "paper protocol (batches of 1024)"):
+    for c in ("manifold", "true d", "mle", "twonn", "paper protocol (batches of 512)"):
         table.add_column(c)
     worst = 0.0
     for name, (d, _) in MANIFOLDS.items():
@@ -30,7 +30,7 @@ def stage(out: Path, quick: bool) -> str:
             warnings.simplefilter("ignore")
             mle = estimate_id(X, "mle", bootstrap=0).dimension
             two = estimate_id(X, "twonn", bootstrap=0).dimension
-            paper = estimate_id(X, "mle", protocol="paper", batch_size=1024, bootstrap=0).dimension
+            paper = estimate_id(X, "mle", protocol="paper", batch_size=512, bootstrap=0).dimension
         worst = max(worst, abs(mle - d) / d)
         table.add_row(name, str(d), f"{mle:.2f}", f"{two:.2f}", f"{paper:.2f}")
     console.print(table)
