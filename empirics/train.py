@@ -223,9 +223,9 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
             for micro in range(cfg.grad_accum):
                 batch = to_device(batches(step, micro * world + rank), device)
                 sync = contextlib.nullcontext() if (world == 1 or micro == cfg.grad_accum - 1) else net.no_sync()
-                with sync, _autocast(device):
-                    loss = loss_fn(net, batch) / cfg.grad_accum
-                with sync:
+                with sync:  # skip DDP's gradient all-reduce on all but the last micro-batch
+                    with _autocast(device):
+                        loss = loss_fn(net, batch) / cfg.grad_accum
                     loss.backward()
                 loss_sum += float(loss.detach())
                 tokens += batch_tokens(batch) * world

@@ -107,3 +107,37 @@ def test_regression_with_mse(tmp_path):
     cfg = TrainConfig(max_steps=300, lr=1e-2, min_lr=1e-3, warmup_steps=10, eval_every=50, patience=0, progress=False)
     r = train(net, batch, mse, lambda: [batch(99_999, 0)], cfg, tmp_path / "reg")
     assert r.best_val < 0.02
+
+
+DDP_SCRIPT = """
+import sys, torch
+from pathlib import Path
+from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
+from tmcheck.empirics.train import TrainConfig, train
+def src(step, micro):
+    g = torch.Generator().manual_seed(1000 * step + micro)
+    x = torch.randint(0, 50, (4, 12), generator=g)
+    return x, (x + 1) % 50
+VAL = [src(10_000 + i, 0) for i in range(2)]
+torch.manual_seed(0)
+m = GPT(GPTConfig(vocab_size=50, block_size=12, n_layer=1, n_head=2, n_embd=16))
+cfg = TrainConfig(max_steps=12, eval_every=4, patience=0, warmup_steps=2, lr=3e-3, progress=False, grad_accum=2)
+r = train(m, src, lm_loss, lambda: VAL, cfg, Path(sys.argv[1]))
+print("RESULT", r.history[-1]["val_loss"], r.tokens, flush=True)
+"""
+
+
+def test_ddp_under_torchrun_on_cpu(tmp_path):
+    """Two gloo processes: ranks agree, tokens count both ranks, rank 0 writes the checkpoints."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ddp.py"
+    script.write_text(DDP_SCRIPT)
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(script),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln.split() for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+    assert len(lines) == 2 and lines[0][1] == lines[1][1]
+    assert int(lines[0][2]) == 12 * 2 * 4 * 12 * 2  # steps x micro-batches x B x T x ranks
+    assert (tmp_path / "out" / "best.pt").exists() and (tmp_path / "out" / "result.json").exists()
