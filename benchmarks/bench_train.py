@@ -5,8 +5,8 @@ Both models get the same weights (ours exported with `to_hf`), the same batches,
 Measurements alternate between the two models (ABAB...) so that a change in machine load hits both,
 and the median over repeats is reported. Results: benchmarks/results/train.json.
 
-Target (issue 7): ours >= 1.5x GPT2LMHeadModel tokens/s. GPU figures (tokens/s and MFU of the 125M
-configuration in bf16) need a CUDA machine and are not measured here.
+Target (issue 7): ours >= 1.5x GPT2LMHeadModel tokens/s. On a CUDA machine the script also measures
+tokens/s and MFU of the 125M configuration in bf16 (`gpu_throughput`); that path has not been run.
 """
 
 from __future__ import annotations
@@ -68,6 +68,35 @@ def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int) 
             "speedup": med["ours"] / med["GPT2LMHeadModel"], "params_non_embedding": ours.num_params()}
 
 
+PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}  # dense bf16, per GPU
+
+
+def gpu_throughput(steps: int = 20, batch: int = 16) -> dict:
+    """tokens/s and MFU of the paper's 125M configuration in bf16 on one CUDA device (never run here)."""
+    from tmcheck.empirics.train import _autocast
+
+    dev = torch.device("cuda")
+    cfg = GPTConfig(vocab_size=50_304, block_size=1024, n_layer=12, n_head=12, n_embd=768)
+    model = GPT(cfg).to(dev)
+    step = _step_fn(model, "ours")
+    x = torch.randint(0, cfg.vocab_size, (batch, cfg.block_size), device=dev)
+    y = torch.roll(x, -1, dims=1)
+    for i in range(steps + 3):
+        if i == 3:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+        with _autocast(dev):
+            step(x, y)
+    torch.cuda.synchronize()
+    tps = batch * cfg.block_size * steps / (time.perf_counter() - t0)
+    # 6 N per token for the weights, plus 12 L T C for attention scores and values (PaLM appendix B)
+    flops_per_token = 6 * model.num_params() + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
+    name = torch.cuda.get_device_name()
+    peak = next((v for k, v in PEAK_BF16_FLOPS.items() if k in name), None)
+    return {"device": name, "tokens_per_s": tps, "flops_per_token": flops_per_token,
+            "mfu": tps * flops_per_token / peak if peak else None, "batch": batch, "config": cfg.__dict__}
+
+
 def main(quick: bool = False) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     cases = []
@@ -85,6 +114,9 @@ def main(quick: bool = False) -> dict:
             print(f"{name:18s} threads={threads}: ours {r['tokens_per_s']['ours']:9,.0f} tok/s, GPT2LMHeadModel "
                   f"{r['tokens_per_s']['GPT2LMHeadModel']:9,.0f} tok/s, speedup {r['speedup']:.2f}x", flush=True)
     out["machine"]["load_average_at_end"] = os.getloadavg()
+    if torch.cuda.is_available():
+        out["gpu_125M_bf16"] = gpu_throughput(steps=5 if quick else 20)
+        print(f"GPU 125M bf16: {out['gpu_125M_bf16']['tokens_per_s']:,.0f} tok/s, MFU {out['gpu_125M_bf16']['mfu']}")
     if not quick:
         write_json(RESULTS, out)
     return out
