@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from tmcheck.empirics import atomic
-from tmcheck.empirics.data import DatasetSpec, open_split, prepare_dataset
+from tmcheck.empirics.data import CORPORA, DatasetSpec, open_split, prepare_dataset
 from tmcheck.empirics.presets import Preset, get_preset
 
 
@@ -150,6 +150,9 @@ def run_sweep(sweep_dir: Path, preset: str | Preset | None = None, corpora: list
         else:
             p = get_preset(preset or "tiny") if not isinstance(preset, Preset) else preset
             config = {"preset": p.as_dict(), "corpora": list(corpora or p.corpora)}
+            unknown = [c for c in config["corpora"] if c not in CORPORA]
+            if unknown:
+                raise ValueError(f"unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}")
             atomic.write_json(cfg_path, config)
         results_path = sweep_dir / "results.jsonl"
         rows = atomic.read_jsonl(results_path)

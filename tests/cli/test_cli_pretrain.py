@@ -66,6 +66,7 @@ def test_errors_are_one_line_exit_2(sweep, tmp_path):
         ["embed", str(tmp_path / "missing"), "--text", str(tmp_path / "none.txt")],
         ["train", "--preset", "nope"],
         ["train", "--corpus", "klingon", "--out", str(tmp_path / "k")],
+        ["sweep", "data", str(tmp_path / "k2"), "--corpus", "klingon"],
     ]
     for args in cases:
         res = runner.invoke(app, args)
