@@ -74,11 +74,11 @@ class SynthPreset:
 PRESETS: dict[str, SynthPreset] = {
     "tiny": SynthPreset(
         name="tiny", dims=(1, 2), betas=(1.0,), ns=(50, 120, 300), seeds=(0, 1), D=6, n_test=2000,
-        min_val=8, n_blocks=1, min_steps=250, max_steps=250, eval_every=50, patience=3,
+        min_val=8, n_blocks=1, min_steps=250, max_steps=250, eval_every=50, patience=10,
         model_dims=(1,), model_betas=(1.0,), model_widths=(2, 6, 16), model_n=300,
         notes="the whole pipeline (both sweeps, both baselines, report) in well under 2 minutes"),
     "cpu": SynthPreset(
-        name="cpu", D=8, ns=(64, 200, 640, 2000, 6400), epochs=40, min_steps=400, max_steps=1600, patience=8,
+        name="cpu", D=8, ns=(64, 200, 640, 2000, 6400), epochs=100, min_steps=1500, max_steps=4000, patience=20,
         model_dims=(1, 2, 4), model_betas=(0.5,), model_widths=(2, 8, 32, 128), model_n=2000,
         notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 6400, 3 seeds; about 30 minutes on 2 shared cores"),
     "gpu": SynthPreset(
