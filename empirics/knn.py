@@ -3,30 +3,60 @@
 The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once, here, in torch
 (CUDA when present), in three steps:
 
-1. **Candidate search in float32.** The data are centred in float64 (which removes most of the
-   cancellation of the Gram trick) and cast to float32. Squared distances
-   ``|q|^2 + |x|^2 - 2 q.x`` are formed tile by tile over the upper triangle of the (N, N) matrix,
-   each tile serving the rows of both of its blocks, so every product is computed once. A running
-   top-m (m = k + margin) is kept per row. The diagonal is excluded by index, never by distance.
-   Memory is bounded by one (block, block) tile plus O(N m).
+1. **Candidate search in low precision.** The data are centred in float64 (which removes most of the
+   cancellation of the Gram trick), scaled by a power of two so the largest norm is in [1/2, 1), and
+   rounded to the search type: bfloat16 on CPUs with native bf16 dot products (avx512_bf16 or AMX;
+   about 3x the float32 GEMM rate here), else float32. Squared distances ``|x_i|^2 + |x_j|^2 -
+   2 h_i.h_j`` are formed tile by tile over the upper triangle, each tile serving the rows of both of
+   its blocks. Diagonal tiles come first and fill a running top-m (m = k + margin) per row with
+   ``torch.topk``; after that a row only takes the tile entries below its current m-th value (a
+   comparison and ``torch.nonzero``: far cheaper than a top-k, above all along a tile's columns). The
+   diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
 2. **Exact re-ranking in float64.** The m candidates of each row are re-measured as the float64
    norm of the difference vector and the first k kept (ties broken by index).
-3. **Certificate.** For a dot product of length D, rounding moves a float32 squared distance by at
-   most ``gamma = (D + 3) u`` times ``(|q| + |x|)^2 <= 2(|q|^2 + R^2)`` (u = 2^-24, R the largest
-   centred norm) [Higham, Accuracy and Stability, Thm 3.5]. Every non-candidate had a float32 value
-   of at least t (the m-th candidate's), so its true squared distance is at least ``t - err``. A row
-   whose exact k-th squared distance is below that is provably exact; any other row is recomputed
-   against all N points in float64. Results are therefore exact on every device, and CPU and GPU
-   agree up to ties.
+3. **Certificate.** ``T_i``, the final m-th candidate value of row i, is at most the search value of
+   every non-candidate (a value is dropped only when it is >= the running m-th value, which never
+   increases). ``lower(T_i)`` below bounds the exact squared distance of every pair whose search
+   value is >= T_i; if the exact k-th squared distance is below it, no non-candidate can be among
+   the k nearest, so the row is exact. Other rows are searched again against all N points in
+   float32 (same certificate), and rows still uncertified exhaustively in float64. Results are
+   therefore exact on every device, and CPU and GPU agree up to ties.
+
+**The bound.** Write x_i for the scaled centred float64 point, h_i for its search-type rounding
+(entries below 2^-126 set to 0, so flush-to-zero of inputs changes nothing), e_i = x_i - h_i, and
+R, H, E for the largest |x|, |h|, |e| over all points (norms measured in float64). Exactly,
+``x_i.x_j - h_i.h_j = e_i.x_j + h_i.e_j``, so by Cauchy-Schwarz
+``|x_i.x_j - h_i.h_j| <= |e_i| R + |h_i| E`` whatever the rounding did. A float32 accumulation of K
+exact products (bf16 x bf16 and float32 x float32 products of normal numbers are exact in float32
+and float32 FMA, respectively) in any order is off by at most ``gamma_K`` times the sum of the
+terms' magnitudes [Higham, Accuracy and Stability, Thm 3.5], plus K 2^-126 for flushed subnormal
+products; with R < 1 every such absolute term is below 2^-100, which the bound adds once.
+
+- float32 (``addmm``; s = fl32(|x|^2), one add of s_i + (s_j - 2P), the factor 2 exact):
+  ``|d~^2 - d^2| <= 2(|e_i| R + |h_i| E) + 2 gamma_D |h_i| H + 4 u32 (|x_i|^2 + R^2 + 2 |h_i| H)``.
+- bfloat16: the squared norms ride in the GEMM as three bf16 parts s' = (hi, mid, lo) with
+  |x|^2 - (hi + mid + lo) = r known exactly, rows ``[h, s', 1, 1, 1]`` against columns
+  ``[-2h, 1, 1, 1, s']``. Before its single rounding to bf16 (torch's CPU bf16 matmul accumulates
+  in float32, oneDNN's documented accumulation type) the sum y is within
+  ``2(|e_i| R + |h_i| E) + |r_i| + max|r| + gamma_{D+6} (2 |h_i| H + |s'_i|_1 + max |s'|_1)`` of
+  d^2. The rounding gives |d~^2 - y| <= 2^-8 |y|, so a search value >= T > 0 means y >= T / (1 + 2^-8).
+
+``lower(T) = T / (1 + u_o) - slack`` (u_o = 2^-8 for bf16 output, else 0), where slack is the matching
+bound above plus ``4 gamma64 (|x_i|^2 + R^2)`` (gamma64 = (D + 3) 2^-53) for the float64 re-ranking,
+the whole slack inflated by 2^-20 for the float64 arithmetic that evaluates it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 U32 = 2.0**-24
+U_BF16 = 2.0**-8
+TINY = 2.0**-126  # smallest normal float32 / bfloat16
+MERGE_CAP = 256  # more new hits than this in one row of one tile: use a dense top-k for that side
 
 
 @dataclass(frozen=True)
@@ -34,8 +64,8 @@ class Neighbors:
     """Exact k nearest neighbours of every row, self excluded.
 
     distances: (N, k) float64, ascending per row; indices: (N, k) int64.
-    n_recomputed: rows whose float32 candidate set could not be certified and were searched
-    exhaustively in float64.
+    n_recomputed: rows whose low-precision candidate set could not be certified and were searched
+    again (in float32, then, if still uncertified, exhaustively in float64).
     """
 
     distances: np.ndarray
@@ -56,6 +86,93 @@ def resolve_device(device: str = "auto"):
     return dev
 
 
+@lru_cache(maxsize=1)
+def cpu_has_bf16() -> bool:
+    """True when the CPU has native bf16 dot products (x86 avx512_bf16 or AMX-BF16)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def _search_type(dev, precision: str):
+    import torch
+
+    if precision == "auto":
+        precision = "bfloat16" if dev.type == "cpu" and cpu_has_bf16() else "float32"
+    if precision not in ("bfloat16", "float32"):
+        raise ValueError(f"precision must be 'auto', 'bfloat16' or 'float32', got {precision!r}")
+    return getattr(torch, precision)
+
+
+class _Points:
+    """Scaled centred points in the search type, with the norms the certificate needs.
+
+    float32: h (N, D), tiles by ``addmm``. bfloat16: the squared norms ride in the GEMM, so one
+    bf16 product gives the squared distance: rows ``[h, s', 1, 1, 1]`` against columns
+    ``[-2h, 1, 1, 1, s']``, s' = (hi, mid, lo) bf16 parts of |x|^2 (zero padding to a multiple of 16).
+    """
+
+    def __init__(self, xs, dtype):
+        import torch
+
+        n, dim = xs.shape
+        h = xs.to(dtype)
+        h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
+        hd = h.to(torch.float64)
+        self.sq = (xs * xs).sum(dim=1)  # (N,) float64 |x|^2
+        self.hn = torch.linalg.vector_norm(hd, dim=1)  # (N,) |h|
+        self.en = torch.linalg.vector_norm(xs - hd, dim=1)  # (N,) |e|
+        self.bf16 = dtype == torch.bfloat16
+        self.dtype = dtype
+        if not self.bf16:
+            self.h, self.s = h, self.sq.to(torch.float32)  # (N, D), (N,)
+            self.terms = dim
+            return
+        parts, rest = [], self.sq.clone()
+        for _ in range(3):
+            p = rest.to(dtype)
+            p[p.abs() < TINY] = 0
+            parts.append(p)
+            rest = rest - p.to(torch.float64)  # exact: p holds the leading bits of rest
+        s3 = torch.stack(parts, dim=1)  # (N, 3)
+        self.s_err = rest.abs()  # (N,) |x|^2 - (hi + mid + lo)
+        self.s_abs = s3.to(torch.float64).abs().sum(dim=1)  # (N,) |hi| + |mid| + |lo|
+        ones = torch.ones(n, 3, dtype=dtype, device=xs.device)
+        pad = torch.zeros(n, -(dim + 6) % 16, dtype=dtype, device=xs.device)
+        self.rows = torch.cat([h, s3, ones, pad], dim=1)  # (N, Kp)
+        self.cols = torch.cat([-2 * h, ones, s3, pad], dim=1)  # (N, Kp); -2h is exact
+        self.terms = dim + 6
+
+    def tile(self, qi, cj):
+        """(|qi|, |cj|) search values of the squared distances; qi, cj: slices or index tensors."""
+        import torch
+
+        if self.bf16:
+            return torch.mm(self.rows[qi], self.cols[cj].T)  # bf16
+        return torch.addmm(self.s[None, cj], self.h[qi], self.h[cj].T, alpha=-2.0).add_(self.s[qi, None])
+
+    def lower(self, t, rows=None):
+        """A lower bound on the exact squared distance from each row to any point whose search value
+        is >= t (float64, per row); the derivation is in the module docstring."""
+        K = self.terms
+        gamma = K * U32 / (1 - K * U32)
+        gamma64 = (K + 3) * 2.0**-53 / (1 - (K + 3) * 2.0**-53)
+        R2, H, E = self.sq.max(), self.hn.max(), self.en.max()
+        R = R2.sqrt()
+        pick = (lambda v: v) if rows is None else (lambda v: v[rows])
+        sq, hn, en = pick(self.sq), pick(self.hn), pick(self.en)
+        slack = 2 * (en * R + hn * E) + 4 * gamma64 * (sq + R2) + 2.0**-100
+        if self.bf16:
+            slack = slack + gamma * (2 * hn * H + pick(self.s_abs) + self.s_abs.max()) + pick(self.s_err) + self.s_err.max()
+            t = t / (1 + U_BF16)
+        else:
+            slack = slack + 2 * gamma * hn * H + 4 * U32 * (sq + R2 + 2 * hn * H)
+        return t - slack * (1 + 2.0**-20)
+
+
 def _merge(best_d, best_i, new_d, new_i, m):
     """Keep the m smallest of two (rows, *) candidate lists."""
     import torch
@@ -67,17 +184,82 @@ def _merge(best_d, best_i, new_d, new_i, m):
 
 
 def _update(best_d, best_i, r0: int, d2, c0: int, m: int) -> None:
-    """Merge the tile d2 (its rows are points r0.., its columns points c0..) into the running top-m.
-
-    A point left out had a value >= the m-th value kept at that time, which only decreases, so it
-    is >= the final threshold the certificate uses. (A sparse variant that gathers only entries
-    below the running threshold was slower on CPU: torch.nonzero costs more than topk there.)
-    """
+    """Merge the whole tile d2 (its rows are points r0.., its columns points c0..) into the top-m."""
     import torch
 
     rows = slice(r0, r0 + d2.shape[0])
     v, p = torch.topk(d2, min(m, d2.shape[1]), dim=1, largest=False, sorted=False)
     best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], v, p + c0, m)
+
+
+def _update_sparse(best_d, best_i, r0: int, nrows: int, p, j, v, m: int) -> None:
+    """Merge new hits (local row p ascending, global column j, value v) into rows r0.. of the top-m."""
+    import torch
+
+    counts = torch.bincount(p, minlength=nrows)
+    width = int(counts.max())
+    start = torch.cumsum(counts, 0) - counts
+    pos = torch.arange(len(p), device=p.device) - start[p]  # rank of each hit within its row
+    new_d = torch.full((nrows, width), float("inf"), dtype=best_d.dtype, device=p.device)
+    new_i = torch.full((nrows, width), -1, dtype=best_i.dtype, device=p.device)
+    new_d[p, pos], new_i[p, pos] = v, j
+    rows = slice(r0, r0 + nrows)
+    best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], new_d, new_i, m)
+
+
+def _triangle_search(pts: _Points, m: int, block_size: int):
+    """Running top-m (values, indices) of every row over all other rows, by tiles of the triangle."""
+    import torch
+
+    n = len(pts.sq)
+    dev = pts.sq.device
+    best_d = torch.full((n, m), float("inf"), dtype=pts.dtype, device=dev)
+    best_i = torch.full((n, m), -1, dtype=torch.int64, device=dev)
+    starts = list(range(0, n, block_size))
+    for i0 in starts:  # diagonal tiles first: they make the thresholds finite
+        i1 = min(n, i0 + block_size)
+        d2 = pts.tile(slice(i0, i1), slice(i0, i1))
+        d2.fill_diagonal_(float("inf"))
+        _update(best_d, best_i, i0, d2, i0, m)
+    for a, i0 in enumerate(starts):
+        i1 = min(n, i0 + block_size)
+        for j0 in starts[a + 1:]:
+            j1 = min(n, j0 + block_size)
+            d2 = pts.tile(slice(i0, i1), slice(j0, j1))  # (bi, bj)
+            thr_r = best_d[i0:i1].max(dim=1).values  # (bi,) current m-th value of each row
+            thr_c = best_d[j0:j1].max(dim=1).values  # (bj,)
+            below_r = d2 < thr_r[:, None]
+            below_c = d2 < thr_c[None, :]
+            n_hit = int(torch.count_nonzero(below_r)) + int(torch.count_nonzero(below_c))
+            if n_hit <= MERGE_CAP * (i1 - i0):
+                r, c = torch.nonzero(below_r.logical_or_(below_c), as_tuple=True)  # r ascending
+                v = d2[r, c]
+                hit = v < thr_r[r]
+                _update_sparse(best_d, best_i, i0, i1 - i0, r[hit], c[hit] + j0, v[hit], m)
+                hit = v < thr_c[c]
+                c, order = torch.sort(c[hit], stable=True)
+                _update_sparse(best_d, best_i, j0, j1 - j0, c, r[hit][order] + i0, v[hit][order], m)
+            else:
+                _update(best_d, best_i, i0, d2, j0, m)
+                _update(best_d, best_i, j0, d2.T, i0, m)
+            del d2, below_r, below_c
+    return best_d, best_i
+
+
+def _rows_search(pts: _Points, rows, m: int, block_size: int):
+    """Top-m (values, indices) of the given rows over all other rows, by (rows, block) tiles."""
+    import torch
+
+    n = len(pts.sq)
+    best_d = torch.full((len(rows), m), float("inf"), dtype=pts.dtype, device=rows.device)
+    best_i = torch.full((len(rows), m), -1, dtype=torch.int64, device=rows.device)
+    for j0 in range(0, n, block_size):
+        j1 = min(n, j0 + block_size)
+        d2 = pts.tile(rows, slice(j0, j1))  # (len(rows), bj)
+        own = (rows >= j0) & (rows < j1)
+        d2[torch.nonzero(own).flatten(), rows[own] - j0] = float("inf")
+        _update(best_d, best_i, 0, d2, j0, m)
+    return best_d, best_i
 
 
 def kneighbors(
@@ -87,13 +269,16 @@ def kneighbors(
     device: str = "auto",
     block_size: int | None = None,
     margin: int | None = None,
+    precision: str = "auto",
     rerank_bytes: int = 128 * 2**20,
 ) -> Neighbors:
     """Exact k nearest neighbours (Euclidean) of each row of X among the other rows.
 
-    block_size: rows per tile of the float32 search (default 4096 on CPU, 16384 on CUDA; a tile
-    holds block_size^2 float32 values). margin: extra float32 candidates per row re-ranked in float64
-    (default max(8, k // 2)); a larger margin means fewer rows fail the certificate.
+    block_size: rows per tile of the search (default 4096 on CPU, 16384 on CUDA; a tile holds
+    block_size^2 float32 values). margin: extra candidates per row re-ranked in float64 (default
+    max(8, k // 2)); a larger margin means fewer rows fail the certificate. precision: the candidate
+    search's type, 'bfloat16', 'float32', or 'auto' (bfloat16 on CPUs with native bf16 dot products,
+    else float32); it changes the speed, never the result.
     """
     import torch
 
@@ -104,71 +289,63 @@ def kneighbors(
     if not 1 <= k < n:
         raise ValueError(f"need 1 <= k < N for kNN, got k={k}, N={n}")
     dev = resolve_device(device)
+    dtype = _search_type(dev, precision)
     if block_size is None:
         block_size = 16384 if dev.type == "cuda" else 4096
     m = min(n - 1, k + (max(8, k // 2) if margin is None else margin))
 
     x64 = torch.as_tensor(X, dtype=torch.float64).to(dev)
     x64 = x64 - x64.mean(dim=0, keepdim=True)  # (N, D) centred
-    sq64 = (x64 * x64).sum(dim=1)  # (N,)
-    xf = x64.to(torch.float32)
-    sq = sq64.to(torch.float32)
+    rmax = float(torch.linalg.vector_norm(x64, dim=1).max())
+    scale = 2.0 ** -np.frexp(rmax)[1] if rmax > 0 else 1.0  # exact: largest scaled norm in [1/2, 1)
+    xs = x64 * scale
 
-    inf = torch.tensor(float("inf"), device=dev)
-    best_d = torch.full((n, m), float("inf"), dtype=torch.float32, device=dev)
-    best_i = torch.full((n, m), -1, dtype=torch.int64, device=dev)
-    starts = list(range(0, n, block_size))
-    for a, i0 in enumerate(starts):
-        i1 = min(n, i0 + block_size)
-        for j0 in starts[a:]:
-            j1 = min(n, j0 + block_size)
-            # (bi, bj) squared distances in float32
-            d2 = torch.addmm(sq[None, j0:j1], xf[i0:i1], xf[j0:j1].T, alpha=-2.0).add_(sq[i0:i1, None])
-            if i0 == j0:
-                d2.fill_diagonal_(inf)
-            _update(best_d, best_i, i0, d2, j0, m)
-            if i0 != j0:
-                _update(best_d, best_i, j0, d2.T, i0, m)
-            del d2
-
-    # certificate slack per row: 4 gamma (|q|^2 + R^2), twice the bound for safety
-    gamma = (dim + 3) * U32 / (1 - (dim + 3) * U32)
-    slack = 4.0 * gamma * (sq64 + sq64.max())
-    threshold = best_d.max(dim=1).values.to(torch.float64)  # the m-th candidate's float32 value
+    pts = _Points(xs, dtype)
+    best_d, best_i = _triangle_search(pts, m, block_size)
     cand = best_i.cpu().numpy() if dev.type == "cpu" else best_i
-    out_d, out_i = _rerank(x64, cand, k, rerank_bytes)
-    if m < n - 1:
-        bad = torch.nonzero(out_d[:, -1] ** 2 >= threshold[:] - slack).flatten()
-    else:  # every other point was a candidate
-        bad = torch.empty(0, dtype=torch.int64, device=dev)
-    for r0 in range(0, len(bad), 256):
-        rows = bad[r0 : r0 + 256]
-        dist = torch.cdist(x64[rows], x64, compute_mode="donot_use_mm_for_euclid_dist")  # (c, N)
-        dist[torch.arange(len(rows), device=dev), rows] = float("inf")
-        # stable (distance, index) order: indices are already ascending along each row
-        order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
-        out_d[rows], out_i[rows] = torch.gather(dist, 1, order), order
-    return Neighbors(out_d.cpu().numpy(), out_i.cpu().numpy(), int(len(bad)), str(dev))
+    out_d, out_i = _rerank(xs, cand, k, rerank_bytes)
+    n_recomputed = 0
+    if m < n - 1:  # else every other point was a candidate
+        bad = torch.nonzero(out_d[:, -1] ** 2 >= pts.lower(best_d.max(dim=1).values.double())).flatten()
+        n_recomputed = len(bad)
+        if len(bad) and dtype != torch.float32:  # search the failures again in float32
+            pts32 = _Points(xs, torch.float32)
+            cd, ci = _rows_search(pts32, bad, m, block_size)
+            cand = ci.cpu().numpy() if dev.type == "cpu" else ci
+            d, i = _rerank(xs, cand, k, rerank_bytes, rows=bad)
+            ok = d[:, -1] ** 2 < pts32.lower(cd.max(dim=1).values.double(), bad)
+            out_d[bad[ok]], out_i[bad[ok]] = d[ok], i[ok]
+            bad = bad[~ok]
+        for r0 in range(0, len(bad), 256):
+            rows = bad[r0 : r0 + 256]
+            dist = torch.cdist(xs[rows], xs, compute_mode="donot_use_mm_for_euclid_dist")  # (c, N)
+            dist[torch.arange(len(rows), device=dev), rows] = float("inf")
+            # stable (distance, index) order: indices are already ascending along each row
+            order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
+            out_d[rows], out_i[rows] = torch.gather(dist, 1, order), order
+    return Neighbors((out_d / scale).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
 
 
-def _rerank(x64, cand, k: int, rerank_bytes: int):
-    """Exact float64 distances to each row's candidates; keep the k nearest, ties by index.
+def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
+    """Exact float64 distances from each query row to its candidates; keep the k nearest, ties by index.
 
-    cand is a numpy array (CPU: numpy's take and einsum are several times faster than torch's
-    gather there) or a torch tensor (CUDA). Returns torch tensors (N, k) on x64's device.
+    rows: the query rows (default all). cand is a numpy array (CPU: numpy's take and einsum are
+    several times faster than torch's gather there) or a torch tensor (CUDA). Returns torch tensors
+    (len(rows), k) on x64's device.
     """
     import torch
 
-    n, dim = x64.shape
-    m = cand.shape[1]
+    dim = x64.shape[1]
+    q = x64 if rows is None else x64[rows]
+    n, m = cand.shape
     chunk = max(1, min(64, rerank_bytes // (8 * m * dim)))
     if isinstance(cand, np.ndarray):
-        xn = x64.numpy()
+        xn, qn = x64.numpy(), q.numpy()
         dist = np.empty(cand.shape, dtype=np.float64)
         for r0 in range(0, n, chunk):
             r1 = min(n, r0 + chunk)
             g = np.take(xn, cand[r0:r1].ravel(), axis=0).reshape(r1 - r0, m, dim)
-            g -= xn[r0:r1, None, :]
+            g -= qn[r0:r1, None, :]
             dist[r0:r1] = np.sqrt(np.einsum("ijk,ijk->ij", g, g))
         dist, cand = torch.from_numpy(dist), torch.from_numpy(cand)
     else:
@@ -176,7 +353,7 @@ def _rerank(x64, cand, k: int, rerank_bytes: int):
         dist = torch.empty(cand.shape, dtype=torch.float64, device=x64.device)
         for r0 in range(0, n, chunk):
             r1 = min(n, r0 + chunk)
-            dist[r0:r1] = torch.linalg.vector_norm(x64[cand[r0:r1]] - x64[r0:r1, None, :], dim=2)
+            dist[r0:r1] = torch.linalg.vector_norm(x64[cand[r0:r1]] - q[r0:r1, None, :], dim=2)
     # sort by (distance, index): order by index, then a stable sort by distance
     order = torch.argsort(cand, dim=1)
     cand, dist = torch.gather(cand, 1, order), torch.gather(dist, 1, order)
