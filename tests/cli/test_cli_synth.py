@@ -29,6 +29,10 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
     res = runner.invoke(app, ["synth", "report", str(out), "--bootstrap", "50", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["kind"] == "synthetic"
+    # so does the top-level `tmcheck report`, which recognises a synthetic sweep directory
+    res = runner.invoke(app, ["report", str(out), "--bootstrap", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["kind"] == "synthetic"
 
 
 @pytest.mark.parametrize(
