@@ -121,10 +121,13 @@ class _Points:
         n, dim = xs.shape
         h = xs.to(dtype)
         h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
-        hd = h.to(torch.float64)
-        self.sq = (xs * xs).sum(dim=1)  # (N,) float64 |x|^2
-        self.hn = torch.linalg.vector_norm(hd, dim=1)  # (N,) |h|
-        self.en = torch.linalg.vector_norm(xs - hd, dim=1)  # (N,) |e|
+        self.sq = torch.empty(n, dtype=torch.float64, device=xs.device)  # (N,) |x|^2
+        self.hn, self.en = torch.empty_like(self.sq), torch.empty_like(self.sq)  # (N,) |h|, |e|
+        for r0 in range(0, n, 8192):  # in chunks: float64 copies of all of h would double the memory
+            x, hd = xs[r0 : r0 + 8192], h[r0 : r0 + 8192].to(torch.float64)
+            self.sq[r0 : r0 + 8192] = (x * x).sum(dim=1)
+            self.hn[r0 : r0 + 8192] = torch.linalg.vector_norm(hd, dim=1)
+            self.en[r0 : r0 + 8192] = torch.linalg.vector_norm(x - hd, dim=1)
         self.bf16 = dtype == torch.bfloat16
         self.dtype = dtype
         if not self.bf16:
@@ -294,11 +297,11 @@ def kneighbors(
         block_size = 16384 if dev.type == "cuda" else 4096
     m = min(n - 1, k + (max(8, k // 2) if margin is None else margin))
 
-    x64 = torch.as_tensor(X, dtype=torch.float64).to(dev)
-    x64 = x64 - x64.mean(dim=0, keepdim=True)  # (N, D) centred
-    rmax = float(torch.linalg.vector_norm(x64, dim=1).max())
-    scale = 2.0 ** -np.frexp(rmax)[1] if rmax > 0 else 1.0  # exact: largest scaled norm in [1/2, 1)
-    xs = x64 * scale
+    xs = torch.as_tensor(X, dtype=torch.float64).to(dev)
+    xs = xs - xs.mean(dim=0, keepdim=True)  # (N, D) centred
+    rmax = float(torch.linalg.vector_norm(xs, dim=1).max())
+    scale = 2.0 ** -np.frexp(rmax)[1] if rmax > 0 else 1.0
+    xs.mul_(scale)  # exact (a power of two): the largest norm is now in [1/2, 1)
 
     pts = _Points(xs, dtype)
     best_d, best_i = _triangle_search(pts, m, block_size)

@@ -1,5 +1,7 @@
 """The kNN engine is exact: it agrees with scikit-learn's brute-force search (an independent oracle)
-on distances and indices, excludes self by index, and its certificate fallback gives the same answer."""
+on distances and indices, excludes self by index, and its certificate fallback gives the same answer.
+Both candidate-search types (bfloat16 and float32) give the same, exact answer, and the GEMM behaves
+as the bf16 certificate assumes."""
 
 import numpy as np
 import pytest
@@ -35,14 +37,14 @@ def test_matches_sklearn_on_uncentred_data():
 
 
 @given(n=st.integers(12, 120), dim=st.integers(1, 9), k=st.integers(1, 10), block=st.integers(3, 50),
-       seed=st.integers(0, 2**16))
-def test_exact_for_any_tiling(n, dim, k, block, seed):
+       seed=st.integers(0, 2**16), precision=st.sampled_from(["bfloat16", "float32"]))
+def test_exact_for_any_tiling(n, dim, k, block, seed, precision):
     X = np.random.default_rng(seed).normal(size=(n, dim))
     k = min(k, n - 1)
-    nb = kneighbors(X, k, block_size=block)
+    nb = kneighbors(X, k, block_size=block, precision=precision)
     np.testing.assert_allclose(nb.distances, exact_oracle(X, k), rtol=1e-12, atol=1e-15)
     # the reported index really is at the reported distance
-    np.testing.assert_allclose(np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15)
 
 
 def test_certificate_fallback_gives_same_answer():
@@ -52,6 +54,61 @@ def test_certificate_fallback_gives_same_answer():
     assert full.n_recomputed == 0 and forced.n_recomputed > 0
     np.testing.assert_allclose(forced.distances, full.distances, rtol=1e-12)
     np.testing.assert_array_equal(forced.indices, full.indices)
+
+
+def lattice_oracle(X, k):
+    """Integer points: squared distances are exact integers, so (distance, index) order is exact."""
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)  # (N, N) exact in int64
+    np.fill_diagonal(D2, np.iinfo(np.int64).max)
+    order = np.argsort(D2, axis=1, kind="stable")[:, :k]  # stable: ties by index
+    return np.sqrt(np.take_along_axis(D2, order, axis=1).astype(np.float64)), order
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "float32"])
+@pytest.mark.parametrize("margin", [0, 1, None])
+def test_exact_with_ties_and_duplicates(precision, margin):
+    """Lattice points in {0..2}^40 (thousands of exactly tied distances), exact duplicates, and an
+    offset of 1e3 (large float32 Gram cancellation): indices equal the brute-force order exactly."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, size=(600, 40))
+    X[100:110] = X[7]  # a duplicate cluster bigger than nothing, smaller than k
+    X[200:230] = X[8]  # a duplicate cluster bigger than k
+    d, i = lattice_oracle(X, 12)
+    nb = kneighbors(X + 1000.0, 12, block_size=128, margin=margin, precision=precision)
+    np.testing.assert_array_equal(nb.distances, d)
+    np.testing.assert_array_equal(nb.indices, i)
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "float32"])
+def test_exact_with_near_ties(precision):
+    """Tight clusters on a sphere, neighbour gaps far below bf16's resolution: every row fails the
+    bf16 certificate; about 300 are certified by the float32 re-search, about 500 need the float64
+    exhaustive search; all come out exact."""
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(40, 64))
+    X = np.repeat(base, 20, axis=0) + 1e-2 * rng.normal(size=(800, 64))  # 40 tight clusters of 20
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    nb = kneighbors(X, 10, block_size=100, margin=2, precision=precision)
+    # atol: centring in float64 moves each distance by ~1e-16
+    np.testing.assert_allclose(nb.distances, exact_oracle(X, 10), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15)
+    assert nb.n_recomputed > 0
+    assert np.all(nb.indices != np.arange(len(X))[:, None])
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7), (33, 17, 70), (300, 200, 784)])
+def test_bf16_gemm_rounds_once_from_float32_accumulation(shape):
+    """The bf16 certificate assumes torch's CPU bf16 matmul accumulates exact products in float32
+    and rounds once to bf16: check |out - y| <= 2^-8 |y| + gamma_K sum |a_k b_k| against exact y."""
+    m, n, K = shape
+    rng = np.random.default_rng(K)
+    a = torch.as_tensor(rng.normal(size=(m, K)) * rng.choice([1e-3, 1.0, 1e3], size=(m, 1))).bfloat16()
+    b = torch.as_tensor(rng.normal(size=(n, K))).bfloat16()
+    out = torch.mm(a, b.T).double()
+    y = a.double() @ b.double().T  # products of bf16 are exact in float64; the sum is within 1e-13
+    mag = a.double().abs() @ b.double().abs().T
+    gamma = K * 2.0**-24 / (1 - K * 2.0**-24)
+    assert torch.all((out - y).abs() <= 2.0**-8 * y.abs() + gamma * mag * (1 + 2.0**-8) + 1e-12 * mag)
 
 
 def test_torch_rerank_path_equals_numpy_path():
@@ -78,6 +135,8 @@ def test_duplicates_are_exact_zeros_and_ties_break_by_index():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="k < N"):
         kneighbors(np.zeros((5, 2)), 5)
+    with pytest.raises(ValueError, match="precision"):
+        kneighbors(np.zeros((5, 2)), 2, precision="float16")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA"):
             resolve_device("cuda")
