@@ -10,7 +10,10 @@
 3. The validation table: five manifolds with known d at N = 4096 and 32768, every estimator.
 
 Every timed run is its own process (fresh import, peak RSS from getrusage); times exclude loading
-the points. Results go to benchmarks/results/id.json.
+the points. Every process, tmcheck's and the anchors' alike, runs with ``OMP_WAIT_POLICY=passive``:
+this 2-core machine is shared, and OpenMP threads that spin at barriers while another job holds a
+core made the same kNN search 2-4x slower (13.4 s vs 5.9 s measured side by side). Results go to
+benchmarks/results/id.json.
 """
 
 from __future__ import annotations
@@ -74,8 +77,11 @@ def worker(kind: str, path: str) -> None:
                       "rss_after_load_mb": base}))
 
 
+ENV = {**os.environ, "OMP_WAIT_POLICY": "passive"}
+
+
 def _run(cmd: list[str]) -> dict:
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE.parent, env=ENV)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -203,8 +209,11 @@ def main(parts: tuple[str, ...] = ("speed", "table")) -> dict:
     import torch
 
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    from tmcheck.empirics.knn import cpu_has_bf16
+
     result["machine"] = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                         "cuda": torch.cuda.is_available(), "gpu_figure": "unmeasured (no GPU here)"}
+                         "cuda": torch.cuda.is_available(), "gpu_figure": "unmeasured (no GPU here)",
+                         "cpu_bf16_dot": cpu_has_bf16(), "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"]}
     with tempfile.TemporaryDirectory() as tmp:
         if "speed" in parts or "speed-small" in parts:  # speed-small: without N = 131072
             result.setdefault("speed", {}).update(speed(Path(tmp), large="speed" in parts))
