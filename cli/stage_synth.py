@@ -1,5 +1,6 @@
-"""Demo stage: the synthetic manifold regression (known d and β) with the tiny preset, end to end:
-both sweeps, the kNN and kernel baselines, the ID loop and the report, under out/synth-tiny/."""
+"""Demo stage: the synthetic manifold regression (known d and β), end to end: the data sweep, the
+kNN and kernel baselines, the ID loop and the report, under out/synth-<preset>/. `make demo` runs the
+`demo` preset (d in {1, 2}, β = 1, n from 64 to 2000); --quick runs the `tiny` smoke preset."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.synthetic_report import data_table, write_report
     from tmcheck.empirics.synthetic_sweep import get_preset, run_sweep
 
-    sweep_dir = Path(out) / "synth-tiny"
-    run_sweep(sweep_dir, get_preset("tiny"), log=lambda s: console.print(s, highlight=False))
+    preset = "tiny" if quick else "demo"
+    sweep_dir = Path(out) / f"synth-{preset}"
+    run_sweep(sweep_dir, get_preset(preset), log=lambda s: console.print(s, highlight=False))
     rep = write_report(sweep_dir, bootstrap=200 if quick else 1000)
     console.print(data_table(rep["data_scaling"]), highlight=False)
     console.print(f"report: {sweep_dir / 'report.md'}", highlight=False)
@@ -22,4 +24,5 @@ def stage(out: Path, quick: bool) -> str:
     for d in sorted({d for d, _ in fits}):
         t, k = fits[d, "transformer"], fits[d, "knn"]
         parts.append(f"d={d}: α_D={t['predicted']:.2f}, transformer {t['alpha_hat']:.2f}, kNN {k['alpha_hat']:.2f}")
-    return "tiny (smoke sizes, n ≤ 300): " + "; ".join(parts)
+    label = "tiny (smoke sizes, n ≤ 300)" if quick else "demo preset (n 64..2000)"
+    return f"{label}: " + "; ".join(parts)

@@ -1,6 +1,6 @@
 """`tmcheck synth`: synthetic manifold regression where d and β are known (eq. 2-4, Section 2.2).
 
-  tmcheck synth regress --preset tiny|cpu|gpu --out DIR   run (or resume) both sweeps, write the report
+  tmcheck synth regress --preset tiny|demo|cpu|gpu --out DIR   run (or resume) both sweeps, write the report
   tmcheck synth report DIR                                 refit and redraw the report of a sweep
   tmcheck synth data --manifold torus --d 2 --n 1000 --out x.npz   sample a labelled data set
 
@@ -55,7 +55,7 @@ def print_summary(rep: dict, sweep_dir: Path) -> None:
 @app.command("regress")
 @handle_errors
 def regress(
-    preset: str = typer.Option("tiny", "--preset", help="tiny (< 2 min, tests), cpu (d in 1,2,4; ~30 min), gpu."),
+    preset: str = typer.Option("tiny", "--preset", help="tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), gpu."),
     out: Path = typer.Option(Path("synth-out"), "--out", help="Sweep directory (created, or resumed)."),
     dims: Optional[str] = typer.Option(None, "--dims", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
     betas: Optional[str] = typer.Option(None, "--betas", help="Override: Hölder exponents β in (0,1], e.g. 1,0.5."),

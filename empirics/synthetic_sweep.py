@@ -81,6 +81,11 @@ PRESETS: dict[str, SynthPreset] = {
         name="cpu", D=8, ns=(64, 200, 640, 2000, 6400), epochs=100, min_steps=1500, max_steps=4000, patience=20,
         model_dims=(1, 2, 4), model_betas=(0.5,), model_widths=(2, 8, 32, 128), model_n=2000,
         notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 6400, 3 seeds; about 30 minutes on 2 shared cores"),
+    "demo": SynthPreset(
+        name="demo", dims=(1, 2), betas=(1.0,), ns=(64, 200, 640, 2000), seeds=(0, 1), D=8, n_test=10_000,
+        epochs=100, min_steps=1500, max_steps=4000, patience=20,
+        notes="what `make demo` runs: the cpu preset's training budget at d in {1, 2}, beta = 1, n from 64 "
+              "to 2000, 2 seeds, no model sweep; a few minutes on 2 cores"),
     "gpu": SynthPreset(
         name="gpu", dims=(1, 2, 4, 8), ns=(100, 300, 1000, 3000, 10_000), seeds=(0, 1, 2), n_test=50_000,
         size="theory", d_embd=16, n_blocks=3, n_heads=4, ffn_width=256, batch_size=512, epochs=100,
