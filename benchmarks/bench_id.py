@@ -54,24 +54,26 @@ def _peak_mb() -> float:
 
 
 def worker(kind: str, path: str) -> None:
-    """Runs in a subprocess: time one estimator on the saved points, print JSON."""
+    """Runs in a subprocess: time one estimator on the saved points, print JSON. Imports happen
+    before the clock starts, as in the dadapy script (torch's import alone is about a second)."""
     X = np.load(path)
-    base = _peak_mb()
-    t0 = time.perf_counter()
     if kind == "tmcheck-mle":
         from tmcheck.empirics.id import MLE
 
-        d = MLE(k=20, combine="inverse").fit(X).dimension_
+        fit = lambda: MLE(k=20, combine="inverse").fit(X).dimension_  # noqa: E731
     elif kind == "tmcheck-twonn":
         from tmcheck.empirics.id import TwoNN
 
-        d = TwoNN(method="linear", discard_fraction=0.1).fit(X).dimension_
+        fit = lambda: TwoNN(method="linear", discard_fraction=0.1).fit(X).dimension_  # noqa: E731
     elif kind == "skdim-mle":
         import skdim
 
-        d = skdim.id.MLE().fit(X).dimension_
+        fit = lambda: skdim.id.MLE().fit(X).dimension_  # noqa: E731
     else:
         raise ValueError(kind)
+    base = _peak_mb()
+    t0 = time.perf_counter()
+    d = fit()
     t1 = time.perf_counter()
     print(json.dumps({"seconds": t1 - t0, "dimension": float(d), "peak_rss_mb": _peak_mb(),
                       "rss_after_load_mb": base}))
