@@ -55,8 +55,11 @@ def _peak_mb() -> float:
 
 def worker(kind: str, path: str) -> None:
     """Runs in a subprocess: time one estimator on the saved points, print JSON. Imports happen
-    before the clock starts, as in the dadapy script (torch's import alone is about a second)."""
+    before the clock starts, as in the dadapy script; that includes torch, which tmcheck's kNN
+    engine imports on first use (about a second)."""
     X = np.load(path)
+    if kind.startswith("tmcheck"):
+        import torch  # noqa: F401
     if kind == "tmcheck-mle":
         from tmcheck.empirics.id import MLE
 
