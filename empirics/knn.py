@@ -24,7 +24,8 @@ The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once
 
 **The bound.** Write x_i for the scaled centred float64 point, h_i for its search-type rounding
 (entries below 2^-126 set to 0, so flush-to-zero of inputs changes nothing), e_i = x_i - h_i, and
-R, H, E for the largest |x|, |h|, |e| over all points (norms measured in float64). Exactly,
+R, H, E for the largest |x|, |h|, |e| over all points (|x| and |e| measured in float64, |h|
+bounded by |x| + |e|). Exactly,
 ``x_i.x_j - h_i.h_j = e_i.x_j + h_i.e_j``, so by Cauchy-Schwarz
 ``|x_i.x_j - h_i.h_j| <= |e_i| R + |h_i| E`` whatever the rounding did. A float32 accumulation of K
 exact products (bf16 x bf16 and float32 x float32 products of normal numbers are exact in float32
@@ -56,7 +57,7 @@ import numpy as np
 U32 = 2.0**-24
 U_BF16 = 2.0**-8
 TINY = 2.0**-126  # smallest normal float32 / bfloat16
-MERGE_CAP = 256  # more new hits than this in one row of one tile: use a dense top-k for that side
+MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 
 
 @dataclass(frozen=True)
@@ -122,12 +123,12 @@ class _Points:
         h = xs.to(dtype)
         h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
         self.sq = torch.empty(n, dtype=torch.float64, device=xs.device)  # (N,) |x|^2
-        self.hn, self.en = torch.empty_like(self.sq), torch.empty_like(self.sq)  # (N,) |h|, |e|
+        self.en = torch.empty_like(self.sq)  # (N,) |e|
         for r0 in range(0, n, 8192):  # in chunks: float64 copies of all of h would double the memory
             x, hd = xs[r0 : r0 + 8192], h[r0 : r0 + 8192].to(torch.float64)
             self.sq[r0 : r0 + 8192] = (x * x).sum(dim=1)
-            self.hn[r0 : r0 + 8192] = torch.linalg.vector_norm(hd, dim=1)
             self.en[r0 : r0 + 8192] = torch.linalg.vector_norm(x - hd, dim=1)
+        self.hn = self.sq.sqrt() + self.en  # |h| <= |x| + |e|: the bound only needs an upper bound
         self.bf16 = dtype == torch.bfloat16
         self.dtype = dtype
         if not self.bf16:
@@ -238,9 +239,8 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
                 key, key_r, key_c = d2.view(itype), thr_r.view(itype), thr_c.view(itype)
             below_r = key < key_r[:, None]
             below_c = key < key_c[None, :]
-            n_hit = int(torch.count_nonzero(below_r)) + int(torch.count_nonzero(below_c))
-            if n_hit <= MERGE_CAP * (i1 - i0):
-                r, c = torch.nonzero(below_r.logical_or_(below_c), as_tuple=True)  # r ascending
+            r, c = torch.nonzero(below_r.logical_or_(below_c), as_tuple=True)  # r ascending
+            if len(r) <= MERGE_CAP * (i1 - i0):
                 v = d2[r, c]
                 hit = v < thr_r[r]
                 _update_sparse(best_d, best_i, i0, i1 - i0, r[hit], c[hit] + j0, v[hit], m)
@@ -250,7 +250,7 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
             else:
                 _update(best_d, best_i, i0, d2, j0, m)
                 _update(best_d, best_i, j0, d2.T, i0, m)
-            del d2, key, below_r, below_c
+            del d2, key, below_r, below_c, r, c
     return best_d, best_i
 
 
@@ -282,7 +282,7 @@ def kneighbors(
 ) -> Neighbors:
     """Exact k nearest neighbours (Euclidean) of each row of X among the other rows.
 
-    block_size: rows per tile of the search (default 4096 on CPU, 16384 on CUDA; a tile holds
+    block_size: rows per tile of the search (default 3072 on CPU, 16384 on CUDA; a tile holds
     block_size^2 float32 values). margin: extra candidates per row re-ranked in float64 (default
     max(8, k // 2)); a larger margin means fewer rows fail the certificate. precision: the candidate
     search's type, 'bfloat16', 'float32', or 'auto' (bfloat16 on CPUs with native bf16 dot products,
@@ -299,7 +299,7 @@ def kneighbors(
     dev = resolve_device(device)
     dtype = _search_type(dev, precision)
     if block_size is None:
-        block_size = 16384 if dev.type == "cuda" else 4096
+        block_size = 16384 if dev.type == "cuda" else 3072
     m = min(n - 1, k + (max(8, k // 2) if margin is None else margin))
 
     xs = torch.as_tensor(X, dtype=torch.float64).to(dev)
