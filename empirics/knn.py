@@ -27,10 +27,10 @@ The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once
 R, H, E for the largest |x|, |h|, |e| over all points (|x| and |e| measured in float64, |h|
 bounded by |x| + |e|). Exactly,
 ``x_i.x_j - h_i.h_j = e_i.x_j + h_i.e_j``, so by Cauchy-Schwarz
-``|x_i.x_j - h_i.h_j| <= |e_i| R + |h_i| E`` whatever the rounding did. A float32 accumulation of K
-exact products (bf16 x bf16 and float32 x float32 products of normal numbers are exact in float32
-and float32 FMA, respectively) in any order is off by at most ``gamma_K`` times the sum of the
-terms' magnitudes [Higham, Accuracy and Stability, Thm 3.5], plus K 2^-126 for flushed subnormal
+``|x_i.x_j - h_i.h_j| <= |e_i| R + |h_i| E`` whatever the rounding did. A float32 dot product of
+length K (products rounded or fused, sums in any order; bf16 x bf16 products are even exact) is off
+by at most ``gamma_K`` times the sum of the terms' magnitudes [Higham, Accuracy and Stability, Thm
+3.5 and Sec. 3.1], plus K 2^-126 for flushed subnormal
 products; with R < 1 every such absolute term is below 2^-100, which the bound adds once.
 
 - float32 (``addmm``; s = fl32(|x|^2), one add of s_i + (s_j - 2P), the factor 2 exact):
