@@ -49,6 +49,7 @@ the whole slack inflated by 2^-20 for the float64 arithmetic that evaluates it.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -301,7 +302,30 @@ def kneighbors(
     if block_size is None:
         block_size = 16384 if dev.type == "cuda" else 3072
     m = min(n - 1, k + (max(8, k // 2) if margin is None else margin))
+    with _ieee_float32_products():
+        return _exact_search(X, k, dev, dtype, block_size, m, rerank_bytes)
 
+
+@contextmanager
+def _ieee_float32_products():
+    """The certificate assumes IEEE float32 products. set_float32_matmul_precision('high'/'medium')
+    lets torch use TF32 (CUDA) or bf16 passes (oneDNN) for float32 matmuls, which would void it, so
+    the search runs at 'highest' and the caller's setting is restored afterwards."""
+    import torch
+
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
+def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int) -> Neighbors:
+    """Steps 1-3 of the module docstring."""
+    import torch
+
+    n = X.shape[0]
     xs = torch.as_tensor(X, dtype=torch.float64).to(dev)
     xs = xs - xs.mean(dim=0, keepdim=True)  # (N, D) centred
     rmax = float(torch.linalg.vector_norm(xs, dim=1).max())

@@ -42,10 +42,19 @@ def check_points(X, k: int) -> np.ndarray:
 
 
 def duplicate_tolerance(X: np.ndarray, rtol: float) -> float:
-    """Absolute distance below which two rows count as duplicates: rtol x RMS radius of the centred data."""
-    Xc = np.asarray(X, dtype=np.float64)
-    Xc = Xc - Xc.mean(axis=0)
-    return float(rtol * np.sqrt(np.mean(np.einsum("ij,ij->i", Xc, Xc))))
+    """Absolute distance below which two rows count as duplicates: rtol x RMS radius of the centred data.
+
+    The mean squared centred norm is mean|x|^2 - |mu|^2, which needs no centred copy of X; only when
+    the spread is tiny against the offset (cancellation) is X centred explicitly.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    mu = X.mean(axis=0)
+    offset = float(mu @ mu)
+    spread = float(np.einsum("ij,ij->", X, X)) / len(X) - offset
+    if spread <= 1e-6 * offset:
+        Xc = X - mu
+        spread = float(np.mean(np.einsum("ij,ij->i", Xc, Xc)))
+    return float(rtol * np.sqrt(max(spread, 0.0)))
 
 
 def _duplicate_rows(nb: Neighbors, tol: float) -> np.ndarray:

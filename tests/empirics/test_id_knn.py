@@ -150,3 +150,25 @@ def test_cpu_and_gpu_agree():
     a, b = kneighbors(X, 20, device="cpu"), kneighbors(X, 20, device="cuda")
     np.testing.assert_allclose(a.distances, b.distances, rtol=1e-12)
     assert (a.indices == b.indices).mean() > 0.999
+
+
+def test_reduced_precision_matmul_setting_is_overridden_and_restored():
+    """With float32 matmuls allowed to use bf16/TF32 passes the certificate would not hold: the
+    engine must force IEEE float32 during the search and give the caller's setting back."""
+    import torch
+
+    from tmcheck.empirics.knn import kneighbors
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 30)) * 1e-3 + 10.0
+    old = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("medium")
+        nb = kneighbors(X, 5, device="cpu", precision="float32")
+        assert torch.get_float32_matmul_precision() == "medium"
+    finally:
+        torch.set_float32_matmul_precision(old)
+    D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    want = np.sort(D, axis=1)[:, :5]
+    assert np.allclose(nb.distances, want, rtol=1e-12, atol=0)

@@ -78,3 +78,16 @@ def test_sphere_points_have_unit_norm_and_bad_arguments_fail():
         make_manifold("klein", 10)
     with pytest.raises(ValueError, match="needs D >="):
         make_manifold("sphere", 10, d=16, D=8)
+
+
+def test_duplicate_tolerance_is_rtol_times_the_centred_rms_radius():
+    """Known answers, including data far from the origin (where mean|x|^2 - |mu|^2 cancels)."""
+    from tmcheck.empirics.id._points import duplicate_tolerance
+
+    rng = np.random.default_rng(0)
+    for X in (rng.normal(size=(500, 7)), rng.normal(size=(500, 3)) * 1e-9 + 1e3, np.full((4, 2), 3.0)):
+        Xc = X - X.mean(axis=0)
+        want = 1e-6 * np.sqrt(np.mean(np.sum(Xc * Xc, axis=1)))
+        assert duplicate_tolerance(X, 1e-6) == pytest.approx(want, rel=1e-9, abs=0)
+    # two points at distance 2 around any offset: RMS radius 1
+    assert duplicate_tolerance(np.array([[5.0, -1.0], [5.0, 1.0]]), 0.5) == 0.5
