@@ -15,7 +15,6 @@ from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured
-from tmcheck.theory.lemmas.interaction import interaction_head
 from tmcheck.theory.lemmas.lemma1 import (
     fhat,
     grid_points,
@@ -23,11 +22,10 @@ from tmcheck.theory.lemmas.lemma1 import (
     lemma1_report,
     lemma1_network,
     lemma1_spec,
-    lemma3_head,
     psi,
     resource_table,
 )
-from tmcheck.theory.network import interaction_vectors, resources
+from tmcheck.theory.network import resources
 from tmcheck.theory.targets import parse_target, tight_error_bound
 
 import independent_eval  # tests/theory/independent_eval.py
@@ -108,18 +106,6 @@ def test_check_construction(d, N):
     c = lemma1(parse_target(TARGETS[d], d), 3, 1, 0.5, N=N)
     rep = check_construction(c, np.random.default_rng(0), n_inputs=4)
     assert rep.ok, rep.as_dict()
-
-
-@pytest.mark.parametrize("arith", ["exact", "float64"])
-def test_lemma3_head_is_interaction_head(arith):
-    Q = ((0, 0, 0, 0, 1), (0, 0, 0, 0, 0))
-    K = ((1, 0, 0, 0, Fraction(1, 3)), (0, 0, 0, 0, 0))
-    C = Fraction(17, 3) if arith == "exact" else 17 / 3
-    I = interaction_vectors(9, arith)
-    for t1, t2 in [(0, 0), (2, 7), (8, 1)]:
-        a = lemma3_head(I, t1, t2, 1, Q, K, C, arith)
-        b = interaction_head(9, t1, t2, 1, [list(r) for r in Q], [list(r) for r in K], C, arith)
-        assert all((getattr(a, k) == getattr(b, k)).all() for k in "QKV")
 
 
 @pytest.mark.parametrize("text,d,H,eps", [("x0^2", 1, 2.0, 0.3), ("x0*x1", 2, 1.5, 0.5)])

@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas.interaction import rotation
+from tmcheck.theory.lemmas.interaction import interaction_head
 from tmcheck.theory.network import Block, Head, Layer, Network, interaction_vectors, structured_positional, zeros
 from tmcheck.theory.targets import Target, TargetError, grid_N, paper_error_bound, paper_N, tight_error_bound
 
@@ -117,21 +117,6 @@ def sufficient_C(b_max, c_max, arithmetic: str):
     return 2.0 * float(b_max) / (1.0 - float(c_max))
 
 
-def lemma3_head(I: np.ndarray, t1: int, t2: int, row: int, Q_data, K_data, C, arithmetic: str) -> Head:
-    """`interactions.interaction_head` with the interaction vectors I (2, l) computed once per network
-    instead of once per head (tests check the two agree entry by entry): Q = [Q^B; 0 C·R 0; 0 0 1],
-    K = [K^B; 0 I_t2 I_t2^T 0; 0 0 -C], V = e_row e_4^T, R the rotation taking I_t1 to I_t2."""
-    Q, K, V = zeros((5, 5), arithmetic), zeros((5, 5), arithmetic), zeros((5, 5), arithmetic)
-    conv = (lambda v: v) if arithmetic == "exact" else float
-    Q[0:2] = [[conv(v) for v in r] for r in Q_data]
-    K[0:2] = [[conv(v) for v in r] for r in K_data]
-    Q[2:4, 2:4] = C * rotation(I[:, t1], I[:, t2])
-    K[2:4, 2:4] = np.outer(I[:, t2], I[:, t2])
-    Q[4, 4], K[4, 4] = conv(F1), -C
-    V[row, 4] = conv(F1)
-    return Head(Q, K, V)
-
-
 def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
     """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
     ([-1, -1] for a dense head) and M."""
@@ -145,7 +130,7 @@ def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[lis
             key = (it.Q_data, it.K_data)
             if key not in cache:
                 cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), c_max, arithmetic)
-            h = lemma3_head(I, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic)
+            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic, vectors=I)
             heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
             pairs.append([it.t1, it.t2])
         for h in blk.dense:
