@@ -61,8 +61,9 @@ def _resources_row(c) -> dict:
     return {"l": r.l, "m": r.m, "L_T": r.L_T, "L_FFN": r.L_FFN, "w_FFN": r.w_FFN, "kappa": r.kappa_blocks}
 
 
-def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], extra: Optional[dict] = None, extra_ok: bool = True) -> dict:
-    """Verify, optionally export, and print (rich or JSON) one construction; extra_ok joins the verdict."""
+def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], extra: Optional[dict] = None, extra_ok: bool = True) -> None:
+    """Verify, optionally export, and print (rich or JSON) one construction; extra_ok joins the verdict.
+    A failed verification exits with code 1 (a finding, not bad input)."""
     from tmcheck.theory import netfile
 
     res = verify(c, trials, exact)
@@ -78,7 +79,13 @@ def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], ext
     }
     if json_:
         print_json(payload)
-        return payload
+    else:
+        _print_report(c, res, trials, exact, export, extra)
+    if not res["ok"]:
+        raise typer.Exit(1)
+
+
+def _print_report(c, res: dict, trials: int, exact: bool, export: Optional[Path], extra: Optional[dict]) -> None:
     t = Table(title=f"{c.name} ({c.paper})")
     t.add_column("quantity")
     t.add_column("value", overflow="fold")
@@ -101,7 +108,6 @@ def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], ext
     console.print(t)
     if export is not None:
         console.print(f"exported tmcheck-network v1 to {export}")
-    return payload
 
 
 def attention_pattern(c, H) -> np.ndarray:
@@ -180,9 +186,7 @@ def interaction_cmd(
         extra["pattern_nonzero"] = [[int(a), int(b)] for a, b in np.argwhere(P != 0)]
         if not json_:
             show_pattern(P, t1, t2)
-    payload = report(c, trials, exact, json_, export, extra, extra_ok)
-    if not payload["ok"]:
-        raise typer.Exit(1)
+    report(c, trials, exact, json_, export, extra, extra_ok)
 
 
 @app.command("gating")
@@ -200,9 +204,7 @@ def gating_cmd(
     """Gating FFN (Appendix G, Lemma 4, corrected): zero the data rows outside a prefix or a suffix."""
     from tmcheck.theory.lemmas.gating import gating
 
-    payload = report(gating(l, t_cut, keep, Fraction(M)), trials, exact, json_, export)
-    if not payload["ok"]:
-        raise typer.Exit(1)
+    report(gating(l, t_cut, keep, Fraction(M)), trials, exact, json_, export)
 
 
 @app.command("addition")
@@ -222,9 +224,7 @@ def addition_cmd(
         vec = [Fraction(v.strip()) for v in c.split(",")]
     except (ValueError, ZeroDivisionError):
         raise UserError(f"--c: expected comma-separated numbers, got {c!r}") from None
-    payload = report(addition(vec, Fraction(M)), trials, exact, json_, export)
-    if not payload["ok"]:
-        raise typer.Exit(1)
+    report(addition(vec, Fraction(M)), trials, exact, json_, export)
 
 
 @app.command("replace")
@@ -240,9 +240,7 @@ def replace_cmd(
     """Replacing FFN (Appendix G, Lemma 6): row 0 becomes a copy of row 1 on every token."""
     from tmcheck.theory.lemmas.replace import replace
 
-    payload = report(replace(l, Fraction(M)), trials, exact, json_, export)
-    if not payload["ok"]:
-        raise typer.Exit(1)
+    report(replace(l, Fraction(M)), trials, exact, json_, export)
 
 
 def build_kind(kind: str, l: int, M: Fraction):
@@ -283,9 +281,7 @@ def parallel_cmd(
 
     Mf = Fraction(M)
     c = parallelize(build_kind(left, l1, Mf), build_kind(right, l2, Mf))
-    payload = report(c, trials, exact, json_, export)
-    if not payload["ok"]:
-        raise typer.Exit(1)
+    report(c, trials, exact, json_, export)
 
 
 if importlib.util.find_spec("tmcheck.cli.lemma1") is not None:

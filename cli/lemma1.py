@@ -25,8 +25,15 @@ def table_of(rows: list[dict], title: str) -> Table:
     return t
 
 
-def without_objects(rep: dict) -> dict:
-    return {k: v for k, v in rep.items() if k not in ("network", "spec")}
+def export_and_maybe_json(rep: dict, export, json_: bool) -> bool:
+    """Write rep's network if asked; print rep (without its objects) as JSON if asked. True if printed."""
+    if export is not None:
+        netfile.save(rep["network"], export)
+    if json_:
+        out = {k: v for k, v in rep.items() if k not in ("network", "spec")}
+        out["exported"] = str(export) if export else None
+        print_json(out)
+    return json_
 
 
 def register(app: typer.Typer) -> None:
@@ -52,12 +59,7 @@ def register(app: typer.Typer) -> None:
         if grid not in ("paper", "tight"):
             raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
         rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, "exact" if exact else "float64", points)
-        if export is not None:
-            netfile.save(rep["network"], export)
-        out = without_objects(rep)
-        out["exported"] = str(export) if export else None
-        if json_:
-            print_json(out)
+        if export_and_maybe_json(rep, export, json_):
             return
         e = rep["error"]
         console.print(table_of(rep["resources"], f"Lemma 1 network for f = {target} on [0,1]^{d}: resources"))

@@ -7,9 +7,8 @@ from typing import Optional
 
 import typer
 
-from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.lemma1 import table_of, without_objects
-from tmcheck.theory import netfile
+from tmcheck.cli.common import console, handle_errors
+from tmcheck.cli.lemma1 import export_and_maybe_json, table_of
 
 app = typer.Typer(no_args_is_help=True, help="Theorem 2 (Appendix E.2): Hölder functions on manifolds as one network.")
 
@@ -32,12 +31,7 @@ def theorem2_cmd(
     from tmcheck.theory.lemmas.theorem2 import theorem2_report
 
     rep = theorem2_report(manifold, D, eps, target, N, max_tokens, not shallow, points)
-    if export is not None:
-        netfile.save(rep["network"], export)
-    out = without_objects(rep)
-    out["exported"] = str(export) if export else None
-    if json_:
-        print_json(out)
+    if export_and_maybe_json(rep, export, json_):
         return
     console.print(table_of(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources"))
     console.print(
