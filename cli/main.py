@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Optional
 
 import typer
+from typer import exceptions as typer_exc
+from typer._click import exceptions as click_exc  # Typer vendors click; its errors live here
+from typer.core import TyperGroup
 
 # (command name, module under tmcheck.cli), in the order `tmcheck --help` lists them.
 GROUPS = [
@@ -34,7 +38,32 @@ GROUPS = [
     ("synth", "synth"),
 ]
 
+class OneLineErrorsGroup(TyperGroup):
+    """The root group: a usage error (bad option value, unknown command) is one line on stderr, exit 2.
+
+    Typer would draw a multi-line box; scripts and the fuzz tests need `error: ...` on one line."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_exc.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer_exc.TyperException as exc:
+            where = f" (see '{exc.ctx.command_path} --help')" if getattr(exc, "ctx", None) is not None else ""
+            message = " ".join(exc.format_message().split())
+            sys.stderr.write(f"error: {message}{where}\n")
+            sys.exit(exc.exit_code)
+        except typer_exc.Abort:
+            sys.stderr.write("Aborted.\n")
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineErrorsGroup,
     name="tmcheck",
     no_args_is_help=True,
     add_completion=False,
