@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from tmcheck.empirics.atomic import write_json
+from tmcheck.util.atomic import write_json
 from tmcheck.empirics.model import GPT, GPTConfig, lm_loss, to_hf
 from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.train import TrainConfig, make_optimizer

@@ -33,7 +33,7 @@ def command(
     """Embed the documents of a text file and write the hidden states to a .npy file."""
     import numpy as np
 
-    from tmcheck.empirics.atomic import write_bytes
+    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.embed import EmbedOptions, embed_documents, encode_text, load_model
 
     if out.suffix != ".npy":

@@ -48,7 +48,7 @@ def plot_fit(result, x, y, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from tmcheck.empirics.atomic import write_bytes
+    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.fit import predict
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
@@ -120,7 +120,7 @@ def command(
     if plot is not None:
         plot_fit(result, X, cols[y], plot)
     if out is not None:
-        from tmcheck.empirics.atomic import write_text
+        from tmcheck.util.atomic import write_text
 
         write_text(out, json.dumps(to_jsonable(payload), indent=2) + "\n")
     if as_json:

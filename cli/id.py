@@ -58,7 +58,7 @@ def estimate(
     if out is not None:
         import json
 
-        from tmcheck.empirics.atomic import write_text
+        from tmcheck.util.atomic import write_text
 
         write_text(out, json.dumps(to_jsonable(payload), indent=2) + "\n")
     if as_json:
@@ -97,7 +97,7 @@ def synth(
     """Write N points of a manifold with known intrinsic dimension (the validation set) to a .npy file."""
     import numpy as np
 
-    from tmcheck.empirics.atomic import write_bytes
+    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.id import MANIFOLDS, make_manifold
 
     if out.suffix != ".npy":

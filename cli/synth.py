@@ -137,7 +137,7 @@ def data(
 
     import numpy as np
 
-    from tmcheck.empirics.atomic import write_bytes
+    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.synthetic import Experiment, Problem
 
     if n < 1:

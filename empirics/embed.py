@@ -197,7 +197,7 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
     id.json computed with other options are replaced, others kept."""
     import json
 
-    from tmcheck.empirics import atomic
+    from tmcheck.util import atomic
     from tmcheck.empirics.id import estimate_id
     from tmcheck.empirics.sweep import full_split_run, load_config, preset_from_config
     from tmcheck.empirics.train import resolve_device

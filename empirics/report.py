@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.sweep import load_config, preset_from_config
 
 COLORS = {"code": "tab:blue", "prose": "tab:red", "stories": "tab:green", "sql": "tab:purple", "prose-large": "tab:orange"}

@@ -22,7 +22,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Callable
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.data import CORPORA, DatasetSpec, open_split, prepare_dataset
 from tmcheck.empirics.presets import Preset, get_preset
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.synthetic_sweep import estimated_dimensions, load_config, preset_from_config
 from tmcheck.theory.bounds import alpha_D, alpha_N
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.synthetic import Experiment, Problem, knn_baseline, krr_baseline, validation_size
 
 SIZES = ("fixed", "theory")

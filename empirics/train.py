@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable
 import torch
 import torch.nn as nn
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 
 
 @dataclass

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -138,17 +137,11 @@ def dumps(net: Network) -> str:
 
 
 def save(net: Network, path: str | os.PathLike) -> Path:
-    """Write atomically: a temporary file in the same directory, then rename."""
+    """Write atomically (temporary file, fsync, rename, fsync of the directory)."""
+    from tmcheck.util.atomic import write_text
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(dumps(net))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(path, dumps(net))
     return path
 
 

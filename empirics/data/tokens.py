@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.data.corpora import SPLITS, load_corpus, split_corpus
 
 EOT = "<|endoftext|>"

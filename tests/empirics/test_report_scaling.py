@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.report import build_report, fit_corpus
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tmcheck.empirics.atomic import read_jsonl
+from tmcheck.util.atomic import read_jsonl
 from tmcheck.empirics.sweep import SweepBusy, run_sweep, sweep_lock
 
 SCRIPT = """

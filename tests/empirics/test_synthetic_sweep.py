@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tmcheck.empirics import atomic
+from tmcheck.util import atomic
 from tmcheck.empirics.sweep import SweepBusy, sweep_lock
 from tmcheck.empirics.synthetic_model import n_params
 from tmcheck.empirics.synthetic_report import build_tables, write_report

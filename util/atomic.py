@@ -1,6 +1,8 @@
-"""Atomic file writes: write to a temporary file in the same directory, fsync, then os.replace.
+"""Atomic file writes, the one implementation every part of tmcheck uses.
 
-A reader (or a rerun after SIGKILL) sees either the old file or the new one, never a partial file.
+Write to a temporary file in the same directory, fsync it, os.replace it over the target, then fsync
+the directory so the rename itself survives a crash. A reader (or a rerun after SIGKILL) sees either
+the old file or the new one, never a partial file.
 """
 
 from __future__ import annotations
@@ -33,10 +35,35 @@ def write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename inside `directory` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_text(path: Path, text: str) -> None:
     write_bytes(path, text.encode("utf-8"))
+
+
+def savefig(fig, path: Path, **kwargs) -> None:
+    """A matplotlib figure written atomically (format from the suffix)."""
+    import io
+
+    buf = io.BytesIO()
+    fmt = Path(path).suffix.lstrip(".") or "png"
+    fig.savefig(buf, format=fmt, **kwargs)
+    write_bytes(path, buf.getvalue())
 
 
 def write_json(path: Path, obj: Any) -> None:

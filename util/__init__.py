@@ -1,0 +1,1 @@
+"""Utilities every part of tmcheck shares (atomic file writes)."""
