@@ -55,6 +55,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from tmcheck.empirics.device import resolve_device
+
 U32 = 2.0**-24
 U_BF16 = 2.0**-8
 TINY = 2.0**-126  # smallest normal float32 / bfloat16
@@ -74,18 +76,6 @@ class Neighbors:
     indices: np.ndarray
     n_recomputed: int
     device: str
-
-
-def resolve_device(device: str = "auto"):
-    """'auto' is CUDA when torch sees a GPU, else CPU; anything else is passed to torch.device."""
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but torch sees no CUDA device")
-    return dev
 
 
 @lru_cache(maxsize=1)
