@@ -58,7 +58,7 @@ from tmcheck.theory.lemmas.lemma1 import (
     sum_head,
     zero_row0_ffn,
 )
-from tmcheck.theory.manifolds import Manifold
+from tmcheck.theory.manifolds import MULTIPLICITY_SAMPLE, Manifold
 from tmcheck.theory.network import Network, structured_positional, zeros
 from tmcheck.theory.targets import Target, TargetError, tight_N
 
@@ -185,15 +185,7 @@ def estimate_chart_lipschitz(m: Manifold, target: Target, rng: np.random.Generat
     Y = m.sample_model(rng, n_pairs)  # perturbation directions on the model
     best = 0.0
     for scale in (0.05, 0.01):
-        Xp = X + scale * (Y @ m.Q.T)
-        Xp = (Xp @ m.Q) @ m.Q.T  # back into the model's span
-        if m.name == "torus":
-            Z = Xp @ m.Q
-            Z = np.concatenate([Z[:, :2] / np.linalg.norm(Z[:, :2], axis=1, keepdims=True),
-                                Z[:, 2:] / np.linalg.norm(Z[:, 2:], axis=1, keepdims=True)], 1)
-            Xp = Z @ m.Q.T
-        else:
-            Xp = Xp / np.linalg.norm(Xp, axis=1, keepdims=True)
+        Xp = m.project(X + scale * (Y @ m.Q.T))  # a nearby point of 𝓜
         f1, f2 = target(X).real, target(Xp).real
         r1, r2 = m.partition(X), m.partition(Xp)
         for n in range(m.C_M):
@@ -222,11 +214,11 @@ def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None,
     if target.d != m.D:
         raise TargetError(f"the target must be a function of x0..x{m.D - 1} (D = {m.D})")
     rng = np.random.default_rng(seed)
-    Xs = m.sample(rng, 4000)
+    Xs = m.sample(MULTIPLICITY_SAMPLE, rng)
     fv = target(Xs)
     if not np.all(np.isfinite(fv)) or np.abs(fv.imag).max() > 1e-12:
         raise TargetError(f"target {target.text!r} is unbounded or not real on the {m.name}")
-    mult = int(m.in_chart(Xs).sum(1).max())
+    mult = m.multiplicity(Xs)
     H = max(estimate_chart_lipschitz(m, target, rng), 1e-12)
     delta = eps / (2 * mult)
     N_proven = tight_N(m.d, H, 1.0, delta)
