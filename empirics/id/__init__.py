@@ -2,9 +2,11 @@
 
 Public API (stable; used by the pretraining part):
 
-    from tmcheck.empirics.id import MLE, TwoNN, MLEScaling, estimate_id, IDResult, make_manifold
+    from tmcheck.empirics.id import MLE, MLECurve, TwoNN, GRIDE, MLEScaling, estimate_id, IDResult, make_manifold
 
-- ``MLE``, ``TwoNN``, ``MLEScaling``: scikit-learn-like estimators (see ``estimators``).
+- ``MLE``, ``MLECurve``, ``TwoNN``, ``GRIDE``, ``MLEScaling``: scikit-learn estimators (``BaseEstimator``
+  subclasses; see ``estimators`` and ``gride``). Units never matter and duplicates are counted by a
+  scale-invariant rule (see ``_points``).
 - ``estimate_id(X, estimator='mle', k=20, protocol='full'|'paper', ...) -> IDResult``: one call
   with a named protocol; ``protocol='paper'`` is the paper's (K = 20, random disjoint batches of
   4096, mean of the batch estimates).
@@ -12,14 +14,17 @@ Public API (stable; used by the pretraining part):
 - ``load_points``: points from .npy, .pt or .safetensors.
 """
 
-from tmcheck.empirics.id.estimators import MLE, MLEScaling, TwoNN
+from tmcheck.empirics.id.estimators import MLE, MLECurve, MLEScaling, TwoNN
+from tmcheck.empirics.id.gride import GRIDE
 from tmcheck.empirics.id.protocol import ESTIMATORS, PROTOCOLS, IDResult, estimate_id
 from tmcheck.empirics.id.io import load_points
 from tmcheck.empirics.id.synthetic import MANIFOLDS, make_manifold
 
 __all__ = [
     "MLE",
+    "MLECurve",
     "TwoNN",
+    "GRIDE",
     "MLEScaling",
     "estimate_id",
     "IDResult",

@@ -1,31 +1,45 @@
-"""Input checks shared by every ID estimator: finite values, N > K, constant data, and the
-duplicate policy (exact or near-duplicate rows, by a relative tolerance).
+"""Input checks shared by every ID estimator: a finite (N, D) real array with N > K and not all rows
+equal, and the duplicate policy with a scale-invariant near-duplicate rule.
 
-Duplicates silently break kNN estimators: a zero distance makes log(T_k / T_j) infinite, so the
-Levina-Bickel MLE returns 0 and TwoNN divides by zero. A near-duplicate (distance below
-``rtol`` times the RMS radius of the centred data) is no better. The default policy removes all but
-the lowest-indexed row of each duplicate cluster and warns with the count.
+**Units never matter.** Every estimator here uses ratios of neighbour distances, so the points are
+first multiplied by a power of two that brings their largest coordinate into [1/2, 1). That product
+is exact in binary floating point (no rounding, no overflow, no underflow for normal numbers), so X,
+1e200 X and 1e-200 X give the same kNN and the same ID up to the rounding of the scaling itself.
+
+**Duplicates** silently break kNN estimators: a zero distance makes log(T_k / T_j) infinite, so the
+MLE returns 0 and TwoNN divides by zero. Two rows i, j are *near-duplicates* when
+
+    |x_i - x_j| <= rtol * max(|x_i|, |x_j|),    rtol = 16 eps(dtype of the points) by default,
+
+i.e. when they differ by no more than a few units in the last place of their own coordinates: float32
+points that agree to ~2e-6 of their norm, float64 points to ~4e-15. The rule is relative to the
+points' own magnitude, so it is scale-invariant, and it is tied to the precision in which the points
+(hence their distances) are known. The default policy keeps the lowest-indexed row of each
+duplicate cluster, drops the rest, and warns with the count.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from tmcheck.empirics.knn import Neighbors, kneighbors
 
 DUPLICATE_POLICIES = ("error", "keep", "remove")
+ULPS = 16  # near-duplicate tolerance in units of the points' machine epsilon
 
 
 def check_points(X, k: int) -> np.ndarray:
-    """X as a finite (N, D) float array with N > k and not all rows equal; else ValueError."""
-    X = np.asarray(X)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2:
-        raise ValueError(f"expected points as a 2-D array (N, D), got shape {X.shape}")
-    if not np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.complexfloating):
+    """X as a finite (N, D) float32/float64 array with N > k and not all rows equal; else ValueError."""
+    from sklearn.utils import check_array
+
+    # scikit-learn's own messages for sparse, complex, 1-D and empty input (check_estimator expects them)
+    X = check_array(X, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+    if X.dtype == object:
+        X = X.astype(np.float64)
+    if not np.issubdtype(X.dtype, np.number):
         raise ValueError(f"expected real numbers, got dtype {X.dtype}")
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
@@ -35,79 +49,106 @@ def check_points(X, k: int) -> np.ndarray:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     if len(X) <= k:
-        raise ValueError(f"need more points than neighbours: N={len(X)} <= K={k}")
+        raise ValueError(f"need more points than neighbours: N={len(X)} <= K={k} (n_samples = {len(X)})")
     if np.all(X == X[0]):
         raise ValueError("constant data: every row is the same point, so the dimension is undefined")
     return X
 
 
-def duplicate_tolerance(X: np.ndarray, rtol: float) -> float:
-    """Absolute distance below which two rows count as duplicates: rtol x RMS radius of the centred data.
+def default_rtol(dtype) -> float:
+    """16 units of the points' machine epsilon (float32: 1.9e-6, float64: 3.6e-15)."""
+    return ULPS * float(np.finfo(dtype).eps)
 
-    The mean squared centred norm is mean|x|^2 - |mu|^2, which needs no centred copy of X; only when
-    the spread is tiny against the offset (cancellation) is X centred explicitly.
+
+def unit_scale(X: np.ndarray) -> float:
+    """The power of two s with max |s X| in [1/2, 1): multiplying by it is exact."""
+    top = float(np.max(np.abs(X)))
+    return 2.0 ** -np.frexp(top)[1] if top > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Points after the duplicate policy, with their exact kNN (distances in the caller's units).
+
+    kept: original indices of the rows used; representative: for every original row, the position
+    (in ``kept``) of the row that stands for it; n_duplicates: rows dropped; rtol: the tolerance used.
     """
-    X = np.asarray(X, dtype=np.float64)
-    mu = X.mean(axis=0)
-    offset = float(mu @ mu)
-    spread = float(np.einsum("ij,ij->", X, X)) / len(X) - offset
-    if spread <= 1e-6 * offset:
-        Xc = X - mu
-        spread = float(np.mean(np.einsum("ij,ij->i", Xc, Xc)))
-    return float(rtol * np.sqrt(max(spread, 0.0)))
+
+    X: np.ndarray
+    neighbors: Neighbors
+    kept: np.ndarray
+    representative: np.ndarray
+    n_duplicates: int
+    rtol: float
 
 
-def _duplicate_rows(nb: Neighbors, tol: float) -> np.ndarray:
-    """Rows to drop: every member of a duplicate cluster except its lowest index."""
+def _near_duplicate_pairs(nb: Neighbors, norms: np.ndarray, rtol: float):
+    """(rows, cols) of kNN pairs within rtol * max(|x_i|, |x_j|)."""
+    bound = rtol * np.maximum(norms[:, None], norms[nb.indices])  # (N, k)
+    close = nb.distances <= bound
+    rows = np.repeat(np.arange(len(nb.indices)), nb.indices.shape[1])[close.ravel()]
+    return rows, nb.indices.ravel()[close.ravel()]
+
+
+def _clusters(n: int, rows, cols) -> np.ndarray:
+    """Label of each row's duplicate cluster: the lowest index in it."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    n = len(nb.indices)
-    close = nb.distances <= tol
-    if not close.any():
-        return np.empty(0, dtype=np.int64)
-    rows = np.repeat(np.arange(n), nb.indices.shape[1])[close.ravel()]
-    cols = nb.indices.ravel()[close.ravel()]
     graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
     _, label = connected_components(graph, directed=False)
     first = np.full(label.max() + 1, n)
     np.minimum.at(first, label, np.arange(n))
-    return np.flatnonzero(first[label] != np.arange(n))
+    return first[label]
 
 
-def neighbors_without_duplicates(
-    X, k: int, *, duplicates: str = "remove", rtol: float = 1e-6, device: str = "auto"
-) -> tuple[np.ndarray, Neighbors, int]:
-    """Check X, apply the duplicate policy, and return (points used, their exact kNN, rows removed).
+def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None, device: str = "auto") -> Prepared:
+    """Check X, scale it by a power of two, apply the duplicate policy and return its exact kNN.
 
-    With 'remove' the kNN is recomputed on the kept rows until no duplicates remain (clusters larger
-    than K can need more than one pass).
+    With 'remove' the kNN is recomputed on the kept rows until no near-duplicates remain (clusters
+    larger than K can need more than one pass). 'error' raises ValueError with the count; 'keep'
+    warns with the count and leaves them (estimates are then degenerate).
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise ValueError(f"duplicates must be one of {DUPLICATE_POLICIES}, got {duplicates!r}")
     X = check_points(X, k)
-    tol = duplicate_tolerance(X, rtol)
-    nb = kneighbors(X, k, device=device)
-    removed = 0
+    rtol = default_rtol(X.dtype) if rtol is None else float(rtol)
+    if not (np.isfinite(rtol) and rtol >= 0):
+        raise ValueError(f"rtol must be a finite number >= 0, got {rtol}")
+    scale = unit_scale(X)
+    Xs = X * X.dtype.type(scale)  # exact: a power of two
+    norms = np.linalg.norm(Xs.astype(np.float64), axis=1)
+    n = len(X)
+    kept = np.arange(n)
+    label = np.arange(n)  # original row -> original index of its representative
     while True:
-        drop = _duplicate_rows(nb, tol)
-        if len(drop) == 0:
+        nb = kneighbors(Xs[kept], k, device=device)
+        rows, cols = _near_duplicate_pairs(nb, norms[kept], rtol)
+        if len(rows) == 0:
             break
+        first = _clusters(len(kept), rows, cols)  # positions in kept
+        n_dup = int(np.sum(first != np.arange(len(kept))))
         if duplicates == "error":
-            raise ValueError(
-                f"{len(drop)} duplicate or near-duplicate rows (distance <= {tol:.3g}); "
-                "use duplicates='remove' or 'keep'"
-            )
+            raise ValueError(f"{n - len(kept) + n_dup} duplicate or near-duplicate rows "
+                             f"(distance <= {rtol:.3g} x norm); use duplicates='remove' or 'keep'")
         if duplicates == "keep":
-            warnings.warn(f"{len(drop)} duplicate or near-duplicate rows kept; estimates may be degenerate", stacklevel=3)
+            warnings.warn(f"{n_dup} duplicate or near-duplicate rows kept; estimates may be degenerate", stacklevel=3)
             break
-        keep = np.ones(len(X), dtype=bool)
-        keep[drop] = False
-        X = X[keep]
-        removed += len(drop)
-        if len(X) <= k:
-            raise ValueError(f"only {len(X)} distinct points after removing duplicates; need more than K={k}")
-        nb = kneighbors(X, k, device=device)
+        rep = kept[first]
+        label = rep[np.searchsorted(kept, label)]  # follow the chain: a representative may be merged later
+        kept = np.unique(rep)
+        if len(kept) <= k:
+            raise ValueError(f"only {len(kept)} distinct points after removing duplicates; need more than K={k}")
+    removed = n - len(kept)
     if removed:
-        warnings.warn(f"removed {removed} duplicate or near-duplicate rows (distance <= {tol:.3g})", stacklevel=3)
-    return X, nb, removed
+        warnings.warn(f"removed {removed} duplicate or near-duplicate rows (distance <= {rtol:.3g} x norm)",
+                      stacklevel=3)
+    nb = Neighbors(nb.distances / scale, nb.indices, nb.n_recomputed, nb.device)
+    return Prepared(X[kept], nb, kept, np.searchsorted(kept, label), removed, rtol)
+
+
+def neighbors_without_duplicates(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
+                                 device: str = "auto") -> tuple[np.ndarray, Neighbors, int]:
+    """(points used, their exact kNN, rows removed): ``prepare`` for callers that need only these."""
+    p = prepare(X, k, duplicates=duplicates, rtol=rtol, device=device)
+    return p.X, p.neighbors, p.n_duplicates

@@ -1,35 +1,45 @@
-"""Intrinsic-dimension estimators with a scikit-learn-like API (paper Section 5, "Estimating the ID").
+"""Intrinsic-dimension estimators, scikit-learn estimators (paper Section 5, "Estimating the ID").
 
-``__init__`` only stores parameters; ``fit(X)`` returns self; learned state ends in ``_``:
-``dimension_``, ``dimension_pw_`` (pointwise values where the estimator has them), ``ci_`` (a
-percentile bootstrap interval, or None), ``n_used_`` and ``n_duplicates_``. ``fit_distances`` takes
-precomputed sorted kNN distances (self excluded) so several estimators can share one kNN search.
+Every estimator subclasses ``sklearn.base.BaseEstimator``: ``__init__`` only stores parameters, so
+``clone``, ``get_params`` and ``set_params`` work; ``fit(X)`` returns self; learned state ends in
+``_``: ``dimension_``, ``dimension_pw_`` (pointwise values), ``ci_`` (an interval, or None),
+``n_used_``, ``n_duplicates_``, ``n_features_in_``. ``fit_transform(X)`` returns the pointwise
+estimates of all N rows (a removed duplicate gets the value of the row kept for it); ``fit_pw`` and
+``fit_transform_pw`` are scikit-dimension's names (``smooth=True`` adds ``dimension_pw_smooth_``, the
+mean over each point and its k neighbours). ``fit_distances`` takes precomputed sorted kNN distances
+(self excluded), so several estimators can share one search. scikit-dimension's spellings
+``n_neighbors=`` and ``K=`` are accepted for ``k``.
 
-- ``MLE``: Levina & Bickel (2004). For each point, with T_j its j-th neighbour distance,
-  m_k(x) = (k - 1) / sum_{j<k} log(T_k / T_j). ``combine='mean'`` averages m_k (Levina-Bickel);
-  ``combine='inverse'`` is MacKay & Ghahramani's 1 / mean(1 / m_k), scikit-dimension's default
-  (``comb='mle'``) and hence what the paper's script used.
+- ``MLE``: Levina & Bickel (2004). With T_j the j-th neighbour distance,
+  m_k(x) = (k - 1) / sum_{j<k} log(T_k / T_j). ``combine='inverse'`` is MacKay & Ghahramani's
+  1 / mean(1 / m_k), scikit-dimension's default (``comb='mle'``) and hence the paper's;
+  ``combine='mean'`` averages m_k.
+- ``MLECurve``: the MLE at several k from ONE search at the largest k: the scale dependence.
 - ``TwoNN``: Facco et al. (2017). mu = T_2 / T_1 is Pareto(d). ``method='linear'`` fits
   -log(1 - F_emp(mu)) = d log mu through the origin after discarding the largest
-  ``discard_fraction`` of mu (dadapy's 'base', skdim's 'linear'); ``method='mle'`` is the
-  maximum-likelihood estimate with the discarded values censored: (n - 1) / (sum log mu + c log mu_max).
-- ``MLEScaling``: the MLE on disjoint subsets of size N, N/2, N/4, ..., which shows how the estimate
-  moves with N (the small-N bias the paper's batches of 4096 lock in), extrapolated to N -> inf with
-  m(n) = d + c n^(-2/d) (curvature bias is O(r_k^2) and r_k ~ n^(-1/d)).
+  ``discard_fraction`` of mu (dadapy's 'base', skdim's 'linear'); ``method='mle'`` censors them:
+  (n - 1) / (sum log mu + c log mu_max). Pointwise: 1 / log mu_i, the one-point Pareto MLE.
+- ``GRIDE``: in ``gride``.
+- ``MLEScaling``: the MLE on disjoint subsets of size N, N/2, N/4, ..., extrapolated to N -> inf
+  with m(n) = d + c n^(-2/d) (curvature bias is O(r_k^2) and r_k ~ n^(-1/d)).
 
-Bootstrap intervals resample points (pointwise values, or mu). Neighbourhoods overlap, so the
-pointwise values are not independent and the interval is somewhat narrow; it measures sampling noise
-of the average, not the estimator's bias (MLEScaling shows that).
+Bootstrap intervals (percentile method, ``ci_level`` coverage at the design of iid pointwise values)
+resample points, all replicates at once. Neighbourhoods overlap, so pointwise values are not
+independent and the interval is somewhat narrow; it measures the sampling noise of the average,
+not the estimator's bias (MLEScaling and MLECurve show that).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
-from tmcheck.empirics.id._points import neighbors_without_duplicates
+from tmcheck.empirics.id._points import prepare
 from tmcheck.empirics.knn import kneighbors
 
 COMBINATIONS = ("inverse", "mean")
+DEFAULT_K = 20  # the paper's K
+_BOOT_CELLS = 1 << 22  # resampled values held at once by the vectorised bootstrap
 
 
 def _percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
@@ -37,39 +47,156 @@ def _percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-class _Estimator:
+def bootstrap_indices(n: int, n_boot: int, rng):
+    """Yield (b, n) blocks of resampling indices, n_boot rows in all, in bounded memory."""
+    per = max(1, _BOOT_CELLS // max(n, 1))
+    for b0 in range(0, n_boot, per):
+        yield rng.integers(0, n, size=(min(per, n_boot - b0), n))
+
+
+def _combine(pw: np.ndarray, combine: str, axis=None):
+    """Mean ('mean') or inverse mean of inverses ('inverse') of pointwise values along axis."""
+    if combine == "mean":
+        return np.mean(pw, axis=axis)
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.mean(1.0 / pw, axis=axis)
+
+
+def _resolve_k(est) -> int:
+    """k, or the same value under skdim's spellings n_neighbors / K (default 20, the paper's K);
+    conflicting values are refused."""
+    given = {n: getattr(est, n) for n in ("k", "n_neighbors", "K") if getattr(est, n, None) is not None}
+    values = set(given.values())
+    if len(values) > 1:
+        raise ValueError(f"conflicting neighbour counts {given}: give one of k, n_neighbors, K")
+    k = values.pop() if values else DEFAULT_K
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer, got {k!r}")
+    return int(k)
+
+
+class _IDEstimator(BaseEstimator):
     """Shared fit: check the points, apply the duplicate policy, run the kNN engine once."""
 
-    _n_neighbors: int
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+    def _n_neighbors_needed(self) -> int:
+        raise NotImplementedError
 
     def fit(self, X, y=None):
-        _, nb, removed = neighbors_without_duplicates(
-            X, self._n_neighbors_needed(), duplicates=self.duplicates, rtol=self.rtol, device=self.device
-        )
-        self.fit_distances(nb.distances)
-        self.n_duplicates_ = removed
+        """Estimate the ID of the rows of X (N, D); y is ignored. Returns self."""
+        k = self._n_neighbors_needed()
+        p = prepare(X, k, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
+        self.fit_distances(p.neighbors.distances)
+        self.n_features_in_ = p.X.shape[1]
+        self.n_duplicates_ = p.n_duplicates
+        self.duplicate_rtol_ = p.rtol
+        self.representative_ = p.representative
+        self.neighbor_indices_ = p.neighbors.indices
         return self
 
-    def _bootstrap(self, values: np.ndarray, statistic) -> tuple[float, float] | None:
-        if not self.bootstrap:
-            return None
-        rng = np.random.default_rng(self.seed)
-        n = len(values)
-        stats = np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(self.bootstrap)])
-        return _percentile_ci(stats, self.ci_level)
+    def fit_transform(self, X, y=None):
+        """Fit, and return the pointwise estimates of all N rows (N,)."""
+        return self.fit(X).dimension_pw_[self.representative_]
+
+    def fit_pw(self, X, y=None, smooth: bool = False):
+        """scikit-dimension's name: fit, with ``dimension_pw_`` (and ``dimension_pw_smooth_`` when smooth)."""
+        self.fit(X)
+        if smooth:
+            pw = self.dimension_pw_
+            self.dimension_pw_smooth_ = (pw + pw[self.neighbor_indices_].sum(axis=1)) / (1 + self.neighbor_indices_.shape[1])
+        return self
+
+    def fit_transform_pw(self, X, y=None, smooth: bool = False):
+        """scikit-dimension's name: the pointwise estimates of the rows used (and the smoothed ones)."""
+        self.fit_pw(X, smooth=smooth)
+        return (self.dimension_pw_, self.dimension_pw_smooth_) if smooth else self.dimension_pw_
+
+    def _rng(self):
+        return np.random.default_rng(self.seed)
+
+    def _check_common(self) -> None:
+        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, (int, np.integer)) or self.bootstrap < 0:
+            raise ValueError(f"bootstrap must be an integer >= 0, got {self.bootstrap!r}")
+        if not 0 < self.ci_level < 1:
+            raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
 
 
-class MLE(_Estimator):
+class MLE(_IDEstimator):
     """Levina-Bickel maximum-likelihood ID from the k nearest neighbours of every point.
 
-    k: neighbours per point (the paper's K = 20). combine: 'inverse' (MacKay-Ghahramani; the paper's
-    via skdim) or 'mean' (Levina-Bickel). bootstrap: resamples for the interval (0: none).
-    duplicates: 'remove' (default, warns with the count), 'keep' or 'error'; rtol: near-duplicate
-    tolerance relative to the RMS radius. device: 'auto', 'cpu', 'cuda'.
+    k (alias n_neighbors, K): neighbours per point (default: the paper's K = 20). combine: 'inverse'
+    (MacKay-Ghahramani; the paper's via skdim) or 'mean' (Levina-Bickel). bootstrap: resamples for
+    a percentile interval (0: none). duplicates: 'remove' (default, warns with the count), 'keep' or
+    'error'; rtol: near-duplicate tolerance relative to the points' norms (None: 16 eps of their
+    dtype). device: 'auto', 'cpu', 'cuda'.
     """
 
-    def __init__(self, k=20, combine="inverse", bootstrap=0, ci_level=0.95, duplicates="remove",
-                 rtol=1e-6, device="auto", seed=None):
+    def __init__(self, k=None, combine="inverse", bootstrap=0, ci_level=0.95, duplicates="remove",
+                 rtol=None, device="auto", seed=None, n_neighbors=None, K=None):
+        self.k = k
+        self.combine = combine
+        self.bootstrap = bootstrap
+        self.ci_level = ci_level
+        self.duplicates = duplicates
+        self.rtol = rtol
+        self.device = device
+        self.seed = seed
+        self.n_neighbors = n_neighbors
+        self.K = K
+
+    def _n_neighbors_needed(self) -> int:
+        self._check_common()
+        k = _resolve_k(self)
+        if k < 2:
+            raise ValueError(f"MLE needs k >= 2, got {k}")
+        if self.combine not in COMBINATIONS:
+            raise ValueError(f"combine must be one of {COMBINATIONS}, got {self.combine!r}")
+        return k
+
+    def fit_distances(self, distances):
+        """Fit from sorted kNN distances (N, >= k), self excluded."""
+        k = self._n_neighbors_needed()
+        self.dimension_pw_ = mle_pointwise(distances, k)
+        self.dimension_ = float(_combine(self.dimension_pw_, self.combine))
+        self.ci_ = None
+        if self.bootstrap:
+            pw = self.dimension_pw_
+            stats = np.concatenate([_combine(pw[idx], self.combine, axis=1)
+                                    for idx in bootstrap_indices(len(pw), self.bootstrap, self._rng())])
+            self.ci_ = _percentile_ci(stats, self.ci_level)
+        self.n_used_ = len(self.dimension_pw_)
+        self.n_duplicates_ = 0
+        self.k_ = k
+        return self
+
+
+def mle_pointwise(distances, k: int) -> np.ndarray:
+    """m_k(x) = (k - 1) / sum_{j<k} log(T_k / T_j) for each row of sorted distances (N, >= k)."""
+    T = np.asarray(distances, dtype=np.float64)[:, :k]
+    if T.shape[1] < k:
+        raise ValueError(f"need {k} neighbour distances per point, got {T.shape[1]}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pw = (k - 1) / np.log(T[:, -1:] / T[:, :-1]).sum(axis=1)
+    pw[~np.isfinite(pw)] = 0.0  # a zero distance (kept duplicate) makes the sum infinite
+    return pw
+
+
+class MLECurve(_IDEstimator):
+    """The MLE as a function of k, all from one kNN search at max(ks).
+
+    ``curve_`` lists {k, dimension, ci}; ``dimension_``, ``dimension_pw_`` and ``ci_`` are those at
+    ``k`` (which must be one of ``ks``). A flat curve means the ID does not depend on the scale
+    probed; a rising or falling one shows noise (small k) or curvature (large k).
+    """
+
+    def __init__(self, ks=(5, 10, 20, 40, 80), k=20, combine="inverse", bootstrap=0, ci_level=0.95,
+                 duplicates="remove", rtol=None, device="auto", seed=None):
+        self.ks = ks
         self.k = k
         self.combine = combine
         self.bootstrap = bootstrap
@@ -79,36 +206,36 @@ class MLE(_Estimator):
         self.device = device
         self.seed = seed
 
+    def _ks(self) -> list[int]:
+        ks = sorted({int(v) for v in np.atleast_1d(self.ks)})
+        if not ks or ks[0] < 2:
+            raise ValueError(f"ks must be integers >= 2, got {self.ks!r}")
+        if self.k not in ks:
+            raise ValueError(f"k={self.k} must be one of ks={ks}")
+        return ks
+
     def _n_neighbors_needed(self) -> int:
-        if self.k < 2:
-            raise ValueError(f"MLE needs k >= 2, got {self.k}")
+        self._check_common()
         if self.combine not in COMBINATIONS:
             raise ValueError(f"combine must be one of {COMBINATIONS}, got {self.combine!r}")
-        return self.k
-
-    def _combine(self, pw: np.ndarray) -> float:
-        if self.combine == "mean":
-            return float(np.mean(pw))
-        with np.errstate(divide="ignore"):
-            return float(1.0 / np.mean(1.0 / pw))
+        return self._ks()[-1]
 
     def fit_distances(self, distances):
-        """Fit from sorted kNN distances (N, >= k), self excluded."""
+        """Fit from sorted kNN distances (N, >= max(ks)), self excluded."""
         self._n_neighbors_needed()
-        T = np.asarray(distances, dtype=np.float64)[:, : self.k]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            s = np.log(T[:, -1:] / T[:, :-1]).sum(axis=1)
-            pw = (self.k - 1) / s
-        pw[~np.isfinite(pw)] = 0.0  # a zero distance (kept duplicate) makes the sum infinite
-        self.dimension_pw_ = pw
-        self.dimension_ = self._combine(pw)
-        self.ci_ = self._bootstrap(pw, self._combine)
-        self.n_used_ = len(pw)
+        self.curve_ = []
+        for k in self._ks():
+            est = MLE(k=k, combine=self.combine, bootstrap=self.bootstrap, ci_level=self.ci_level,
+                      seed=self.seed).fit_distances(distances)
+            self.curve_.append({"k": k, "dimension": est.dimension_, "ci": est.ci_})
+            if k == self.k:
+                self.dimension_, self.dimension_pw_, self.ci_ = est.dimension_, est.dimension_pw_, est.ci_
+        self.n_used_ = len(self.dimension_pw_)
         self.n_duplicates_ = 0
         return self
 
 
-class TwoNN(_Estimator):
+class TwoNN(_IDEstimator):
     """TwoNN ID from the ratio of second to first neighbour distances (Facco et al. 2017).
 
     method: 'linear' (fit through the origin) or 'mle'. discard_fraction: the largest ratios
@@ -117,7 +244,7 @@ class TwoNN(_Estimator):
     """
 
     def __init__(self, method="linear", discard_fraction=0.1, bootstrap=0, ci_level=0.95,
-                 duplicates="remove", rtol=1e-6, device="auto", seed=None):
+                 duplicates="remove", rtol=None, device="auto", seed=None):
         self.method = method
         self.discard_fraction = discard_fraction
         self.bootstrap = bootstrap
@@ -128,24 +255,26 @@ class TwoNN(_Estimator):
         self.seed = seed
 
     def _n_neighbors_needed(self) -> int:
+        self._check_common()
         if self.method not in ("linear", "mle"):
             raise ValueError(f"method must be 'linear' or 'mle', got {self.method!r}")
         if not 0.0 <= self.discard_fraction < 1.0:
             raise ValueError(f"discard_fraction must be in [0, 1), got {self.discard_fraction}")
         return 2
 
-    def _estimate(self, mu: np.ndarray) -> float:
-        n = len(mu)
+    def _estimate(self, log_mu_sorted: np.ndarray) -> np.ndarray:
+        """The estimate for each row of ascending log mu (b, n): vectorised over replicates."""
+        n = log_mu_sorted.shape[1]
         n_keep = int(n * (1.0 - self.discard_fraction))
         if n_keep < 2:
             raise ValueError("fewer than 2 ratios left after the discard fraction")
-        log_mu = np.log(np.sort(mu)[:n_keep])
         if self.method == "mle":
-            return float((n_keep - 1) / (log_mu.sum() + (n - n_keep) * log_mu[-1]))
+            kept = log_mu_sorted[:, :n_keep]
+            return (n_keep - 1) / (kept.sum(axis=1) + (n - n_keep) * kept[:, -1])
         n_keep = min(n_keep, n - 1)  # F_emp = 1 at the largest ratio: -log(1 - F) is infinite
-        log_mu = log_mu[:n_keep]
+        x = log_mu_sorted[:, :n_keep]
         y = -np.log1p(-np.arange(1, n_keep + 1) / n)
-        return float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))
+        return (x @ y) / np.einsum("ij,ij->i", x, x)
 
     def fit_distances(self, distances):
         """Fit from sorted kNN distances (N, >= 2), self excluded."""
@@ -153,16 +282,25 @@ class TwoNN(_Estimator):
         T = np.asarray(distances, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             mu = T[:, 1] / T[:, 0]
+            pw = 1.0 / np.log(mu)
+        pw[~np.isfinite(pw)] = 0.0  # T_1 = 0 (kept duplicate) or a tie T_1 = T_2
+        self.dimension_pw_ = pw
         mu = mu[np.isfinite(mu)]  # a kept exact duplicate has T_1 = 0
         self.mu_ = mu
-        self.dimension_ = self._estimate(mu)
-        self.ci_ = self._bootstrap(mu, self._estimate)
+        log_sorted = np.log(np.sort(mu))
+        self.dimension_ = float(self._estimate(log_sorted[None])[0])
+        self.ci_ = None
+        if self.bootstrap:
+            # a resample of sorted values, sorted, is the sorted values at the sorted indices
+            stats = np.concatenate([self._estimate(log_sorted[np.sort(idx, axis=1)])
+                                    for idx in bootstrap_indices(len(mu), self.bootstrap, self._rng())])
+            self.ci_ = _percentile_ci(stats, self.ci_level)
         self.n_used_ = len(mu)
         self.n_duplicates_ = 0
         return self
 
 
-class MLEScaling(_Estimator):
+class MLEScaling(_IDEstimator):
     """The MLE as a function of sample size, and its extrapolation to N -> inf.
 
     The points are split at random into 2^j disjoint subsets of size n_j = N / 2^j for
@@ -170,11 +308,11 @@ class MLEScaling(_Estimator):
     paper's protocol at batch size n_j). ``curve_`` lists (n, m(n), standard error, subsets);
     ``dimension_`` is d in m(n) = d + c n^(-2/d) fitted by weighted least squares (d on a grid,
     c linear), ``exponent_`` is 2/d, ``ci_`` the bootstrap interval of d over subsets,
-    ``bias_`` = m(N) - d.
+    ``bias_`` = m(N) - d, ``dimension_pw_`` the pointwise MLE on all N.
     """
 
-    def __init__(self, k=20, combine="inverse", min_size=512, bootstrap=200, ci_level=0.95,
-                 duplicates="remove", rtol=1e-6, device="auto", seed=None):
+    def __init__(self, k=None, combine="inverse", min_size=512, bootstrap=200, ci_level=0.95,
+                 duplicates="remove", rtol=None, device="auto", seed=None, n_neighbors=None, K=None):
         self.k = k
         self.combine = combine
         self.min_size = min_size
@@ -184,24 +322,31 @@ class MLEScaling(_Estimator):
         self.rtol = rtol
         self.device = device
         self.seed = seed
+        self.n_neighbors = n_neighbors
+        self.K = K
+
+    def _mle(self) -> MLE:
+        return MLE(k=_resolve_k(self), combine=self.combine)
 
     def _n_neighbors_needed(self) -> int:
-        return MLE(k=self.k, combine=self.combine)._n_neighbors_needed()
+        self._check_common()
+        return self._mle()._n_neighbors_needed()
 
     def fit(self, X, y=None):
-        Xu, nb, removed = neighbors_without_duplicates(
-            X, self.k, duplicates=self.duplicates, rtol=self.rtol, device=self.device
-        )
-        mle = MLE(k=self.k, combine=self.combine)
-        rng = np.random.default_rng(self.seed)
+        k = self._n_neighbors_needed()
+        p = prepare(X, k, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
+        Xu, nb = p.X, p.neighbors
+        mle = self._mle()
+        rng = self._rng()
         n = len(Xu)
-        levels = [[mle.fit_distances(nb.distances).dimension_]]
+        self.dimension_pw_ = mle.fit_distances(nb.distances).dimension_pw_
+        levels = [[mle.dimension_]]
         sizes = [n]
-        while sizes[-1] // 2 >= max(self.min_size, 2 * self.k):
+        while sizes[-1] // 2 >= max(self.min_size, 2 * k):
             size = sizes[-1] // 2
             perm = rng.permutation(n)
             batches = [perm[i * size : (i + 1) * size] for i in range(n // size)]
-            levels.append([mle.fit_distances(kneighbors(Xu[b], self.k, device=self.device).distances).dimension_
+            levels.append([mle.fit_distances(kneighbors(Xu[b], k, device=self.device).distances).dimension_
                            for b in batches])
             sizes.append(size)
         means = np.array([np.mean(v) for v in levels])
@@ -214,7 +359,10 @@ class MLEScaling(_Estimator):
             for s, m, e, v in zip(sizes, means, se, levels)
         ]
         self.n_used_ = n
-        self.n_duplicates_ = removed
+        self.n_duplicates_ = p.n_duplicates
+        self.n_features_in_ = Xu.shape[1]
+        self.representative_ = p.representative
+        self.neighbor_indices_ = nb.indices
         if len(levels) < 3:
             raise ValueError(f"need at least 3 sizes >= min_size={self.min_size} to extrapolate; N={n} is too small")
         sizes = np.array(sizes, dtype=np.float64)
@@ -236,11 +384,9 @@ def _extrapolate(n: np.ndarray, m: np.ndarray, se: np.ndarray) -> tuple[float, f
     Returns (d, 2/d). (A free exponent fits the S^16 curve better but is unstable with five or six
     sizes: on S^10 at N = 4096 it extrapolated to 13.3.)"""
     w = 1.0 / np.maximum(se, 1e-12) ** 2
-    best = (np.inf, float(m[0]))
-    for d in np.linspace(0.5 * m.min(), 4.0 * m.max(), 4000):
-        z = n ** (-2.0 / d)
-        c = np.sum(w * z * (m - d)) / np.sum(w * z * z)
-        ssr = float(np.sum(w * (m - d - c * z) ** 2))
-        if ssr < best[0]:
-            best = (ssr, float(d))
-    return best[1], 2.0 / best[1]
+    d = np.linspace(0.5 * m.min(), 4.0 * m.max(), 4000)[:, None]  # (G, 1)
+    z = n[None, :] ** (-2.0 / d)  # (G, L)
+    c = np.sum(w * z * (m - d), axis=1, keepdims=True) / np.sum(w * z * z, axis=1, keepdims=True)
+    ssr = np.sum(w * (m - d - c * z) ** 2, axis=1)
+    best = float(d[int(np.argmin(ssr)), 0])
+    return best, 2.0 / best

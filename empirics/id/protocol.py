@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tmcheck.empirics.id._points import check_points
-from tmcheck.empirics.id.estimators import MLE, MLEScaling, TwoNN
+from tmcheck.empirics.id.estimators import MLE, MLECurve, MLEScaling, TwoNN
+from tmcheck.empirics.id.gride import GRIDE
 
 # name -> (class, fixed parameters, description)
 ESTIMATORS = {
@@ -27,6 +28,9 @@ ESTIMATORS = {
     "twonn": (TwoNN, {"method": "linear"}, "TwoNN, linear fit through the origin, 10% discarded"),
     "twonn-mle": (TwoNN, {"method": "mle"}, "TwoNN maximum likelihood, 10% censored"),
     "scaling": (MLEScaling, {}, "MLE on subsets N, N/2, ..., extrapolated to N -> inf"),
+    "mle-curve": (MLECurve, {}, "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)"),
+    "gride": (GRIDE, {"multiscale": True},
+              "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32"),
 }
 PROTOCOLS = ("full", "paper")
 
@@ -53,8 +57,10 @@ def make_estimator(estimator: str, *, k: int = 20, bootstrap: int = 0, duplicate
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
     cls, fixed, _ = ESTIMATORS[estimator]
-    params = dict(bootstrap=bootstrap, duplicates=duplicates, device=device, seed=seed, ci_level=ci_level, **fixed)
-    if cls is not TwoNN:
+    params = dict(duplicates=duplicates, device=device, ci_level=ci_level, **fixed)
+    if cls is not GRIDE:
+        params.update(bootstrap=bootstrap, seed=seed)
+    if cls not in (TwoNN, GRIDE):
         params["k"] = k
     return cls(**params)
 
@@ -75,15 +81,23 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
                                        device=device, seed=seed, ci_level=ci_level)
     est = make(bootstrap)
     k_used = getattr(est, "k", None)
-    X = check_points(X, k_used or 2)
+    X = check_points(X, est._n_neighbors_needed())
     if protocol == "full":
         est.fit(X)
         details = {"name": "full", "description": ESTIMATORS[estimator][2]}
         if isinstance(est, MLEScaling):
             details.update(curve=est.curve_, bias_at_N=est.bias_, exponent=est.exponent_)
+        if isinstance(est, MLECurve):
+            details.update(curve=est.curve_)
+        if isinstance(est, GRIDE):
+            details.update(error=est.error_, interval="likelihood ratio", scales=[
+                {"n1": int(s), "n2": int(2 * s), "dimension": float(d), "error": float(e), "ci": list(c),
+                 "radius": float(r)}
+                for s, d, e, c, r in zip(est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_,
+                                         est.radius_scales_)])
         return IDResult(est.dimension_, est.ci_, est.n_used_, est.n_duplicates_, estimator, k_used, details)
 
-    if batch_size <= (k_used or 2):
+    if batch_size <= est._n_neighbors_needed():
         raise ValueError(f"batch_size={batch_size} must exceed k={k_used}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(X))

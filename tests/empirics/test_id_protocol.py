@@ -1,5 +1,7 @@
 """estimate_id's named protocols, the points loader, and the synthetic validation set."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -80,14 +82,21 @@ def test_sphere_points_have_unit_norm_and_bad_arguments_fail():
         make_manifold("sphere", 10, d=16, D=8)
 
 
-def test_duplicate_tolerance_is_rtol_times_the_centred_rms_radius():
-    """Known answers, including data far from the origin (where mean|x|^2 - |mu|^2 cancels)."""
-    from tmcheck.empirics.id._points import duplicate_tolerance
+def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
+    """Known answers: rows within 16 eps(dtype) x the larger norm are merged, rows just outside are not,
+    and the rule does not depend on units or on how far the data sit from the origin."""
+    from tmcheck.empirics.id._points import default_rtol, prepare
 
+    assert default_rtol(np.float32) == 16 * 2.0**-23 and default_rtol(np.float64) == 16 * 2.0**-52
     rng = np.random.default_rng(0)
-    for X in (rng.normal(size=(500, 7)), rng.normal(size=(500, 3)) * 1e-9 + 1e3, np.full((4, 2), 3.0)):
-        Xc = X - X.mean(axis=0)
-        want = 1e-6 * np.sqrt(np.mean(np.sum(Xc * Xc, axis=1)))
-        assert duplicate_tolerance(X, 1e-6) == pytest.approx(want, rel=1e-9, abs=0)
-    # two points at distance 2 around any offset: RMS radius 1
-    assert duplicate_tolerance(np.array([[5.0, -1.0], [5.0, 1.0]]), 0.5) == 0.5
+    base = rng.normal(size=(200, 3)) + 1e3  # far from the origin: |x| ~ 1.7e3
+    norm = np.linalg.norm(base[0])
+    for factor, merged in ((0.5, True), (2.0, False)):
+        X = base.copy()
+        X[1] = X[0] + np.array([1.0, 0, 0]) * factor * default_rtol(np.float64) * norm
+        for scale in (1.0, 2.0**700, 1e-200):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                p = prepare(X * scale, 5)
+            assert p.n_duplicates == int(merged), (factor, scale)
+            assert p.representative[1] == (0 if merged else 1)
