@@ -1,18 +1,28 @@
-# Two commands do all set-up: `make demo` and `make test`. Each creates/updates .venv itself.
+# Two commands do all set-up: `make demo` and `make test`. Each creates/updates .venv itself, with the
+# exact pins of constraints.txt (the lock); pyproject.toml holds the compatible ranges a user gets.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
+LOCK := constraints.txt
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.installed-bench
 # torch==2.13.0 is a CPU wheel on local disk; find-links makes pip take it instead of a CUDA build.
 PIP_FLAGS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+PIP := $(PY) -m pip install -q $(PIP_FLAGS) -c $(LOCK)
 
 .PHONY: demo test test-all bench venv clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q $(PIP_FLAGS) -e '.[dev]'
+	$(PIP) --upgrade pip
+	$(PIP) -e '.[dev]'
 	touch $(STAMP)
+
+# The anchors of benchmarks/ (scikit-dimension, faiss-cpu); dadapy, which needs numpy<2, gets its own
+# venv benchmarks/.venv-anchors, made by benchmarks/bench_id.py on first use.
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
 
 venv: $(STAMP)
 
@@ -25,8 +35,7 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q
 
-bench: $(STAMP)
-	$(PY) -m pip install -q $(PIP_FLAGS) -e '.[dev,bench]'
+bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.run_all
 
 clean:
