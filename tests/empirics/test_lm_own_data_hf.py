@@ -1,0 +1,127 @@
+"""One's own corpus, model-size flags, `export hf` to a GPT-2 directory and `train --init-from` it."""
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+from tmcheck.empirics.checkpoint import load_gpt
+from tmcheck.empirics.data.corpora import load_corpus, split_corpus
+from tmcheck.empirics.data.stories import stories
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def my_text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("own") / "my.txt"
+    docs = stories(7, 600)
+    path.write_text("\n\n".join(docs + docs[:50]), encoding="utf-8")  # 50 exact duplicates to drop
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(my_text, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "mine"
+    res = runner.invoke(app, ["train", "--text", str(my_text), "--n-layer", "2", "--n-embd", "64", "--block-size",
+                              "32", "--max-steps", "60", "--threads", "1", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    return out, json.loads(res.stdout)
+
+
+def test_own_text_is_split_and_deduplicated_like_the_builtins(my_text):
+    docs = load_corpus(f"text:{my_text}")
+    assert len(docs) == len(set(docs)) and len(docs) < my_text.read_text().count("\n\n") + 1
+    parts = split_corpus(docs)
+    assert all(parts[s] for s in ("train", "val", "test"))
+
+
+def test_own_directory_is_a_corpus(tmp_path):
+    (tmp_path / "a.txt").write_text("first file\n\nsecond paragraph")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.md").write_text("another file")
+    (tmp_path / ".hidden").write_text("skipped")
+    assert load_corpus(f"dir:{tmp_path}") == ["first file\n\nsecond paragraph", "another file"]
+
+
+def test_train_on_own_text_with_model_sizes(trained):
+    out, row = trained
+    cfg = row["model_config"]
+    assert (cfg["n_layer"], cfg["n_embd"], cfg["block_size"]) == (2, 64, 32)
+    assert row["corpus"].startswith("text:") and row["test_loss"] < 6.0  # below uniform over 384 tokens
+    assert load_gpt(out / "run").config.n_layer == 2
+
+
+def test_a_changed_text_file_is_not_silently_reused(trained, my_text, tmp_path):
+    out, _ = trained
+    changed = tmp_path / "my.txt"
+    changed.write_text(my_text.read_text() + "\n\nOne more story.")
+    data = json.loads((out / "data" / "dataset.json").read_text())
+    assert data["source_sha256"]
+    from tmcheck.empirics.data import DatasetSpec, prepare_dataset
+
+    spec = DatasetSpec(**data["spec"])
+    my_text_backup = my_text.read_bytes()
+    try:
+        my_text.write_text(changed.read_text())
+        with pytest.raises(ValueError, match="other contents"):
+            prepare_dataset(spec, out / "data")
+    finally:
+        my_text.write_bytes(my_text_backup)
+    assert prepare_dataset(spec, out / "data") == data
+
+
+def test_bad_own_data_is_one_line(tmp_path):
+    res = runner.invoke(app, ["train", "--text", str(tmp_path / "none.txt"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "none.txt" in res.stderr
+    (tmp_path / "small.txt").write_text("just one paragraph")
+    res = runner.invoke(app, ["train", "--text", str(tmp_path / "small.txt"), "--out", str(tmp_path / "o2")])
+    assert res.exit_code == 2 and "too small to split" in res.stderr
+    res = runner.invoke(app, ["train", "--n-embd", "30", "--n-head", "4", "--out", str(tmp_path / "o3")])
+    assert res.exit_code == 2 and "not divisible" in res.stderr
+    res = runner.invoke(app, ["train", "--text", "a", "--corpus-dir", "b"])
+    assert res.exit_code == 2 and "not both" in res.stderr
+
+
+def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out, _ = trained
+    hf_dir = tmp_path / "hf"
+    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    files = set(json.loads(res.stdout)["files"])
+    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json"} <= files
+    model = AutoModelForCausalLM.from_pretrained(hf_dir, local_files_only=True)
+    tok = AutoTokenizer.from_pretrained(hf_dir, local_files_only=True)
+    assert tok.eos_token == "<|endoftext|>" and tok.eos_token_id == model.generation_config.eos_token_id
+    ids = tok("Once upon a time", return_tensors="pt").input_ids
+    gen = model.generate(ids, max_new_tokens=8, do_sample=False)
+    assert gen.shape[1] > ids.shape[1] and isinstance(tok.decode(gen[0]), str)
+    ours = load_gpt(out / "run")
+    with torch.no_grad():
+        assert torch.allclose(model(ids).logits, ours(ids)[0], atol=1e-5)
+    # a second export refuses to overwrite unless told
+    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir)])
+    assert res.exit_code == 2 and "exists" in res.stderr
+
+
+def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
+    from tmcheck.empirics.hf import export_hf
+
+    out, row = trained
+    hf_dir = tmp_path / "hf"
+    export_hf(out / "run", hf_dir)
+    ft = tmp_path / "ft"
+    res = runner.invoke(app, ["train", "--text", str(my_text), "--init-from", str(hf_dir), "--block-size", "32",
+                              "--max-steps", "15", "--threads", "1", "--out", str(ft), "--json"])
+    assert res.exit_code == 0, res.output
+    tuned = json.loads(res.stdout)
+    assert tuned["init_from"] == str(hf_dir.resolve()) and tuned["model_config"] == row["model_config"]
+    # starting from trained weights, the first validation loss is already near the trained model's
+    history = json.loads((ft / "run" / "result.json").read_text())["history"]
+    assert history[0]["val_loss"] < row["best_val"] + 0.5
+    res = runner.invoke(app, ["train", "--init-from", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "tokenizer.json" in res.stderr
