@@ -7,21 +7,25 @@ Laws (x > 0, L > 0):
 - ``loglog``: the paper's method, an ordinary least-squares line log L = log B - alpha log x.
 - ``joint``:  L(N, D) = E + A N^(-alpha) + B D^(-beta) (x has two columns, N and D).
 
-Estimator (all but ``loglog``): residuals are taken in log space, r = log L_hat - log L.
+Estimators:
 
-1. Variable projection: the exponents run over a grid; for each, the linear coefficients (E, A, B)
-   come from non-negative least squares on the rows weighted by 1/L (so that the linear residual
-   approximates the log residual); the grid point with the smallest log-space sum of squares wins.
-2. ``scipy.optimize.least_squares`` (trust-region reflective, analytic Jacobian) refines
-   (E, log A, alpha, log B, beta) with a Huber loss whose delta is 1.345 sigma, sigma the robust
-   noise scale 1.4826 median|r| of the current residuals (delta is re-derived once after the
-   first refinement). Never a fixed delta: the right threshold depends on the data's noise.
-3. Bootstrap: configurations (``groups``, e.g. all seeds of one size) are resampled with
-   replacement and the fit repeated from the point estimate with the same delta; percentile
-   intervals for every parameter and derived quantity.
+1. ``offset``, ``power`` and ``loglog`` with the squared loss (their default): variable projection in
+   `tmcheck.empirics.varpro` (for each exponent the best E, B by linear least squares with E, B >= 0;
+   the exponent searched in one dimension).
+2. ``joint``, or any form with ``loss="huber"``: a variable-projection start on an exponent grid (NNLS
+   for E, A, B), then ``scipy.optimize.least_squares`` (trust-region reflective, analytic Jacobian) on
+   the log-space residuals r = log L_hat - log L with a Huber loss of a stated delta (default 1e-3, as
+   Epoch AI's replication of Hoffmann et al.) or the squared loss.
+3. Bootstrap (``bootstrap > 0``): configurations (``groups``) are resampled with replacement and the fit
+   repeated; percentile intervals. For 1-D exponents the calibrated intervals of
+   `tmcheck.empirics.exponent` (coverage measured at the design) are the ones to report.
+
+Every fit carries ``flags`` (degenerate or ill-posed: a parameter at its bound, A or B ~ 0, an exponent
+at the edge of its search range, a loss that does not decrease, fewer than 3 sizes, a non-finite
+parameter); ``status`` is "converged" only when there are none and the optimiser converged.
 
 Derived quantities: for 1-D laws in the data size, the implied intrinsic dimension
-d = 2 beta_H / alpha - 2 beta_H (from alpha_D = 2 beta_H / (2 beta_H + d), beta_H the Hoelder
+d = 2 beta_H (1 - alpha) / alpha (`tmcheck.theory.bounds.id_from_alpha_D`, beta_H the Hoelder
 smoothness, default 1); for the joint law, a = beta / (alpha + beta) (N_opt ~ C^a) and the implied
 d from the data exponent beta.
 """
@@ -32,9 +36,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from tmcheck.theory.bounds import id_from_alpha_D
+
 FORMS = ("offset", "power", "loglog", "joint")
+LOSSES = ("squared", "huber")
 EXPONENT_MAX = 5.0
-HUBER_TUNING = 1.345  # 95% efficiency at the normal model
+EPOCH_HUBER_DELTA = 1e-3  # Besiroglu et al. 2024 (and Hoffmann et al. 2022), log-space residuals
 
 # form -> names of the optimised parameters (log-coefficients are optimised as logs)
 _THETA = {
@@ -52,8 +59,11 @@ class FitResult:
     params: dict
     ci: dict = field(default_factory=dict)
     converged: bool = True
+    status: str = "converged"
+    flags: list = field(default_factory=list)
     at_bound: dict = field(default_factory=dict)
     rmse_log: float = float("nan")
+    loss: str = "squared"
     huber_delta: float | None = None
     noise_scale: float = float("nan")
     n_points: int = 0
@@ -62,10 +72,9 @@ class FitResult:
     bootstrap_failures: int = 0
     derived: dict = field(default_factory=dict)
     derived_ci: dict = field(default_factory=dict)
-    holder_beta: float = 1.0
+    beta: float = 1.0
     message: str = ""
     samples: list = field(default_factory=list, repr=False)  # bootstrap parameter dicts
-
 
     @property
     def alpha(self) -> float:
@@ -97,10 +106,6 @@ def _theta_to_params(form: str, theta) -> dict:
     if form == "power":
         out["E"] = 0.0
     return out
-
-
-def _params_to_theta(form: str, params: dict) -> np.ndarray:
-    return np.array([np.log(params[n[3:]]) if n.startswith("log") else params[n] for n in _THETA[form]])
 
 
 def _bounds(form: str):
@@ -141,56 +146,54 @@ def _jacobian(theta, form, logx, logy):
     return np.stack([1.0 / pred, tA / pred, -tA * logx[:, 0] / pred, tB / pred, -tB * logx[:, 1] / pred], axis=1)
 
 
-def _varpro_start(form: str, logx, logy) -> np.ndarray:
-    """Grid over exponents, NNLS for the linear coefficients; the best log-space fit."""
+def _joint_start(logx, logy) -> np.ndarray:
+    """Grid over both exponents, NNLS for (E, A, B) on rows weighted by 1/L; the best log-space fit."""
     from scipy.optimize import nnls
 
     y = np.exp(logy)
     w = 1.0 / y
-    grid = np.linspace(0.01, 2.0, 200) if form != "joint" else np.linspace(0.02, 1.5, 75)
+    grid = np.linspace(0.02, 1.5, 75)
     best = (np.inf, None)
-    if form == "joint":
-        combos = [(a, b) for a in grid for b in grid]
-    else:
-        combos = [(a,) for a in grid]
-    for ex in combos:
-        if form == "joint":
-            cols = [np.ones_like(y), np.exp(-ex[0] * logx[:, 0]), np.exp(-ex[1] * logx[:, 1])]
-        elif form == "offset":
-            cols = [np.ones_like(y), np.exp(-ex[0] * logx)]
-        else:
-            cols = [np.exp(-ex[0] * logx)]
-        M = np.stack(cols, axis=1)
-        coef, _ = nnls(M * w[:, None], y * w)
-        pred = M @ coef
-        if np.any(pred <= 0):
-            continue
-        ssr = float(np.sum((np.log(pred) - logy) ** 2))
-        if ssr < best[0]:
-            best = (ssr, (coef, ex))
+    for a in grid:
+        for b in grid:
+            M = np.stack([np.ones_like(y), np.exp(-a * logx[:, 0]), np.exp(-b * logx[:, 1])], axis=1)
+            coef, _ = nnls(M * w[:, None], y * w)
+            pred = M @ coef
+            if np.any(pred <= 0):
+                continue
+            ssr = float(np.sum((np.log(pred) - logy) ** 2))
+            if ssr < best[0]:
+                best = (ssr, (coef, a, b))
     if best[1] is None:
         raise ValueError("no positive fit found on the exponent grid")
-    coef, ex = best[1]
+    coef, a, b = best[1]
     tiny = 1e-12 * float(np.max(y))
-    if form == "offset":
-        return np.array([coef[0], np.log(max(coef[1], tiny)), ex[0]])
-    if form == "power":
-        return np.array([np.log(max(coef[0], tiny)), ex[0]])
-    return np.array([coef[0], np.log(max(coef[1], tiny)), ex[0], np.log(max(coef[2], tiny)), ex[1]])
+    return np.array([coef[0], np.log(max(coef[1], tiny)), a, np.log(max(coef[2], tiny)), b])
+
+
+def _start(form, logx, logy) -> np.ndarray:
+    if form == "joint":
+        return _joint_start(logx, logy)
+    from tmcheck.empirics.varpro import fit_batch
+
+    f = fit_batch(logx, np.exp(logy)[None], form)
+    tiny = 1e-12 * float(np.exp(logy.max()))
+    logB = np.log(max(float(f["B"][0]), tiny))
+    return np.array([f["E"][0], logB, f["alpha"][0]]) if form == "offset" else np.array([logB, f["alpha"][0]])
 
 
 def _robust_scale(r: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(r)))
 
 
-def _refine(form, theta0, logx, logy, delta):
+def _refine(form, theta0, logx, logy, loss, delta):
     from scipy.optimize import least_squares
 
     lo, hi = _bounds(form)
     theta0 = np.clip(theta0, lo, hi)
-    return least_squares(_residuals, theta0, jac=_jacobian, bounds=(lo, hi), loss="huber",
-                         f_scale=delta, args=(form, logx, logy), method="trf", x_scale="jac",
-                         xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=2000)
+    kw = {"loss": "huber", "f_scale": delta} if loss == "huber" else {"loss": "linear"}
+    return least_squares(_residuals, theta0, jac=_jacobian, bounds=(lo, hi), args=(form, logx, logy),
+                         method="trf", x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=2000, **kw)
 
 
 def _check_xy(x, y, form):
@@ -204,7 +207,7 @@ def _check_xy(x, y, form):
     if len(x) != len(y):
         raise ValueError(f"x and y differ in length ({len(x)} vs {len(y)})")
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("x and y must be finite")
+        raise ValueError("x and y must be finite (found NaN or inf)")
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError("x and y must be positive (the laws are fitted in log space)")
     n_params = {"offset": 3, "power": 2, "loglog": 2, "joint": 5}[form]
@@ -215,48 +218,77 @@ def _check_xy(x, y, form):
 
 
 def _derived(form: str, params: dict, h: float) -> dict:
+    def implied(a):
+        return id_from_alpha_D(a, h) if a > 0 else float("inf")
+
     if form == "joint":
         a, b = params["alpha"], params["beta"]
-        return {"a": b / (a + b) if a + b > 0 else float("nan"),
-                "implied_d": 2 * h / b - 2 * h if b > 0 else float("inf")}
-    a = params["alpha"]
-    return {"implied_d": 2 * h / a - 2 * h if a > 0 else float("inf")}
+        return {"a": b / (a + b) if a + b > 0 else float("nan"), "implied_d": implied(b)}
+    return {"implied_d": implied(params["alpha"])}
 
 
-def _fit_once(form, logx, logy, theta0=None, delta=None):
-    """One fit. Returns (params, theta, converged, delta, sigma, message)."""
-    if form == "loglog":
-        slope, intercept = np.polyfit(logx, logy, 1)
-        params = {"E": 0.0, "B": float(np.exp(intercept)), "alpha": float(-slope)}
-        r = intercept + slope * logx - logy
-        return params, None, True, None, _robust_scale(r), "ordinary least squares in log-log space"
-    fixed_delta = delta is not None
-    if theta0 is None:
-        theta0 = _varpro_start(form, logx, logy)
-    sol = None
-    for _ in range(1 if fixed_delta else 2):
-        if not fixed_delta:
-            sigma = _robust_scale(_residuals(theta0, form, logx, logy))
-            delta = max(HUBER_TUNING * sigma, 1e-10)
-        sol = _refine(form, theta0, logx, logy, delta)
-        theta0 = sol.x
-    sigma = _robust_scale(sol.fun)
-    return _theta_to_params(form, sol.x), sol.x, bool(sol.success and sol.status > 0), delta, sigma, sol.message
+def _fit_once(form, logx, logy, loss, delta, theta0=None):
+    """One fit. Returns (params, theta, optimiser converged, robust residual scale, message)."""
+    if form == "loglog" or (loss == "squared" and form != "joint"):
+        from tmcheck.empirics.varpro import fit_batch
+
+        f = fit_batch(logx, np.exp(logy)[None], form)
+        params = {"E": float(f["E"][0]), "B": float(f["B"][0]), "alpha": float(f["alpha"][0])}
+        r = np.log(params["E"] + params["B"] * np.exp(-params["alpha"] * logx)) - logy
+        how = "ordinary least squares in log-log space" if form == "loglog" else "variable projection"
+        return params, None, True, _robust_scale(r), how
+    sol = _refine(form, _start(form, logx, logy) if theta0 is None else theta0, logx, logy, loss, delta)
+    return (_theta_to_params(form, sol.x), sol.x, bool(sol.success and sol.status > 0), _robust_scale(sol.fun),
+            str(sol.message))
+
+
+def _joint_flags(x, y, params, theta) -> list[dict]:
+    flags = []
+    lo, hi = _bounds("joint")
+    for name, v, l, h in zip(_THETA["joint"], theta, lo, hi):
+        if name in ("E", "alpha", "beta") and (v <= l + 1e-8 or v >= h - 1e-8):
+            flags.append({"code": f"{name}_at_bound", "message": f"{name} = {v:.4g} at its bound [{l:g}, {h:g}]"})
+    for coef, col, exp in (("A", 0, "alpha"), ("B", 1, "beta")):
+        term = params[coef] * x[:, col] ** -params[exp]
+        if not np.all(np.isfinite(term)) or not np.max(term) > 1e-6 * np.min(y):
+            flags.append({"code": f"{coef}_zero", "message": f"{coef} ~ 0: the {('N', 'D')[col]} term is negligible "
+                          f"(is that column the quantity the law expects, e.g. tokens rather than FLOPs?)"})
+    for col, name in ((0, "N"), (1, "D")):
+        if len(np.unique(x[:, col])) < 3:
+            flags.append({"code": "few_sizes", "message": f"fewer than 3 distinct {name} values"})
+    if not all(np.isfinite(v) for v in params.values()):
+        flags.append({"code": "nonfinite", "message": "a parameter is not finite"})
+    return flags
 
 
 def fit_law(x, y, form: str = "offset", groups=None, bootstrap: int = 0, seed=0, ci_level: float = 0.95,
-            holder_beta: float = 1.0) -> FitResult:
+            beta: float = 1.0, loss: str | None = None, huber_delta: float | None = None) -> FitResult:
     """Fit a scaling law (see the module docstring) with bootstrap intervals resampled by group.
 
     x: (n,) sizes, or (n, 2) of (N, D) for form='joint'. y: (n,) losses. groups: (n,) labels of
     configurations resampled together (default: each row its own). bootstrap: resamples (0: none).
-    holder_beta: the smoothness used for the implied intrinsic dimension.
+    beta: the Hoelder smoothness used for the implied intrinsic dimension. loss: "squared" or
+    "huber" (default: huber for 'joint', squared otherwise); huber_delta: the Huber threshold on the
+    log residual (default 1e-3).
     """
+    from tmcheck.empirics.exponent import flags_1d
+
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
+    loss = loss or ("huber" if form == "joint" else "squared")
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; choose from {', '.join(LOSSES)}")
+    if form == "loglog" and loss != "squared":
+        raise ValueError("the loglog form is ordinary least squares (loss 'squared')")
+    delta = None
+    if loss == "huber":
+        delta = EPOCH_HUBER_DELTA if huber_delta is None else float(huber_delta)
+        if not (np.isfinite(delta) and delta > 0):
+            raise ValueError(f"the Huber delta must be a finite number > 0, got {huber_delta}")
     x, y = _check_xy(x, y, form)
     logx, logy = np.log(x), np.log(y)
-    params, theta, converged, delta, sigma, message = _fit_once(form, logx, logy)
+    params, theta, ok, sigma, message = _fit_once(form, logx, logy, loss, delta)
+    flags = _joint_flags(x, y, params, theta) if form == "joint" else flags_1d(x, y, form, params)
     at_bound = {}
     if theta is not None:
         lo, hi = _bounds(form)
@@ -264,16 +296,23 @@ def fit_law(x, y, form: str = "offset", groups=None, bootstrap: int = 0, seed=0,
             key = name[3:] if name.startswith("log") else name
             at_bound[key] = bool((np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))
                                  or (np.isfinite(h) and v >= h - 1e-8 * max(1.0, abs(h))))
-    rmse = float(np.sqrt(np.mean((np.log(predict(form, params, x)) - logy) ** 2)))
+    else:
+        codes = {f["code"] for f in flags}
+        at_bound = {"E": "E_at_bound" in codes, "alpha": "alpha_at_edge" in codes}
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rmse = float(np.sqrt(np.mean((np.log(predict(form, params, x)) - logy) ** 2)))
     groups = np.arange(len(y)) if groups is None else np.asarray(groups)
     if len(groups) != len(y):
         raise ValueError(f"groups has length {len(groups)}, expected {len(y)}")
     labels, inverse = np.unique(groups, return_inverse=True)
-    result = FitResult(form, params, converged=converged, at_bound=at_bound, rmse_log=rmse, huber_delta=delta,
-                       noise_scale=sigma, n_points=len(y), n_groups=len(labels), bootstrap=int(bootstrap),
-                       derived=_derived(form, params, holder_beta), holder_beta=holder_beta, message=str(message))
+    status = "converged" if ok and not flags else (
+        "not converged" if not ok else "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate")
+    result = FitResult(form, params, converged=status == "converged", status=status, flags=flags, at_bound=at_bound,
+                       rmse_log=rmse, loss=loss, huber_delta=delta, noise_scale=sigma, n_points=len(y),
+                       n_groups=len(labels), bootstrap=int(bootstrap), derived=_derived(form, params, beta),
+                       beta=beta, message=message)
     if bootstrap:
-        _bootstrap(result, x, logx, logy, theta, inverse, len(labels), bootstrap, seed, ci_level)
+        _bootstrap(result, x, logx, logy, theta, inverse.ravel(), len(labels), bootstrap, seed, ci_level)
     return result
 
 
@@ -285,14 +324,14 @@ def _bootstrap(result, x, logx, logy, theta, inverse, n_groups, n_boot, seed, ci
         idx = np.concatenate([members[g] for g in rng.integers(0, n_groups, n_groups)])
         try:
             _check_xy(x[idx], np.exp(logy[idx]), result.form)
-            p, _, ok, *_ = _fit_once(result.form, logx[idx], logy[idx], theta0=theta, delta=result.huber_delta)
+            p, _, ok, *_ = _fit_once(result.form, logx[idx], logy[idx], result.loss, result.huber_delta, theta0=theta)
         except ValueError:  # a resample with too few distinct sizes
             failures += 1
             continue
         if not ok:
             failures += 1
             continue
-        samples.append({**p, **_derived(result.form, p, result.holder_beta)})
+        samples.append({**p, **_derived(result.form, p, result.beta)})
     result.bootstrap_failures = failures
     result.samples = samples
     if len(samples) < 2:
@@ -343,3 +382,14 @@ def chinchilla_points(path) -> tuple[np.ndarray, np.ndarray]:
 EPOCH_CHINCHILLA = {"E": (1.817, 0.026), "A": (482.0, 124.5), "B": (2085.4, 1293.0),
                     "alpha": (0.3478, 0.015), "beta": (0.3658, 0.021)}
 HOFFMANN_CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+
+
+# The calibrated 1-D exponent statistics, importable from here as the one fitting API.
+from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, coverage  # noqa: E402
+from tmcheck.empirics.exponent import curvature_test, exponent_report, fit_exponent, range_sensitivity  # noqa: E402
+from tmcheck.empirics.prediction import prediction_test  # noqa: E402
+
+__all__ = ["FORMS", "LOSSES", "EPOCH_HUBER_DELTA", "FitResult", "fit_law", "predict", "choose_form",
+           "chinchilla_points", "EPOCH_CHINCHILLA", "HOFFMANN_CHINCHILLA", "COVERAGE_TARGET", "Design",
+           "coverage", "choose_method", "exponent_report", "fit_exponent", "range_sensitivity", "curvature_test",
+           "prediction_test"]

@@ -1,4 +1,5 @@
-"""`tmcheck fit` through the real CLI app: CSV in, fit and intervals out, plot written."""
+"""`tmcheck fit` through the real CLI app: CSV in, calibrated fit out; Chinchilla in one command from the
+shared CSV; degenerate fits warned, never "converged"; bad input one line and exit 2; plot written."""
 
 import csv
 import json
@@ -9,10 +10,19 @@ import pytest
 from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
-from tmcheck.empirics.fit import chinchilla_points
+from tmcheck.empirics.fit import EPOCH_CHINCHILLA
 
 runner = CliRunner()
 DATA = Path(__file__).resolve().parents[1] / "data" / "chinchilla_svg_extracted.csv"
+FAST = ["--coverage-reps", "40", "--bootstrap", "50"]
+
+
+def write_csv(path: Path, header, rows) -> Path:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -20,51 +30,101 @@ def study(tmp_path_factory):
     rng = np.random.default_rng(0)
     x = np.repeat(np.geomspace(1e5, 1e9, 8), 3)
     y = (1.5 + 40 * x**-0.3) * np.exp(rng.normal(0, 0.004, len(x)))
-    path = tmp_path_factory.mktemp("fit") / "study.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["n", "loss", "seed"])
-        w.writerows(zip(x, y, np.tile([0, 1, 2], 8)))
-    return path
+    corpus = np.where(np.arange(len(x)) % 2, "a", "b")
+    return write_csv(tmp_path_factory.mktemp("fit") / "study.csv", ["n", "loss", "seed", "corpus"],
+                     zip(x, y, np.tile([0, 1, 2], 8), corpus))
 
 
 def test_offset_fit_json(study, tmp_path):
-    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--y", "loss", "--group", "n", "--bootstrap", "100",
-                              "--json", "--compare", "--plot", str(tmp_path / "fit.png")])
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--y", "loss", *FAST, "--json", "--compare",
+                              "--plot", str(tmp_path / "fit.png"), "--d", "4"])
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["params"]["alpha"] == pytest.approx(0.3, abs=0.05)
-    assert got["ci"]["alpha"][0] < got["params"]["alpha"] < got["ci"]["alpha"][1]
-    assert got["n_groups"] == 8 and got["converged"] is True
-    assert got["model_choice"]["choice"] == "offset"
+    iv = got["interval"]
+    assert iv["lo"] < got["alpha"] < iv["hi"] and iv["method"] in got["fit"]["coverage"]
+    assert "measured coverage" in iv["text"] and got["status"] == "converged"
+    assert got["fit"]["design"]["seeds_per_size"] == [3] * 8
+    assert got["prediction"]["verdict"] in ("consistent at 95%", "inconsistent", "not decidable at this precision")
+    assert got["range"]["entries"][0]["range"] == "all sizes" and got["curvature"]["floor"]
+    assert got["model_choice"]["None"]["choice"] == "offset"
     assert (tmp_path / "fit.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_groups_are_fitted_separately_and_plotted(study, tmp_path):
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--group", "corpus", "--form", "loglog", *FAST,
+                              "--json", "--plot", str(tmp_path / "g.png")])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert set(got["groups"]) == {"a", "b"} and all(g["n_points"] == 12 for g in got["groups"].values())
+    assert (tmp_path / "g.png").stat().st_size > 1000
+
+
 def test_loglog_table_output(study):
-    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--form", "loglog", "--bootstrap", "0"])
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--form", "loglog", *FAST])
     assert res.exit_code == 0, res.output
-    assert "alpha" in res.stdout and "loglog" in res.stdout
+    assert "alpha" in res.stdout and "loglog" in res.stdout and "status: converged" in res.stdout
 
 
-def test_joint_on_chinchilla(tmp_path):
-    x, y = chinchilla_points(DATA)
-    path = tmp_path / "chin.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["n", "d", "loss"])
-        w.writerows(zip(x[:, 0], x[:, 1], y))
-    res = runner.invoke(app, ["fit", str(path), "--x", "n,d", "--form", "joint", "--bootstrap", "0", "--json"])
+def test_chinchilla_one_command_reproduces_epoch(tmp_path):
+    args = ["fit", str(DATA), "--derive", "D=C/(6*N)", "--drop-top", "5", "--x", "N,D", "--form", "joint", "--json"]
+    res = runner.invoke(app, args + ["--bootstrap", "0", "--plot", str(tmp_path / "chin.png")])
     assert res.exit_code == 0, res.output
-    got = json.loads(res.stdout)["params"]
-    assert abs(got["E"] - 1.817) < 0.026 and abs(got["alpha"] - 0.3478) < 0.015 and abs(got["beta"] - 0.3658) < 0.021
+    got = json.loads(res.stdout)
+    assert got["n_points"] == 240 and got["huber_delta"] == 1e-3 and got["status"] == "converged"
+    assert "N := column 'Model Size'" in got["preprocessing"] and "C := column 'Training FLOP'" in got["preprocessing"]
+    for key, (value, se) in EPOCH_CHINCHILLA.items():
+        assert abs(got["params"][key] - value) < se, key
+    assert (tmp_path / "chin.png").read_bytes()[:4] == b"\x89PNG"
+    # delta is settable and matters; without --drop-top the fit sees Epoch's five outliers
+    wide = json.loads(runner.invoke(app, args + ["--bootstrap", "0", "--huber-delta", "1"]).stdout)
+    assert wide["huber_delta"] == 1.0 and abs(wide["params"]["beta"] - EPOCH_CHINCHILLA["beta"][0]) > 0.021
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--x", "q"], "no column 'q'"),
-    (["--x", "n", "--form", "joint"], "two --x columns"),
-    (["--x", "n", "--form", "cubic"], "unknown form"),
+def test_flops_where_tokens_are_expected_warns_degenerate():
+    res = runner.invoke(app, ["fit", str(DATA), "--derive", "D=C/(6*N)", "--x", "N,C", "--form", "joint",
+                              "--bootstrap", "0"])
+    assert res.exit_code == 0, res.output
+    assert "warning" in res.stderr and "degenerate" in res.stderr and "tokens rather than FLOPs" in res.stderr
+    assert "converged" not in res.stdout and "status: degenerate" in res.stdout
+
+
+def test_increasing_loss_warns_degenerate(tmp_path):
+    n = np.repeat(np.geomspace(100, 1e5, 5), 2)
+    path = write_csv(tmp_path / "up.csv", ["n", "loss"], zip(n, 2 + 0.01 * np.log(n) + np.tile([0, 1e-3], 5)))
+    res = runner.invoke(app, ["fit", str(path), "--x", "n", *FAST])
+    assert res.exit_code == 0, res.output
+    assert "degenerate" in res.stderr and "does not decrease" in res.stderr
+    assert "converged" not in res.stdout
+
+
+def test_where_filters_rows(study):
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--where", "n < 5e8 and loss > 0", "--form", "loglog",
+                              *FAST, "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got["n_points"] == 21 and any(s.startswith("kept 21 of 24") for s in got["preprocessing"])
+
+
+@pytest.mark.parametrize("rows,args,message", [
+    ([[1, 3], [2, "nan"], [3, 1], [4, 0.5]], ["--x", "n"], "NaN"),
+    ([[1, 3], [2, ""], [3, 1], [4, 0.5]], ["--x", "n"], "not a number"),
+    ([[1, 3], [2, -1], [3, 1], [4, 0.5]], ["--x", "n"], "positive"),
+    ([[1, 3, "nan"], [2, 2, "nan"], [3, 1, ""], [4, 0.5, "nan"]], ["--x", "n", "--group", "g"], "every row"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "q"], "no column 'q'"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "joint"], "two --x columns"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "cubic"], "unknown form"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=__import__('os')"], "not allowed"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=n.real"], "not allowed"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--where", "loss+1"], "condition"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--drop-top", "4"], "leaves no rows"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "0.01"], "apply to --form joint"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "-1"], "> 0"),
+    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--beta", "2"], "(0, 1]"),
 ])
-def test_errors_are_one_line_exit_2(study, args, message):
-    res = runner.invoke(app, ["fit", str(study), *args])
-    assert res.exit_code == 2
+def test_bad_input_is_one_line_exit_2(tmp_path, rows, args, message):
+    header = ["n", "loss", "g"][: len(rows[0])]
+    path = write_csv(tmp_path / "bad.csv", header, rows)
+    res = runner.invoke(app, ["fit", str(path), *args, *FAST])
+    assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -1,0 +1,240 @@
+"""One exponent report for a data- or model-scaling sweep (paper Sec. 5, Figs. 2-3; eq. 3-4).
+
+`exponent_report(sizes, losses)` takes one row per run (its size and its loss; runs of one size differ
+by seed) and returns, as plain data: the paper's loglog line and the offset law E + B n^-alpha, each
+with its degeneracy flags and the interval whose coverage, measured at this exact design, is best
+(`tmcheck.empirics.coverage`); the fit-range sensitivity (all sizes, the upper half, windows of 3
+consecutive sizes); a curvature test (does the offset law fit significantly better than the power law,
+is there a floor); and, given d, d-hat's bootstrap or its interval, the prediction test
+(`tmcheck.empirics.prediction`). Every verdict and sentence is computed from these numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, coverage
+from tmcheck.empirics.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
+from tmcheck.empirics.prediction import prediction_test
+from tmcheck.empirics.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
+
+FORMS_1D = ("loglog", "offset")
+NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"
+
+
+def check_rows(sizes, losses, form: str) -> tuple[np.ndarray, np.ndarray]:
+    """Finite, positive, equal-length sizes and losses with enough distinct sizes (ValueError if not)."""
+    if form not in N_PARAMS:
+        raise ValueError(f"unknown form {form!r}; choose from {', '.join(N_PARAMS)}")
+    n = np.asarray(sizes, dtype=np.float64).ravel()
+    y = np.asarray(losses, dtype=np.float64).ravel()
+    if len(n) != len(y):
+        raise ValueError(f"sizes and losses differ in length ({len(n)} vs {len(y)})")
+    if not (np.all(np.isfinite(n)) and np.all(np.isfinite(y))):
+        raise ValueError("sizes and losses must be finite (found NaN or inf)")
+    if np.any(n <= 0) or np.any(y <= 0):
+        raise ValueError("sizes and losses must be positive (the laws are fitted in log space)")
+    k = len(np.unique(n))
+    if k < N_PARAMS[form]:
+        raise ValueError(f"the {form} law needs at least {N_PARAMS[form]} distinct sizes, got {k}")
+    return n, y
+
+
+def flags_1d(n, y, form: str, params: dict) -> list[dict]:
+    """Why a 1-D fit is degenerate or ill-posed (empty: it is neither)."""
+    flags = []
+    k = len(np.unique(n))
+
+    def add(code, message):
+        flags.append({"code": code, "message": message})
+
+    if not all(np.isfinite(v) for v in params.values()):
+        add("nonfinite", "a parameter is not finite (sizes far outside the range the law can represent?)")
+    if k < 3:
+        add("few_sizes", f"only {k} distinct sizes: an exponent from fewer than 3 sizes is not a scaling law")
+    elif form == "offset" and k == 3:
+        add("few_sizes", "3 sizes for 3 parameters: the offset law is exactly determined by the size means")
+    slope = fit_batch(np.log(n), y[None], "loglog")["alpha"][0]
+    if not slope > 0:
+        add("not_decreasing", f"the loss does not decrease with size (log-log slope {-slope:+.3g})")
+    a = params["alpha"]
+    if form != "loglog":
+        if not (2 * ALPHA_MIN < a < ALPHA_MAX - 0.01):
+            add("alpha_at_edge", f"alpha = {a:.4g} at the edge of its search range [{ALPHA_MIN:g}, {ALPHA_MAX:g}]")
+        if form == "offset" and params["E"] <= NEGLIGIBLE * np.min(y):
+            add("E_at_bound", "E at its bound 0: no floor is identified (the offset law is a power law here)")
+        term = params["B"] * np.min(n) ** -a if np.isfinite(a) else 0.0
+        if not term > NEGLIGIBLE * np.min(y):
+            add("B_zero", "B ~ 0: the size-dependent term is negligible (a flat loss)")
+    return flags
+
+
+def _status(flags) -> str:
+    if not flags:
+        return "converged"
+    return "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
+
+
+def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target):
+    n, y = check_rows(n, y, form)
+    rng = np.random.default_rng(seed)
+    res = interval_batch(n, y[None], form, level, METHODS, bootstrap, rng, keep_samples=True)
+    fit = res["fit"]
+    params = {"E": float(fit["E"][0]), "B": float(fit["B"][0]), "alpha": float(fit["alpha"][0])}
+    pred = params["E"] + params["B"] * n ** -params["alpha"]
+    rmse = float(np.sqrt(np.mean((np.log(pred) - np.log(y)) ** 2)))
+    sizes, idx = size_index(n)
+    sigma, source = float(res["noise"][0]), res["noise_source"]
+    if not sigma > 0:  # identical seeds (deterministic runs): the residuals are the only noise left
+        sigma, source = float(np.sqrt(fit["rss"][0] / max(len(y) - N_PARAMS[form], 1))), "residuals"
+    flags = flags_1d(n, y, form, params)
+    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in METHODS}
+    design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
+    if sigma > 0 and np.isfinite(params["alpha"]):
+        table = coverage(design, {"form": form, **params}, sigma, coverage_reps, METHODS, level,
+                         min(bootstrap, 200), seed + 1)
+    else:  # an exact fit: nothing random to simulate
+        table = {m: {"coverage": float("nan"), "median_width": float("nan"), "reps": 0} for m in METHODS}
+    choice = choose_method(table, target) if sigma > 0 else {"method": "profile", "coverage": float("nan"),
+                                                                "calibrated": False, "target": target,
+                                                                "shortfall": float("nan")}
+    method = choice["method"]
+    lo, hi = intervals[method]
+    open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
+    cov_text = (f"measured coverage {choice['coverage']:.0%} at this design" if np.isfinite(choice["coverage"])
+                else "coverage not measurable (no noise)")
+    if not choice["calibrated"] and np.isfinite(choice["shortfall"]):
+        cov_text += f"; not calibrated: {choice['shortfall']:.0%} short of {target:.0%}"
+    text = (f"[{lo:.3f}, {hi:.3f}] ({level:.0%} {method}; {cov_text}"
+            + ("; open: reaches the end of the search range" if open_end else "") + ")")
+    if method == "profile":
+        draws = profile_samples(np.log(n), y, fit, form, rng)
+    else:
+        draws = res[method]["samples"][0]
+    entry = {"form": form, "alpha": params["alpha"], "params": params, "rmse_log": rmse,
+             "status": _status(flags), "flags": flags,
+             "interval": {"lo": lo, "hi": hi, "level": level, "method": method, "open": open_end, **choice,
+                          "text": text},
+             "intervals": intervals, "coverage": table,
+             "noise": {"sigma_log": sigma, "source": source},
+             "design": {"sizes": list(design.sizes), "seeds_per_size": list(design.seeds)}}
+    if form == "offset":
+        e = res["parametric"]["E_samples"][0]
+        q = np.quantile(e[np.isfinite(e)], [(1 - level) / 2, (1 + level) / 2])
+        entry["E_interval"] = {"lo": float(q[0]), "hi": float(q[1]), "method": "parametric"}
+    return entry, draws
+
+
+def fit_exponent(sizes, losses, form: str = "offset", level: float = 0.95, coverage_reps: int = 200,
+                 bootstrap: int = 400, seed: int = 0, target: float = COVERAGE_TARGET) -> dict:
+    """One form's fit, flags, every method's interval, their measured coverage and the chosen interval."""
+    return _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target)[0]
+
+
+def curvature_test(sizes, losses, level: float = 0.95) -> dict:
+    """F test of the offset law against its E = 0 face (the power law, a line in log-log): does the
+    curve bend, and toward a floor E > 0?"""
+    n, y = check_rows(sizes, losses, "offset")
+    logn = np.log(n)
+    off, pw = fit_batch(logn, y[None], "offset"), fit_batch(logn, y[None], "power")
+    df = len(y) - 3
+    if df < 1:
+        return {"F": float("nan"), "p_value": float("nan"), "floor": False, "E": float(off["E"][0]),
+                "words": "too few runs for a curvature test"}
+    rss_o, rss_p = float(off["rss"][0]), float(pw["rss"][0])
+    F = max(rss_p - rss_o, 0.0) / max(rss_o / df, 1e-300)
+    p = float(stats.f.sf(F, 1, df))
+    E = float(off["E"][0])
+    floor = bool(p < 1 - level and E > 0)
+    if floor:
+        words = (f"the offset law fits significantly better than the power law (F = {F:.3g}, p = {p:.2g}): "
+                 f"the loss bends toward a floor E = {E:.4g} ({E / y.min():.0%} of the smallest loss)")
+    else:
+        words = f"no significant curvature (F = {F:.3g}, p = {p:.2g}): the data do not identify a floor"
+    return {"F": F, "p_value": p, "df": df, "floor": floor, "E": E, "words": words}
+
+
+def _windows(sizes: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    K = len(sizes)
+    out = [("all sizes", sizes)]
+    if K >= 4:
+        out.append(("upper half", sizes[K // 2:]))
+    if K >= 4:
+        out += [(f"window {i + 1}", sizes[i:i + 3]) for i in range(K - 2)]
+    return out
+
+
+def range_sensitivity(sizes, losses, level: float = 0.95, prediction: dict | None = None,
+                      tolerance: float = 0.1, seed: int = 0) -> dict:
+    """The loglog alpha-hat (with its exact t interval) on all sizes, the upper half and every window of
+    3 consecutive sizes; with a prediction, the test's verdict on each range, and in words whether the
+    verdict depends on the range."""
+    n, y = check_rows(sizes, losses, "loglog")
+    distinct = np.unique(n)
+    rng = np.random.default_rng(seed)
+    entries = []
+    for name, part in _windows(distinct):
+        sel = np.isin(n, part)
+        if len(np.unique(n[sel])) < 2 or sel.sum() < 3:
+            continue
+        res = interval_batch(n[sel], y[sel][None], "loglog", level, ("profile",), rng=rng)
+        e = {"range": name, "sizes": [float(v) for v in part], "alpha": float(res["fit"]["alpha"][0]),
+             "lo": float(res["profile"]["lo"][0]), "hi": float(res["profile"]["hi"][0])}
+        if prediction is not None:
+            draws = profile_samples(np.log(n[sel]), y[sel], res["fit"], "loglog", rng)
+            t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
+            e["verdict"], e["difference_ci"] = t["verdict"], t["difference_ci"]
+        entries.append(e)
+    wins = [e for e in entries if e["range"].startswith("window")]
+    words = []
+    if len(wins) >= 2:
+        first, last = wins[0], wins[-1]
+        words.append(f"alpha-hat on windows of 3 sizes goes from {first['alpha']:.3f} (n {first['sizes'][0]:.4g}-"
+                     f"{first['sizes'][-1]:.4g}) to {last['alpha']:.3f} (n {last['sizes'][0]:.4g}-"
+                     f"{last['sizes'][-1]:.4g})"
+                     + ("; their intervals are disjoint: the local slope changes across the range"
+                        if first["hi"] < last["lo"] or last["hi"] < first["lo"] else ""))
+    verdicts = {e["verdict"] for e in entries if "verdict" in e}
+    if len(verdicts) > 1:
+        groups = {}
+        for e in entries:
+            groups.setdefault(e["verdict"], []).append(e["range"])
+        words.append("the verdict depends on the fit range: "
+                     + "; ".join(f"{v} on {', '.join(r)}" for v, r in groups.items()))
+    elif verdicts:
+        words.append(f"the verdict is the same on every range ({verdicts.pop()})")
+    return {"entries": entries, "words": "; ".join(words), "method": f"loglog, exact t interval ({level:.0%})"}
+
+
+def exponent_report(sizes, losses, *, level: float = 0.95, forms=FORMS_1D, prediction: dict | None = None,
+                    tolerance: float = 0.1, coverage_reps: int = 200, bootstrap: int = 400, seed: int = 0,
+                    target: float = COVERAGE_TARGET) -> dict:
+    """Everything a report prints about one exponent (see the module docstring and /work/notes/fit-api.md).
+
+    prediction: None, or keyword arguments of `prediction_test` besides the draws, e.g.
+    {"kind": "D", "beta": 1.0, "d": 2} or {"kind": "D", "beta": 1.0, "d_hat": 3.1, "d_ci": [2.8, 3.4]}.
+    """
+    fits, tests = {}, {}
+    for form in forms:
+        entry, draws = _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target)
+        fits[form] = entry
+        if prediction is not None:
+            tests[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
+    out = {"fits": fits, "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),
+           "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
+           "prediction": tests or None}
+    words = []
+    for form, e in fits.items():
+        s = f"{form}: alpha-hat = {e['alpha']:.3f} {e['interval']['text']}"
+        if e["status"] != "converged":
+            s += f" [{e['status']}: " + "; ".join(f["message"] for f in e["flags"]) + "]"
+        if form in tests:
+            s += f"; {tests[form]['words']}"
+        words.append(s)
+    if out["curvature"]:
+        words.append(out["curvature"]["words"])
+    if out["range"]["words"]:
+        words.append(out["range"]["words"])
+    out["words"] = ". ".join(words) + "."
+    return out

@@ -1,0 +1,106 @@
+"""Figures of fitted scaling laws (paper Figs. 2-3 style): data, law and a visible uncertainty band.
+
+One colour per group (1-D laws) or per D slice (the joint law); the points of a group and its curve
+and band share the colour, and the legend names the law, the exponent's interval and the band's level
+and method. Written with `tmcheck.util.atomic.savefig`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tmcheck.util.atomic import savefig
+
+LAW_TEXT = {"offset": "E + B n^-α", "power": "B n^-α", "loglog": "log-log line", "joint": "E + A/N^α + B/D^β"}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _band(samples_pred, level):
+    return np.nanquantile(samples_pred, [(1 - level) / 2, (1 + level) / 2], axis=0)
+
+
+def plot_1d(curves: list[dict], path: Path, form: str, level: float = 0.95, xlabel: str = "n",
+            ylabel: str = "loss", bootstrap: int = 400, seed: int = 0) -> None:
+    """curves: [{"label", "n", "y", "entry"}] with `entry` a `fit_exponent` result for those rows.
+    The band is pointwise, from the parametric bootstrap of the whole law."""
+    from tmcheck.empirics.intervals import interval_batch
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    colors = plt.get_cmap("tab10")
+    for i, c in enumerate(curves):
+        color = colors(i % 10)
+        n, y, e = np.asarray(c["n"], float), np.asarray(c["y"], float), c["entry"]
+        grid = np.geomspace(n.min(), n.max(), 120)
+        p = e["params"]
+        boot = interval_batch(n, y[None], form, level, ("parametric",), bootstrap, seed, keep_samples=True)
+        s = boot["parametric"]
+        preds = s["E_samples"][0][:, None] + s["B_samples"][0][:, None] * grid[None, :] ** -s["samples"][0][:, None]
+        lo, hi = _band(preds, level)
+        iv = e["interval"]
+        ax.scatter(n, y, s=16, color=color, zorder=3)
+        ax.plot(grid, p["E"] + p["B"] * grid ** -p["alpha"], color=color, lw=2,
+                label=f"{c['label']}: α̂ = {p['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']})")
+        ax.fill_between(grid, lo, hi, color=color, alpha=0.3, lw=0)
+        ax.plot(grid, lo, grid, hi, color=color, lw=0.6, ls="--")  # band edges stay visible when it is thin
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{LAW_TEXT[form]}; shaded: {level:.0%} pointwise band (parametric bootstrap)", fontsize=9)
+    ax.legend(fontsize=7, title=f"{form} law, α̂ with its {level:.0%} interval", title_fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    savefig(fig, path, dpi=120)
+    plt.close(fig)
+
+
+def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"), ylabel: str = "loss") -> None:
+    """The joint law against N at three D slices (terciles of log D); each point takes the colour of its
+    slice; bands from `result.samples` (the bootstrap of `fit_law`) when present."""
+    from tmcheck.empirics.fit import predict
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    colors = plt.get_cmap("viridis")
+    logD = np.log(x[:, 1])
+    edges = np.quantile(logD, [0, 1 / 3, 2 / 3, 1])
+    which = np.clip(np.searchsorted(edges[1:-1], logD, side="right"), 0, 2)
+    for k in range(3):
+        sel = which == k
+        if not sel.any():
+            continue
+        color = colors(k / 2 * 0.85)
+        Dk = float(np.exp(np.median(logD[sel])))
+        xs = np.geomspace(x[sel, 0].min(), x[sel, 0].max(), 120)
+        grid = np.stack([xs, np.full_like(xs, Dk)], axis=1)
+        ax.scatter(x[sel, 0], y[sel], s=10, color=color, alpha=0.7)
+        ax.plot(xs, predict("joint", result.params, grid), color=color, lw=2,
+                label=f"{labels[1]} ≈ {Dk:.2g} (points with {labels[1]} in [{np.exp(edges[k]):.2g}, "
+                      f"{np.exp(edges[k + 1]):.2g}])")
+        if result.samples:
+            lo, hi = _band(np.array([predict("joint", s, grid) for s in result.samples]), level)
+            ax.fill_between(xs, lo, hi, color=color, alpha=0.3, lw=0)
+            ax.plot(xs, lo, xs, hi, color=color, lw=0.6, ls="--")
+    p = result.params
+    band = f"shaded: {level:.0%} pointwise bootstrap band" if result.samples else "no band (--bootstrap 0)"
+    ax.set_title(f"{LAW_TEXT['joint']}: E={p['E']:.3g}, α={p['alpha']:.3f}, β={p['beta']:.3f}; {band}", fontsize=9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, title="joint law at three D slices", title_fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    savefig(fig, path, dpi=120)
+    plt.close(fig)
