@@ -35,8 +35,9 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q
 
+# `make bench BENCH="id fit"` runs only those benchmarks.
 bench: $(BENCH_STAMP)
-	$(PY) -m benchmarks.run_all
+	$(PY) -m benchmarks.run_all $(BENCH)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,4 +1,5 @@
-"""`make bench`: run main() of every benchmarks/bench_*.py module, in name order."""
+"""`make bench`: run main() of every benchmarks/bench_*.py module, in name order, or only those
+named on the command line (`python -m benchmarks.run_all id fit`, `make bench BENCH="id fit"`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ import time
 from pathlib import Path
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     here = Path(__file__).resolve().parent
     names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
-    for name in names:
+    wanted = [f"bench_{a.removeprefix('bench_')}" for a in argv]
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        print(f"unknown benchmark {', '.join(n.removeprefix('bench_') for n in unknown)}; known: "
+              f"{', '.join(n.removeprefix('bench_') for n in names)}", file=sys.stderr)
+        return 2
+    for name in wanted or names:
         print(f"=== {name}", flush=True)
         t0 = time.perf_counter()
         importlib.import_module(f"benchmarks.{name}").main()
@@ -21,4 +28,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
