@@ -9,23 +9,28 @@ The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once
    about 3x the float32 GEMM rate here), else float32. Squared distances ``|x_i|^2 + |x_j|^2 -
    2 h_i.h_j`` are formed tile by tile over the upper triangle, each tile serving the rows of both of
    its blocks. Diagonal tiles come first and fill a running top-m (m = k + margin) per row with
-   ``torch.topk``; after that a row only takes the tile entries below its current m-th value (a
-   comparison and ``torch.nonzero``: far cheaper than a top-k, above all along a tile's columns). The
-   diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
+   ``torch.topk``; after that a row only takes the tile entries below its current m-th value. Those
+   hits are found without comparing every entry: one pass takes the minima of chunks of W = 32
+   entries along each row and each column, and only chunks whose minimum is below the threshold are
+   compared entry by entry (``_tile_hits``). The diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
 2. **Exact re-ranking in float64.** The m candidates of each row are re-measured as the float64
    norm of the difference vector and the first k kept (ties broken by index).
 3. **Certificate.** ``T_i``, the final m-th candidate value of row i, is at most the search value of
    every non-candidate (a value is dropped only when it is >= the running m-th value, which never
    increases). ``lower(T_i)`` below bounds the exact squared distance of every pair whose search
    value is >= T_i; if the exact k-th squared distance is below it, no non-candidate can be among
-   the k nearest, so the row is exact. Other rows are searched again against all N points in
-   float32 (same certificate), and rows still uncertified exhaustively in float64. Results are
-   therefore exact on every device, and CPU and GPU agree up to ties.
+   the k nearest, so the row is exact. Other rows are answered by a float32 **range query**: their
+   true k nearest lie within the current k-th distance dk, so every point whose float32 search value
+   is at most ``upper(dk^2)`` (the same bound read the other way) is re-measured in float64 and the k
+   nearest kept. That needs no certificate, and its hits are the few points within float32's error of
+   dk, so a row that fails costs one float32 row of the Gram matrix. Results are therefore exact on
+   every device, and CPU and GPU agree up to ties.
 
 **The bound.** Write x_i for the scaled centred float64 point, h_i for its search-type rounding
 (entries below 2^-126 set to 0, so flush-to-zero of inputs changes nothing), e_i = x_i - h_i, and
-R, H, E for the largest |x|, |h|, |e| over all points (|x| and |e| measured in float64, |h|
-bounded by |x| + |e|). Exactly,
+R, H, E for the largest |x|, |h|, |e| over all points (|x| and |e| measured in float64 for the
+bf16 search; for float32, |e| <= u32 |x| + sqrt(D) 2^-126 since rounding to nearest moves each entry
+by at most u32 of it; |h| bounded by |x| + |e|). Exactly,
 ``x_i.x_j - h_i.h_j = e_i.x_j + h_i.e_j``, so by Cauchy-Schwarz
 ``|x_i.x_j - h_i.h_j| <= |e_i| R + |h_i| E`` whatever the rounding did. A float32 dot product of
 length K (products rounded or fused, sums in any order; bf16 x bf16 products are even exact) is off
@@ -60,6 +65,7 @@ from tmcheck.empirics.device import resolve_device
 U32 = 2.0**-24
 U_BF16 = 2.0**-8
 TINY = 2.0**-126  # smallest normal float32 / bfloat16
+W = 32  # chunk width of the tile filter (_tile_hits)
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 
 
@@ -107,18 +113,24 @@ class _Points:
     ``[-2h, 1, 1, 1, s']``, s' = (hi, mid, lo) bf16 parts of |x|^2 (zero padding to a multiple of 16).
     """
 
-    def __init__(self, xs, dtype):
+    def __init__(self, xs, dtype, sq=None):
         import torch
 
         n, dim = xs.shape
         h = xs.to(dtype)
         h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
-        self.sq = torch.empty(n, dtype=torch.float64, device=xs.device)  # (N,) |x|^2
-        self.en = torch.empty_like(self.sq)  # (N,) |e|
-        for r0 in range(0, n, 8192):  # in chunks: float64 copies of all of h would double the memory
-            x, hd = xs[r0 : r0 + 8192], h[r0 : r0 + 8192].to(torch.float64)
-            self.sq[r0 : r0 + 8192] = (x * x).sum(dim=1)
-            self.en[r0 : r0 + 8192] = torch.linalg.vector_norm(x - hd, dim=1)
+        if sq is not None and dtype == torch.float32:
+            # rounding to nearest float32 moves each entry by <= u32 |x| (or < TINY where flushed), so
+            # |e| <= u32 |x| + sqrt(D) TINY: no float64 pass over the points is needed
+            self.sq = sq
+            self.en = U32 * sq.sqrt() * (1 + 2.0**-40) + dim**0.5 * TINY
+        else:
+            self.sq = torch.empty(n, dtype=torch.float64, device=xs.device)  # (N,) |x|^2
+            self.en = torch.empty_like(self.sq)  # (N,) |e|
+            for r0 in range(0, n, 8192):  # in chunks: float64 copies of all of h would double the memory
+                x, hd = xs[r0 : r0 + 8192], h[r0 : r0 + 8192].to(torch.float64)
+                self.sq[r0 : r0 + 8192] = (x * x).sum(dim=1)
+                self.en[r0 : r0 + 8192] = torch.linalg.vector_norm(x - hd, dim=1)
         self.hn = self.sq.sqrt() + self.en  # |h| <= |x| + |e|: the bound only needs an upper bound
         self.bf16 = dtype == torch.bfloat16
         self.dtype = dtype
@@ -149,9 +161,10 @@ class _Points:
             return torch.mm(self.rows[qi], self.cols[cj].T)  # bf16
         return torch.addmm(self.s[None, cj], self.h[qi], self.h[cj].T, alpha=-2.0).add_(self.s[qi, None])
 
-    def lower(self, t, rows=None):
-        """A lower bound on the exact squared distance from each row to any point whose search value
-        is >= t (float64, per row); the derivation is in the module docstring."""
+    def slack(self, rows=None):
+        """Per row i, a bound on |y - d^2| over all points j, where y is the search value before its
+        final rounding (the search value itself for float32) plus the float64 re-ranking error; the
+        derivation is in the module docstring."""
         K = self.terms
         gamma = K * U32 / (1 - K * U32)
         gamma64 = (K + 3) * 2.0**-53 / (1 - (K + 3) * 2.0**-53)
@@ -162,10 +175,20 @@ class _Points:
         slack = 2 * (en * R + hn * E) + 4 * gamma64 * (sq + R2) + 2.0**-100
         if self.bf16:
             slack = slack + gamma * (2 * hn * H + pick(self.s_abs) + self.s_abs.max()) + pick(self.s_err) + self.s_err.max()
-            t = t / (1 + U_BF16)
         else:
             slack = slack + 2 * gamma * hn * H + 4 * U32 * (sq + R2 + 2 * hn * H)
-        return t - slack * (1 + 2.0**-20)
+        return slack * (1 + 2.0**-20)
+
+    def lower(self, t, rows=None):
+        """A lower bound on the exact squared distance from each row to any point whose search value
+        is >= t (float64, per row)."""
+        return (t / (1 + U_BF16) if self.bf16 else t) - self.slack(rows)
+
+    def upper(self, t, rows=None):
+        """An upper bound on the search value of every point at exact squared distance <= t (float32
+        search only: no output rounding)."""
+        assert not self.bf16
+        return t + self.slack(rows)
 
 
 def _merge(best_d, best_i, new_d, new_i, m):
@@ -202,6 +225,45 @@ def _update_sparse(best_d, best_i, r0: int, nrows: int, p, j, v, m: int) -> None
     best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], new_d, new_i, m)
 
 
+def _tile_hits(d2, thr_r, thr_c, itype):
+    """Entries of the tile below their row's threshold, (r, c) with r ascending, and below their
+    column's threshold, (r, c) with c ascending; None when they are too many for a sparse merge.
+
+    Hits are rare once the thresholds are tight, so the tile is read once for the minima of chunks of
+    W entries along each row and each column, and only chunks whose minimum is below the threshold
+    are compared entry by entry. Below a positive threshold floats order as their bit patterns
+    (negative values included: their sign bit makes them negative integers), so the compares run on
+    the integer view, which is faster.
+    """
+    import torch
+
+    bi, bj = d2.shape
+    if bi % W or bj % W or not (bool(thr_r.min() > 0) and bool(thr_c.min() > 0)):
+        r, c = torch.nonzero(d2 < thr_r[:, None], as_tuple=True)
+        cc, rc = torch.nonzero(d2.T < thr_c[:, None], as_tuple=True)
+        if len(r) + len(cc) > MERGE_CAP * (bi + bj):
+            return None
+        return (r, c), (rc, cc)
+    key, kr, kc = d2.view(itype), thr_r.view(itype), thr_c.view(itype)
+    rows = key.view(bi, bj // W, W)
+    r, ch = torch.nonzero(rows.amin(dim=2) < kr[:, None], as_tuple=True)  # r ascending
+    cols = key.view(bi // W, W, bj)
+    cc, rh = torch.nonzero(cols.amin(dim=1).T < kc[:, None], as_tuple=True)  # cc ascending
+    if len(r) * W > bi * bj // 4:  # dense hits (early tiles): compare every entry instead
+        r, c = torch.nonzero(key < kr[:, None], as_tuple=True)
+    else:
+        q, w = torch.nonzero(rows[r, ch] < kr[r, None], as_tuple=True)  # (hits, W) chunks
+        r, c = r[q], ch[q] * W + w
+    if len(cc) * W > bi * bj // 4:
+        cc, rc = torch.nonzero(key.T < kc[:, None], as_tuple=True)
+    else:
+        q, w = torch.nonzero(cols[rh, :, cc] < kc[cc, None], as_tuple=True)
+        rc, cc = rh[q] * W + w, cc[q]
+    if len(r) + len(cc) > MERGE_CAP * (bi + bj):
+        return None
+    return (r, c), (rc, cc)
+
+
 def _triangle_search(pts: _Points, m: int, block_size: int):
     """Running top-m (values, indices) of every row over all other rows, by tiles of the triangle."""
     import torch
@@ -224,40 +286,15 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
             d2 = pts.tile(slice(i0, i1), slice(j0, j1))  # (bi, bj)
             thr_r = best_d[i0:i1].max(dim=1).values  # (bi,) current m-th value of each row
             thr_c = best_d[j0:j1].max(dim=1).values  # (bj,)
-            key, key_r, key_c = d2, thr_r, thr_c
-            if bool(thr_r.min() > 0) and bool(thr_c.min() > 0):
-                # below a positive threshold, floats order as their bit patterns: integer compares are faster
-                key, key_r, key_c = d2.view(itype), thr_r.view(itype), thr_c.view(itype)
-            below_r = key < key_r[:, None]
-            below_c = key < key_c[None, :]
-            r, c = torch.nonzero(below_r.logical_or_(below_c), as_tuple=True)  # r ascending
-            if len(r) <= MERGE_CAP * (i1 - i0):
-                v = d2[r, c]
-                hit = v < thr_r[r]
-                _update_sparse(best_d, best_i, i0, i1 - i0, r[hit], c[hit] + j0, v[hit], m)
-                hit = v < thr_c[c]
-                c, order = torch.sort(c[hit], stable=True)
-                _update_sparse(best_d, best_i, j0, j1 - j0, c, r[hit][order] + i0, v[hit][order], m)
-            else:
+            hits = _tile_hits(d2, thr_r, thr_c, itype)
+            if hits is None:  # too many hits for a sparse merge (early tiles with loose thresholds)
                 _update(best_d, best_i, i0, d2, j0, m)
                 _update(best_d, best_i, j0, d2.T, i0, m)
-            del d2, key, below_r, below_c, r, c
-    return best_d, best_i
-
-
-def _rows_search(pts: _Points, rows, m: int, block_size: int):
-    """Top-m (values, indices) of the given rows over all other rows, by (rows, block) tiles."""
-    import torch
-
-    n = len(pts.sq)
-    best_d = torch.full((len(rows), m), float("inf"), dtype=pts.dtype, device=rows.device)
-    best_i = torch.full((len(rows), m), -1, dtype=torch.int64, device=rows.device)
-    for j0 in range(0, n, block_size):
-        j1 = min(n, j0 + block_size)
-        d2 = pts.tile(rows, slice(j0, j1))  # (len(rows), bj)
-        own = (rows >= j0) & (rows < j1)
-        d2[torch.nonzero(own).flatten(), rows[own] - j0] = float("inf")
-        _update(best_d, best_i, 0, d2, j0, m)
+            else:
+                (r, c), (rc, cc) = hits
+                _update_sparse(best_d, best_i, i0, i1 - i0, r, c + j0, d2[r, c], m)
+                _update_sparse(best_d, best_i, j0, j1 - j0, cc, rc + i0, d2[rc, cc], m)
+            del d2
     return best_d, best_i
 
 
@@ -330,21 +367,9 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     if m < n - 1:  # else every other point was a candidate
         bad = torch.nonzero(out_d[:, -1] ** 2 >= pts.lower(best_d.max(dim=1).values.double())).flatten()
         n_recomputed = len(bad)
-        if len(bad) and dtype != torch.float32:  # search the failures again in float32
-            pts32 = _Points(xs, torch.float32)
-            cd, ci = _rows_search(pts32, bad, m, block_size)
-            cand = ci.cpu().numpy() if dev.type == "cpu" else ci
-            d, i = _rerank(xs, cand, k, rerank_bytes, rows=bad)
-            ok = d[:, -1] ** 2 < pts32.lower(cd.max(dim=1).values.double(), bad)
-            out_d[bad[ok]], out_i[bad[ok]] = d[ok], i[ok]
-            bad = bad[~ok]
-        for r0 in range(0, len(bad), 256):
-            rows = bad[r0 : r0 + 256]
-            dist = torch.cdist(xs[rows], xs, compute_mode="donot_use_mm_for_euclid_dist")  # (c, N)
-            dist[torch.arange(len(rows), device=dev), rows] = float("inf")
-            # stable (distance, index) order: indices are already ascending along each row
-            order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
-            out_d[rows], out_i[rows] = torch.gather(dist, 1, order), order
+        if len(bad):
+            pts32 = pts if dtype == torch.float32 else _Points(xs, torch.float32, sq=pts.sq)
+            out_d[bad], out_i[bad] = _range_search(xs, pts32, bad, out_d[bad, -1], k, block_size)
     return Neighbors((out_d / scale).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
 
 
@@ -381,3 +406,60 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     cand, dist = torch.gather(cand, 1, order), torch.gather(dist, 1, order)
     order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
     return torch.gather(dist, 1, order).to(x64.device), torch.gather(cand, 1, order).to(x64.device)
+
+
+def _range_search(x64, pts32, rows, dk, k: int, block_size: int):
+    """Exact k nearest of the given rows, whose current answer has k-th distance dk, by a range query.
+
+    The true k nearest of row i are within dk_i (the current k points are), so their float32 search
+    values are at most ``upper(dk_i^2)``; every point at or below that value (self excluded) is
+    re-measured in float64 and the k nearest kept, ties by index. No certificate is needed, and the
+    hits are few: those within the float32 error of the k-th distance. Memory: a (rows, block) tile.
+    """
+    import torch
+
+    n = len(pts32.sq)
+    thr = (pts32.upper(dk.double() ** 2, rows) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
+    chunk = max(16, 2**22 // n)
+    out_d = torch.empty(len(rows), k, dtype=torch.float64, device=x64.device)
+    out_i = torch.empty(len(rows), k, dtype=torch.int64, device=x64.device)
+    for r0 in range(0, len(rows), chunk):
+        q = rows[r0 : r0 + chunk]
+        p, j = [], []
+        for j0 in range(0, n, block_size):
+            val = pts32.tile(q, slice(j0, min(n, j0 + block_size)))  # (c, bj) float32
+            pp, jj = torch.nonzero(val <= thr[r0 : r0 + chunk, None], as_tuple=True)
+            keep = (jj + j0) != q[pp]
+            p.append(pp[keep])
+            j.append(jj[keep] + j0)
+        p, j = torch.cat(p), torch.cat(j)
+        dist = _pair_distances(x64, q[p], j)
+        # (row, distance, index) order: for each row the hits came in ascending index, so two stable
+        # sorts, by distance and then by row, give it
+        order = torch.sort(dist, stable=True).indices
+        p, j, dist = p[order], j[order], dist[order]
+        order = torch.sort(p, stable=True).indices
+        p, j, dist = p[order], j[order], dist[order]
+        counts = torch.bincount(p, minlength=len(q))
+        if bool((counts < k).any()):
+            raise RuntimeError("kNN range search found fewer than k points: the float32 error bound failed")
+        at = (torch.cumsum(counts, 0) - counts)[:, None] + torch.arange(k, device=p.device)  # (c, k)
+        out_d[r0 : r0 + chunk], out_i[r0 : r0 + chunk] = dist[at], j[at]
+    return out_d, out_i
+
+
+def _pair_distances(x64, a, b, pairs: int = 2048):
+    """float64 |x_b - x_a| for index pairs (a, b), computed as the re-ranking computes them."""
+    import torch
+
+    out = torch.empty(len(a), dtype=torch.float64, device=x64.device)
+    if x64.device.type == "cpu":
+        xn, an, bn, on = x64.numpy(), a.numpy(), b.numpy(), out.numpy()
+        for p0 in range(0, len(a), pairs):
+            g = np.take(xn, bn[p0 : p0 + pairs], axis=0)[:, None, :]
+            g -= np.take(xn, an[p0 : p0 + pairs], axis=0)[:, None, :]
+            on[p0 : p0 + pairs] = np.sqrt(np.einsum("ijk,ijk->ij", g, g))[:, 0]
+        return out
+    for p0 in range(0, len(a), pairs):
+        out[p0 : p0 + pairs] = torch.linalg.vector_norm(x64[b[p0 : p0 + pairs]] - x64[a[p0 : p0 + pairs]], dim=1)
+    return out

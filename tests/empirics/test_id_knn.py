@@ -1,5 +1,5 @@
 """The kNN engine is exact: it agrees with scikit-learn's brute-force search (an independent oracle)
-on distances and indices, excludes self by index, and its certificate fallback gives the same answer.
+on distances and indices, excludes self by index, and its fallback (a float32 range query) gives the same answer.
 Both candidate-search types (bfloat16 and float32) give the same, exact answer, and the GEMM behaves
 as the bf16 certificate assumes."""
 
@@ -50,7 +50,7 @@ def test_exact_for_any_tiling(n, dim, k, block, seed, precision):
 def test_certificate_fallback_gives_same_answer():
     X = np.random.default_rng(1).normal(size=(400, 20))
     full = kneighbors(X, 8)
-    forced = kneighbors(X, 8, margin=0)  # no slack: every row must be recomputed exhaustively
+    forced = kneighbors(X, 8, margin=0)  # no slack: every row goes to the float32 range query
     assert full.n_recomputed == 0 and forced.n_recomputed > 0
     np.testing.assert_allclose(forced.distances, full.distances, rtol=1e-12)
     np.testing.assert_array_equal(forced.indices, full.indices)
@@ -82,8 +82,7 @@ def test_exact_with_ties_and_duplicates(precision, margin):
 @pytest.mark.parametrize("precision", ["bfloat16", "float32"])
 def test_exact_with_near_ties(precision):
     """Tight clusters on a sphere, neighbour gaps far below bf16's resolution: every row fails the
-    bf16 certificate; about 300 are certified by the float32 re-search, about 500 need the float64
-    exhaustive search; all come out exact."""
+    bf16 certificate and is answered by the float32 range query; all come out exact."""
     rng = np.random.default_rng(6)
     base = rng.normal(size=(40, 64))
     X = np.repeat(base, 20, axis=0) + 1e-2 * rng.normal(size=(800, 64))  # 40 tight clusters of 20
