@@ -76,10 +76,15 @@ def _status(flags) -> str:
     return "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
 
 
-def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target):
+def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, methods=METHODS):
     n, y = check_rows(n, y, form)
+    unknown = set(methods) - set(METHODS)
+    if not methods or unknown:
+        raise ValueError(f"methods must be a non-empty subset of {', '.join(METHODS)}")
+    methods = tuple(m for m in METHODS if m in methods)
     rng = np.random.default_rng(seed)
-    res = interval_batch(n, y[None], form, level, METHODS, bootstrap, rng, keep_samples=True)
+    computed = tuple(m for m in METHODS if m in methods or (form == "offset" and m == "parametric"))  # E's interval
+    res = interval_batch(n, y[None], form, level, computed, bootstrap, rng, keep_samples=True)
     fit = res["fit"]
     params = {"E": float(fit["E"][0]), "B": float(fit["B"][0]), "alpha": float(fit["alpha"][0])}
     pred = params["E"] + params["B"] * n ** -params["alpha"]
@@ -89,14 +94,14 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target):
     if not sigma > 0:  # identical seeds (deterministic runs): the residuals are the only noise left
         sigma, source = float(np.sqrt(fit["rss"][0] / max(len(y) - N_PARAMS[form], 1))), "residuals"
     flags = flags_1d(n, y, form, params)
-    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in METHODS}
+    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
     design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
     if sigma > 0 and np.isfinite(params["alpha"]):
-        table = coverage(design, {"form": form, **params}, sigma, coverage_reps, METHODS, level,
+        table = coverage(design, {"form": form, **params}, sigma, coverage_reps, methods, level,
                          min(bootstrap, 200), seed + 1)
     else:  # an exact fit: nothing random to simulate
-        table = {m: {"coverage": float("nan"), "median_width": float("nan"), "reps": 0} for m in METHODS}
-    choice = choose_method(table, target) if sigma > 0 else {"method": "profile", "coverage": float("nan"),
+        table = {m: {"coverage": float("nan"), "median_width": float("nan"), "reps": 0} for m in methods}
+    choice = choose_method(table, target) if sigma > 0 else {"method": methods[0], "coverage": float("nan"),
                                                                 "calibrated": False, "target": target,
                                                                 "shortfall": float("nan")}
     method = choice["method"]
@@ -127,9 +132,9 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target):
 
 
 def fit_exponent(sizes, losses, form: str = "offset", level: float = 0.95, coverage_reps: int = 200,
-                 bootstrap: int = 400, seed: int = 0, target: float = COVERAGE_TARGET) -> dict:
+                 bootstrap: int = 400, seed: int = 0, target: float = COVERAGE_TARGET, methods=METHODS) -> dict:
     """One form's fit, flags, every method's interval, their measured coverage and the chosen interval."""
-    return _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target)[0]
+    return _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)[0]
 
 
 def curvature_test(sizes, losses, level: float = 0.95) -> dict:
@@ -208,22 +213,28 @@ def range_sensitivity(sizes, losses, level: float = 0.95, prediction: dict | Non
 
 
 def exponent_report(sizes, losses, *, level: float = 0.95, forms=FORMS_1D, prediction: dict | None = None,
-                    tolerance: float = 0.1, coverage_reps: int = 200, bootstrap: int = 400, seed: int = 0,
-                    target: float = COVERAGE_TARGET) -> dict:
+                    predictions: dict | None = None, tolerance: float = 0.1, coverage_reps: int = 200, bootstrap: int = 400, seed: int = 0,
+                    target: float = COVERAGE_TARGET, methods=METHODS) -> dict:
     """Everything a report prints about one exponent (see the module docstring and /work/notes/fit-api.md).
 
     prediction: None, or keyword arguments of `prediction_test` besides the draws, e.g.
     {"kind": "D", "beta": 1.0, "d": 2} or {"kind": "D", "beta": 1.0, "d_hat": 3.1, "d_ci": [2.8, 3.4]}.
+    predictions: further named tests, e.g. {"true d": {"d": 4}, "d-hat": {"d_hat": 3.6, "d_ci": [3.1, 4.2]}},
+    reported as out["predictions"][name][form] (the range sensitivity uses `prediction` only).
+    methods: the interval methods computed and simulated (("profile",) is the fast choice: no bootstrap).
     """
-    fits, tests = {}, {}
+    fits, tests, named = {}, {}, {}
     for form in forms:
-        entry, draws = _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target)
+        entry, draws = _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)
         fits[form] = entry
         if prediction is not None:
             tests[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
+        for name, kw in (predictions or {}).items():
+            named.setdefault(name, {})[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed,
+                                                               **kw)
     out = {"fits": fits, "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),
            "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
-           "prediction": tests or None}
+           "prediction": tests or None, "predictions": named or None}
     words = []
     for form, e in fits.items():
         s = f"{form}: alpha-hat = {e['alpha']:.3f} {e['interval']['text']}"
