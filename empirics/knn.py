@@ -12,7 +12,7 @@ The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once
    ``torch.topk``; after that a row only takes the tile entries below its current m-th value. Those
    hits are found without comparing every entry: one pass takes the minima of chunks of W = 32
    entries along each row and each column, and only chunks whose minimum is below the threshold are
-   compared entry by entry (``_tile_hits``). The diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
+   compared entry by entry (``_row_hits``, ``_col_hits``). The diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
 2. **Exact re-ranking in float64.** The m candidates of each row are re-measured as the float64
    norm of the difference vector and the first k kept (ties broken by index).
 3. **Certificate.** ``T_i``, the final m-th candidate value of row i, is at most the search value of
@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -65,7 +65,8 @@ from tmcheck.empirics.device import resolve_device
 U32 = 2.0**-24
 U_BF16 = 2.0**-8
 TINY = 2.0**-126  # smallest normal float32 / bfloat16
-W = 32  # chunk width of the tile filter (_tile_hits)
+W = 32  # chunk width of the tile filter (_row_hits, _col_hits)
+SEED_COLS = 768  # columns of a diagonal tile that a dense top-k seeds the thresholds from
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 
 
@@ -161,34 +162,59 @@ class _Points:
             return torch.mm(self.rows[qi], self.cols[cj].T)  # bf16
         return torch.addmm(self.s[None, cj], self.h[qi], self.h[cj].T, alpha=-2.0).add_(self.s[qi, None])
 
-    def slack(self, rows=None):
-        """Per row i, a bound on |y - d^2| over all points j, where y is the search value before its
-        final rounding (the search value itself for float32) plus the float64 re-ranking error; the
-        derivation is in the module docstring."""
+    def slack(self, rows=None, rho=None):
+        """Per row i, a bound on |y - d^2| over all points j that can matter, where y is the search
+        value before its final rounding (the search value itself for float32) plus the float64
+        re-ranking error; the derivation is in the module docstring. rho (per row, optional): an upper
+        bound on |x_j| of every j that can matter (|x_i| + dk_i: a farther point is farther than dk_i
+        from x_i); the global maxima R, H, E are then replaced by the local ones."""
+        import torch
+
         K = self.terms
         gamma = K * U32 / (1 - K * U32)
         gamma64 = (K + 3) * 2.0**-53 / (1 - (K + 3) * 2.0**-53)
-        R2, H, E = self.sq.max(), self.hn.max(), self.en.max()
-        R = R2.sqrt()
         pick = (lambda v: v) if rows is None else (lambda v: v[rows])
         sq, hn, en = pick(self.sq), pick(self.hn), pick(self.en)
+        R, H, E = self.sq.max().sqrt(), self.hn.max(), self.en.max()
+        SA = self.s_abs.max() if self.bf16 else None
+        SE = self.s_err.max() if self.bf16 else None
+        if rho is not None:
+            r = self.ratios
+            R = torch.minimum(R, rho)
+            H, E = torch.minimum(H, (1 + r["e"]) * rho), torch.minimum(E, r["e"] * rho)
+            if self.bf16:
+                SA, SE = torch.minimum(SA, r["s_abs"] * rho**2), torch.minimum(SE, r["s_err"] * rho**2)
+        R2 = R * R
         slack = 2 * (en * R + hn * E) + 4 * gamma64 * (sq + R2) + 2.0**-100
         if self.bf16:
-            slack = slack + gamma * (2 * hn * H + pick(self.s_abs) + self.s_abs.max()) + pick(self.s_err) + self.s_err.max()
+            slack = slack + gamma * (2 * hn * H + pick(self.s_abs) + SA) + pick(self.s_err) + SE
         else:
             slack = slack + 2 * gamma * hn * H + 4 * U32 * (sq + R2 + 2 * hn * H)
         return slack * (1 + 2.0**-20)
 
-    def lower(self, t, rows=None):
-        """A lower bound on the exact squared distance from each row to any point whose search value
-        is >= t (float64, per row)."""
-        return (t / (1 + U_BF16) if self.bf16 else t) - self.slack(rows)
+    @cached_property
+    def ratios(self):
+        """Largest |e_j| / |x_j|, s_abs_j / |x_j|^2, s_err_j / |x_j|^2 over points x_j != 0 (a zero point
+        has e = h = s' = 0), inflated by 2^-30 for the float64 evaluation."""
+        import torch
 
-    def upper(self, t, rows=None):
-        """An upper bound on the search value of every point at exact squared distance <= t (float32
-        search only: no output rounding)."""
+        nz = self.sq > 0
+        out = {"e": (self.en[nz] / self.sq[nz].sqrt()).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64)}
+        if self.bf16:
+            for name, v in (("s_abs", self.s_abs), ("s_err", self.s_err)):
+                out[name] = (v[nz] / self.sq[nz]).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64)
+        return {name: v * (1 + 2.0**-30) for name, v in out.items()}
+
+    def lower(self, t, rows=None, rho=None):
+        """A lower bound on the exact squared distance from each row to any point that can matter
+        (see slack) whose search value is >= t (float64, per row)."""
+        return (t / (1 + U_BF16) if self.bf16 else t) - self.slack(rows, rho)
+
+    def upper(self, t, rows=None, rho=None):
+        """An upper bound on the search value of every point that can matter (see slack) at exact
+        squared distance <= t (float32 search only: no output rounding)."""
         assert not self.bf16
-        return t + self.slack(rows)
+        return t + self.slack(rows, rho)
 
 
 def _merge(best_d, best_i, new_d, new_i, m):
@@ -225,43 +251,54 @@ def _update_sparse(best_d, best_i, r0: int, nrows: int, p, j, v, m: int) -> None
     best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], new_d, new_i, m)
 
 
-def _tile_hits(d2, thr_r, thr_c, itype):
-    """Entries of the tile below their row's threshold, (r, c) with r ascending, and below their
-    column's threshold, (r, c) with c ascending; None when they are too many for a sparse merge.
+def _merge_hits(best_d, best_i, r0: int, nrows: int, p, c, tile, c0: int, m: int) -> None:
+    """Merge the hits (p ascending, c) of `tile` (rows: points r0.., columns: points c0..) into the
+    top-m of rows r0..; a dense top-k of the whole tile when they are too many for a sparse merge."""
+    if len(p) > MERGE_CAP * nrows:
+        _update(best_d, best_i, r0, tile, c0, m)
+    else:
+        _update_sparse(best_d, best_i, r0, nrows, p, c + c0, tile[p, c], m)
+
+
+def _row_hits(d2, thr, itype):
+    """(r, c), r ascending: the entries of the tile below their row's threshold.
 
     Hits are rare once the thresholds are tight, so the tile is read once for the minima of chunks of
-    W entries along each row and each column, and only chunks whose minimum is below the threshold
-    are compared entry by entry. Below a positive threshold floats order as their bit patterns
-    (negative values included: their sign bit makes them negative integers), so the compares run on
-    the integer view, which is faster.
+    W entries along each row, and only chunks whose minimum is below the threshold are compared entry
+    by entry (all entries, when that is most of them). Below a positive threshold floats order as
+    their bit patterns (negative values too: their sign bit makes them negative integers), so the
+    compares run on the integer view, which is faster.
     """
     import torch
 
     bi, bj = d2.shape
-    if bi % W or bj % W or not (bool(thr_r.min() > 0) and bool(thr_c.min() > 0)):
-        r, c = torch.nonzero(d2 < thr_r[:, None], as_tuple=True)
-        cc, rc = torch.nonzero(d2.T < thr_c[:, None], as_tuple=True)
-        if len(r) + len(cc) > MERGE_CAP * (bi + bj):
-            return None
-        return (r, c), (rc, cc)
-    key, kr, kc = d2.view(itype), thr_r.view(itype), thr_c.view(itype)
-    rows = key.view(bi, bj // W, W)
-    r, ch = torch.nonzero(rows.amin(dim=2) < kr[:, None], as_tuple=True)  # r ascending
-    cols = key.view(bi // W, W, bj)
-    cc, rh = torch.nonzero(cols.amin(dim=1).T < kc[:, None], as_tuple=True)  # cc ascending
-    if len(r) * W > bi * bj // 4:  # dense hits (early tiles): compare every entry instead
-        r, c = torch.nonzero(key < kr[:, None], as_tuple=True)
-    else:
-        q, w = torch.nonzero(rows[r, ch] < kr[r, None], as_tuple=True)  # (hits, W) chunks
-        r, c = r[q], ch[q] * W + w
-    if len(cc) * W > bi * bj // 4:
-        cc, rc = torch.nonzero(key.T < kc[:, None], as_tuple=True)
-    else:
-        q, w = torch.nonzero(cols[rh, :, cc] < kc[cc, None], as_tuple=True)
-        rc, cc = rh[q] * W + w, cc[q]
-    if len(r) + len(cc) > MERGE_CAP * (bi + bj):
-        return None
-    return (r, c), (rc, cc)
+    if bj % W or not bool(thr.min() > 0):
+        return torch.nonzero(d2 < thr[:, None], as_tuple=True)
+    key, kt = d2.view(itype), thr.view(itype)
+    chunks = key.view(bi, bj // W, W)
+    r, ch = torch.nonzero(chunks.amin(dim=2) < kt[:, None], as_tuple=True)
+    if len(r) * W > bi * bj // 4:
+        return torch.nonzero(key < kt[:, None], as_tuple=True)
+    q, w = torch.nonzero(chunks[r, ch] < kt[r, None], as_tuple=True)  # (hits, W) chunks
+    return r[q], ch[q] * W + w
+
+
+def _col_hits(d2, thr, itype):
+    """(r, c), c ascending: the entries of the tile below their column's threshold (as _row_hits)."""
+    import torch
+
+    bi, bj = d2.shape
+    if bi % W or not bool(thr.min() > 0):
+        c, r = torch.nonzero(d2.T < thr[:, None], as_tuple=True)
+        return r, c
+    key, kt = d2.view(itype), thr.view(itype)
+    chunks = key.view(bi // W, W, bj)
+    c, rh = torch.nonzero(chunks.amin(dim=1).T < kt[:, None], as_tuple=True)
+    if len(c) * W > bi * bj // 4:
+        c, r = torch.nonzero(key.T < kt[:, None], as_tuple=True)
+        return r, c
+    q, w = torch.nonzero(chunks[rh, :, c] < kt[c, None], as_tuple=True)
+    return rh[q] * W + w, c[q]
 
 
 def _triangle_search(pts: _Points, m: int, block_size: int):
@@ -274,11 +311,19 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
     best_i = torch.full((n, m), -1, dtype=torch.int64, device=dev)
     itype = torch.int16 if pts.dtype == torch.bfloat16 else torch.int32  # same width as the tile's type
     starts = list(range(0, n, block_size))
+    seed = -(-max(m + 1, SEED_COLS) // W) * W
     for i0 in starts:  # diagonal tiles first: they make the thresholds finite
         i1 = min(n, i0 + block_size)
         d2 = pts.tile(slice(i0, i1), slice(i0, i1))
         d2.fill_diagonal_(float("inf"))
-        _update(best_d, best_i, i0, d2, i0, m)
+        if i1 - i0 <= seed + W:
+            _update(best_d, best_i, i0, d2, i0, m)
+            continue
+        # a top-k over the first `seed` columns gives finite thresholds (each row has >= m other
+        # points there); the rest of the tile only adds hits below them
+        _update(best_d, best_i, i0, d2[:, :seed], i0, m)
+        r, c = _row_hits(d2[:, seed:], best_d[i0:i1].max(dim=1).values, itype)
+        _merge_hits(best_d, best_i, i0, i1 - i0, r, c, d2[:, seed:], i0 + seed, m)
     for a, i0 in enumerate(starts):
         i1 = min(n, i0 + block_size)
         for j0 in starts[a + 1:]:
@@ -286,14 +331,10 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
             d2 = pts.tile(slice(i0, i1), slice(j0, j1))  # (bi, bj)
             thr_r = best_d[i0:i1].max(dim=1).values  # (bi,) current m-th value of each row
             thr_c = best_d[j0:j1].max(dim=1).values  # (bj,)
-            hits = _tile_hits(d2, thr_r, thr_c, itype)
-            if hits is None:  # too many hits for a sparse merge (early tiles with loose thresholds)
-                _update(best_d, best_i, i0, d2, j0, m)
-                _update(best_d, best_i, j0, d2.T, i0, m)
-            else:
-                (r, c), (rc, cc) = hits
-                _update_sparse(best_d, best_i, i0, i1 - i0, r, c + j0, d2[r, c], m)
-                _update_sparse(best_d, best_i, j0, j1 - j0, cc, rc + i0, d2[rc, cc], m)
+            r, c = _row_hits(d2, thr_r, itype)
+            _merge_hits(best_d, best_i, i0, i1 - i0, r, c, d2, j0, m)
+            r, c = _col_hits(d2, thr_c, itype)
+            _merge_hits(best_d, best_i, j0, j1 - j0, c, r, d2.T, i0, m)
             del d2
     return best_d, best_i
 
@@ -365,11 +406,14 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     out_d, out_i = _rerank(xs, cand, k, rerank_bytes)
     n_recomputed = 0
     if m < n - 1:  # else every other point was a candidate
-        bad = torch.nonzero(out_d[:, -1] ** 2 >= pts.lower(best_d.max(dim=1).values.double())).flatten()
+        dk = out_d[:, -1]
+        # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
+        rho = (pts.sq.sqrt() + dk) * (1 + 2.0**-30)
+        bad = torch.nonzero(dk**2 >= pts.lower(best_d.max(dim=1).values.double(), rho=rho)).flatten()
         n_recomputed = len(bad)
         if len(bad):
             pts32 = pts if dtype == torch.float32 else _Points(xs, torch.float32, sq=pts.sq)
-            out_d[bad], out_i[bad] = _range_search(xs, pts32, bad, out_d[bad, -1], k, block_size)
+            out_d[bad], out_i[bad] = _range_search(xs, pts32, bad, dk[bad], rho[bad], k, block_size)
     return Neighbors((out_d / scale).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
 
 
@@ -408,7 +452,7 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     return torch.gather(dist, 1, order).to(x64.device), torch.gather(cand, 1, order).to(x64.device)
 
 
-def _range_search(x64, pts32, rows, dk, k: int, block_size: int):
+def _range_search(x64, pts32, rows, dk, rho, k: int, block_size: int):
     """Exact k nearest of the given rows, whose current answer has k-th distance dk, by a range query.
 
     The true k nearest of row i are within dk_i (the current k points are), so their float32 search
@@ -419,7 +463,7 @@ def _range_search(x64, pts32, rows, dk, k: int, block_size: int):
     import torch
 
     n = len(pts32.sq)
-    thr = (pts32.upper(dk.double() ** 2, rows) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
+    thr = (pts32.upper(dk.double() ** 2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
     chunk = max(16, 2**22 // n)
     out_d = torch.empty(len(rows), k, dtype=torch.float64, device=x64.device)
     out_i = torch.empty(len(rows), k, dtype=torch.int64, device=x64.device)
