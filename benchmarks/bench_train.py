@@ -1,12 +1,16 @@
 """CPU training throughput: our GPT against transformers' GPT2LMHeadModel with the same configuration.
 
 Both models get the same weights (ours exported with `to_hf`), the same batches, the same AdamW
-(`make_optimizer`) and the same thread count; a step is forward + backward + optimizer step.
-Measurements alternate between the two models (ABAB...) so that a change in machine load hits both,
-and the median over repeats is reported. Results: benchmarks/results/train.json.
+(`make_optimizer`: fused where torch has it) and the same thread count (every core of this process,
+as the trainer's default `threads=0`); a step is forward + backward + clip + optimizer step.
+Measurements alternate between the models (ABAB...) so that a change in machine load hits both; the
+load average (uptime) is recorded before every repeat, and the median over repeats is reported.
+Also measured: torch.compile of our model (compile seconds and tokens/s), and, for the tiny preset,
+training k seeds in one process with torch.func.stack_module_state + vmap against k models one after
+another. Results: benchmarks/results/train.json.
 
-Target (issue 7): ours >= 1.5x GPT2LMHeadModel tokens/s. On a CUDA machine the script also measures
-tokens/s and MFU of the 125M configuration in bf16 (`gpu_throughput`); that path has not been run.
+Target (issue 15): ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. On a CUDA machine
+the script also measures tokens/s and MFU of the 125M configuration in bf16 (`gpu_throughput`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import torch
 from tmcheck.util.atomic import write_json
 from tmcheck.empirics.model import GPT, GPTConfig, lm_loss, to_hf
 from tmcheck.empirics.presets import get_preset
-from tmcheck.empirics.train import TrainConfig, make_optimizer
+from tmcheck.empirics.train import TrainConfig, cpu_threads, make_optimizer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "train.json"
 
@@ -43,29 +47,89 @@ def _step_fn(model, kind):
     return step
 
 
-def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int) -> dict:
+def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int, compiled: bool = False) -> dict:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     ours = GPT(cfg)
     hf = to_hf(ours).train()
     fns = {"ours": _step_fn(ours, "ours"), "GPT2LMHeadModel": _step_fn(hf, "hf")}
+    compile_s = None
+    if compiled:
+        twin = GPT(cfg)
+        twin.load_state_dict(ours.state_dict())
+        fns["ours compiled"] = _step_fn(torch.compile(twin), "ours")
     g = torch.Generator().manual_seed(0)
     x = torch.randint(0, cfg.vocab_size, (batch, cfg.block_size), generator=g)
     y = torch.roll(x, -1, dims=1)  # ours is given shifted targets; GPT-2 shifts labels=x itself
-    for fn in fns.values():  # warm-up
-        for _ in range(3):
+    for name, fn in fns.items():  # warm-up (the first compiled call compiles)
+        t0 = time.perf_counter()
+        fn(x, y)
+        if name == "ours compiled":
+            compile_s = time.perf_counter() - t0
+        for _ in range(2):
             fn(x, y)
     rates = {k: [] for k in fns}
+    loads = []
     for _ in range(repeats):
+        loads.append(os.getloadavg()[0])
         for name, fn in fns.items():
             t0 = time.perf_counter()
             for _ in range(steps):
                 fn(x, y)
             rates[name].append(batch * cfg.block_size * steps / (time.perf_counter() - t0))
     med = {k: statistics.median(v) for k, v in rates.items()}
+    ratios = {k: med[k] / med["GPT2LMHeadModel"] for k in med if k != "GPT2LMHeadModel"}
     return {"config": cfg.__dict__, "batch_size": batch, "threads": threads, "steps_per_repeat": steps,
-            "repeats": repeats, "tokens_per_s": med, "all_tokens_per_s": rates,
-            "speedup": med["ours"] / med["GPT2LMHeadModel"], "params_non_embedding": ours.num_params()}
+            "repeats": repeats, "tokens_per_s": med, "all_tokens_per_s": rates, "load_1min_per_repeat": loads,
+            "speedup": ratios["ours"], "ratios": ratios, "compile_seconds": compile_s,
+            "params_non_embedding": ours.num_params()}
+
+
+def vmap_seeds(cfg: GPTConfig, batch: int, k: int, steps: int, repeats: int, threads: int) -> dict:
+    """k seeds of a tiny GPT: one vmapped step over stacked weights vs k separate models, tokens/s."""
+    from torch.func import functional_call, grad_and_value, stack_module_state, vmap
+
+    torch.set_num_threads(threads)
+    models = [GPT(cfg) for _ in range(k)]
+    params, buffers = stack_module_state(models)
+    base = GPT(cfg).to("meta")
+    opt = torch.optim.AdamW(list(params.values()), lr=1e-3, fused=True)
+    for p in params.values():
+        p.requires_grad_(False)
+
+    def loss(p, b, x, y):
+        return functional_call(base, (p, b), (x, y))[1]
+
+    step_grad = vmap(grad_and_value(loss), in_dims=(0, 0, 0, 0))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, cfg.vocab_size, (k, batch, cfg.block_size), generator=g)
+    y = torch.roll(x, -1, dims=2)
+
+    def stacked():
+        grads, _ = step_grad(params, buffers, x, y)
+        for name, p in params.items():
+            p.grad = grads[name]
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    singles = [_step_fn(m, "ours") for m in models]
+
+    def one_by_one():
+        for i, fn in enumerate(singles):
+            fn(x[i], y[i])
+
+    fns = {"vmap": stacked, "sequential": one_by_one}
+    for fn in fns.values():
+        fn()
+    rates = {n: [] for n in fns}
+    for _ in range(repeats):
+        for n, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                fn()
+            rates[n].append(k * batch * cfg.block_size * steps / (time.perf_counter() - t0))
+    med = {n: statistics.median(v) for n, v in rates.items()}
+    return {"k": k, "tokens_per_s": med, "vmap_over_sequential": med["vmap"] / med["sequential"], "all": rates}
 
 
 PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}  # dense bf16, per GPU
@@ -99,20 +163,30 @@ def gpu_throughput(steps: int = 20, batch: int = 16) -> dict:
 
 def main(quick: bool = False) -> dict:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    cases = []
+    threads = cpu_threads(0)  # every core this process may use: the trainer's default
+    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": threads,
+                       "torch": torch.__version__, "load_average_at_start": os.getloadavg()},
+           "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
+           "cases": {}, "vmap_seeds": {}}
     for preset in ("cpu-demo", "cpu-small"):
         p = get_preset(preset)
         cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
-        cases.append(("preset " + preset, cfg, p.batch_size))
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "torch": torch.__version__,
-                       "load_average_at_start": os.getloadavg()},
-           "note": "CPU only; GPU throughput and MFU are unmeasured (no GPU in this environment)", "cases": {}}
-    for name, cfg, batch in cases:
-        for threads in (1,):  # what the trainer uses (TrainConfig.threads); 2 threads thrash on shared cores
-            r = measure(cfg, batch, steps=3 if quick else 10, repeats=3 if quick else 7, threads=threads)
-            out["cases"][f"{name}, {threads} thread{'s' if threads > 1 else ''}"] = r
-            print(f"{name:18s} threads={threads}: ours {r['tokens_per_s']['ours']:9,.0f} tok/s, GPT2LMHeadModel "
-                  f"{r['tokens_per_s']['GPT2LMHeadModel']:9,.0f} tok/s, speedup {r['speedup']:.2f}x", flush=True)
+        r = measure(cfg, p.batch_size, steps=3 if quick else 5, repeats=3 if quick else 5, threads=threads,
+                    compiled=not quick)
+        out["cases"][f"preset {preset}, {threads} threads"] = r
+        tps = r["tokens_per_s"]
+        print(f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
+              f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
+              + (f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
+                 f"compile {r['compile_seconds']:.0f} s)" if "ours compiled" in tps else "")
+              + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}", flush=True)
+    tiny = get_preset("tiny")
+    tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
+    for k in ((2,) if quick else (2, 4, 8)):
+        v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=threads)
+        out["vmap_seeds"][f"tiny, k={k}"] = v
+        print(f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
+              f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x", flush=True)
     out["machine"]["load_average_at_end"] = os.getloadavg()
     if torch.cuda.is_available():
         out["gpu_125M_bf16"] = gpu_throughput(steps=5 if quick else 20)

@@ -24,12 +24,16 @@ EOT = "<|endoftext|>"
 
 
 def find_tokenizer(checkpoint: Path) -> Path | None:
-    """tokenizer.json beside the checkpoint, in its run directory or in the run's sibling data/ directory."""
+    """tokenizer.json of the run: beside the checkpoint, OUT/data/ for OUT/run/ (`tmcheck train`), or
+    SWEEP/data/<corpus>/ for SWEEP/runs/<run>/ (`tmcheck sweep`, corpus from the checkpoint)."""
+    from tmcheck.empirics.checkpoint import load_checkpoint
+
     ck = resolve(checkpoint)
-    for d in (ck.parent, ck.parent.parent / "data", ck.parent.parent):
-        if (d / "tokenizer.json").is_file():
-            return d / "tokenizer.json"
-    return None
+    cands = [ck.parent, ck.parent.parent / "data"]
+    corpus = (load_checkpoint(ck).get("meta") or {}).get("corpus")
+    if isinstance(corpus, str) and corpus and "/" not in corpus:
+        cands.append(ck.parent.parent.parent / "data" / corpus)
+    return next((d / "tokenizer.json" for d in cands if (d / "tokenizer.json").is_file()), None)
 
 
 def _hf_tokenizer(tokenizer_json: Path):

@@ -125,3 +125,29 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
     assert history[0]["val_loss"] < row["best_val"] + 0.5
     res = runner.invoke(app, ["train", "--init-from", str(tmp_path), "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "tokenizer.json" in res.stderr
+
+
+def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
+    from tmcheck.empirics.checkpoint import save_checkpoint
+    from tmcheck.empirics.data.tokens import train_tokenizer
+    from tmcheck.empirics.hf import export_hf
+    from tmcheck.empirics.model import GPT, GPTConfig
+
+    tok = train_tokenizer(stories(0, 300), 300)
+    run = tmp_path / "sweep" / "runs" / "stories-n1-s0"
+
+    def checkpoint(vocab):
+        m = GPT(GPTConfig(vocab_size=vocab, block_size=16, n_layer=1, n_head=2, n_embd=16))
+        save_checkpoint(run / "best.pt", {"model": m.state_dict(), "meta": {"model_config": m.config.__dict__,
+                                                                             "corpus": "stories"}})
+
+    checkpoint(tok.get_vocab_size())
+    with pytest.raises(ValueError, match="no tokenizer.json"):
+        export_hf(run, tmp_path / "a")
+    (tmp_path / "sweep" / "data" / "stories").mkdir(parents=True)
+    (tmp_path / "sweep" / "data" / "stories" / "tokenizer.json").write_text(tok.to_str())
+    assert export_hf(run, tmp_path / "a")["vocab_size"] == tok.get_vocab_size()
+    checkpoint(tok.get_vocab_size() + 1)
+    with pytest.raises(ValueError, match="the model's vocabulary is"):
+        export_hf(run, tmp_path / "b")
+    assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.*"))

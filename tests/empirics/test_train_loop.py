@@ -140,3 +140,24 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
     assert len(lines) == 2 and lines[0][1] == lines[1][1]
     assert int(lines[0][2]) == 12 * 2 * 4 * 12 * 2  # steps x micro-batches x B x T x ranks
     assert (tmp_path / "out" / "best.pt").exists() and (tmp_path / "out" / "result.json").exists()
+
+
+def test_fused_adamw_and_all_cores_by_default():
+    import os
+
+    from tmcheck.empirics.train import cpu_threads, make_optimizer
+
+    opt = make_optimizer(fresh(), TrainConfig())
+    assert opt.defaults["fused"] is True
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    assert TrainConfig().threads == 0 and cpu_threads(0) == len(os.sched_getaffinity(0)) and cpu_threads(3) == 3
+
+
+def test_threads_setting_is_applied(tmp_path):
+    before = torch.get_num_threads()
+    try:
+        train(fresh(), lm_source, lm_loss, lambda: VAL, TrainConfig(**{**CFG.__dict__, "max_steps": 1, "threads": 1}),
+              tmp_path / "t1")
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
