@@ -394,27 +394,38 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     import torch
 
     n = X.shape[0]
-    xs = torch.as_tensor(X, dtype=torch.float64).to(dev)
-    xs = xs - xs.mean(dim=0, keepdim=True)  # (N, D) centred
+    # x0: the input scaled by the power of two that brings its largest entry into [1/2, 1), which is
+    # exact and keeps squares in range at any input scale: the re-ranking measures distances on it,
+    # so they are the input's own float64 distances. xs: x0 centred (removing most of the Gram
+    # trick's cancellation) and scaled by a second power of two, s1, so its largest norm is in [1/2, 1).
+    x0 = torch.as_tensor(X, dtype=torch.float64).to(dev)
+    amax = float(x0.abs().max())
+    s0 = float(np.ldexp(1.0, -int(np.frexp(amax)[1]))) if amax > 0 else 1.0
+    x0 = x0 * s0  # (N, D), a new tensor: the caller's array is never modified
+    xs = x0 - x0.mean(dim=0, keepdim=True)
     rmax = float(torch.linalg.vector_norm(xs, dim=1).max())
-    scale = 2.0 ** -np.frexp(rmax)[1] if rmax > 0 else 1.0
-    xs.mul_(scale)  # exact (a power of two): the largest norm is now in [1/2, 1)
+    s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
+    xs.mul_(s1)
 
     pts = _Points(xs, dtype)
     best_d, best_i = _triangle_search(pts, m, block_size)
     cand = best_i.cpu().numpy() if dev.type == "cpu" else best_i
-    out_d, out_i = _rerank(xs, cand, k, rerank_bytes)
+    out_d, out_i = _rerank(x0, cand, k, rerank_bytes)
     n_recomputed = 0
     if m < n - 1:  # else every other point was a candidate
-        dk = out_d[:, -1]
+        dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
+        norm = pts.sq.sqrt()
         # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
-        rho = (pts.sq.sqrt() + dk) * (1 + 2.0**-30)
-        bad = torch.nonzero(dk**2 >= pts.lower(best_d.max(dim=1).values.double(), rho=rho)).flatten()
+        rho = (norm + dk) * (1 + 2.0**-30)
+        # centring rounds each coordinate once: the centred distance is within 2^-52 (|x_i| + |x_j|)
+        # of the input's, so the certificate and the range query work with dk plus that
+        reach = dk + 2.0**-52 * (norm + rho)
+        bad = torch.nonzero(reach**2 >= pts.lower(best_d.max(dim=1).values.double(), rho=rho)).flatten()
         n_recomputed = len(bad)
         if len(bad):
             pts32 = pts if dtype == torch.float32 else _Points(xs, torch.float32, sq=pts.sq)
-            out_d[bad], out_i[bad] = _range_search(xs, pts32, bad, dk[bad], rho[bad], k, block_size)
-    return Neighbors((out_d / scale).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
+            out_d[bad], out_i[bad] = _range_search(x0, pts32, bad, reach[bad] ** 2, rho[bad], k, block_size)
+    return Neighbors((out_d / s0).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
 
 
 def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
@@ -452,18 +463,20 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     return torch.gather(dist, 1, order).to(x64.device), torch.gather(cand, 1, order).to(x64.device)
 
 
-def _range_search(x64, pts32, rows, dk, rho, k: int, block_size: int):
-    """Exact k nearest of the given rows, whose current answer has k-th distance dk, by a range query.
+def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int):
+    """Exact k nearest of the given rows by a range query in float32.
 
-    The true k nearest of row i are within dk_i (the current k points are), so their float32 search
-    values are at most ``upper(dk_i^2)``; every point at or below that value (self excluded) is
-    re-measured in float64 and the k nearest kept, ties by index. No certificate is needed, and the
-    hits are few: those within the float32 error of the k-th distance. Memory: a (rows, block) tile.
+    reach2 (per row): an upper bound, in the frame of pts32, on the squared centred distance of every
+    point that can be among the k nearest (the current k are within it); rho as in ``slack``. Every
+    such point has float32 search value at most ``upper(reach2)``, so every point at or below that
+    value (self excluded) is re-measured in float64 (on x64, the input's frame) and the k nearest
+    kept, ties by index. No certificate is needed, and the hits are few: those within float32's
+    error of the k-th distance. Memory: a (rows, block) tile.
     """
     import torch
 
     n = len(pts32.sq)
-    thr = (pts32.upper(dk.double() ** 2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
+    thr = (pts32.upper(reach2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
     chunk = max(16, 2**22 // n)
     out_d = torch.empty(len(rows), k, dtype=torch.float64, device=x64.device)
     out_i = torch.empty(len(rows), k, dtype=torch.int64, device=x64.device)
