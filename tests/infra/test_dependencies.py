@@ -47,6 +47,23 @@ def lock_problems(project: dict, pins: dict[str, Version]) -> list[str]:
     return problems
 
 
+def floor_problems(project: dict, floors: dict[str, Version]) -> list[str]:
+    """Each runtime and dev requirement's `>=` floor is the version pinned in .ci/floors.txt (the
+    versions the suite was run with), torch excepted (only its CPU wheel is on this machine)."""
+    problems = []
+    for line in [*project["dependencies"], *project["optional-dependencies"]["dev"]]:
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        lows = [Version(s.version) for s in req.specifier if s.operator == ">="]
+        if name == "torch":
+            continue
+        if not lows:
+            problems.append(f"{line}: no floor")
+        elif floors.get(name) != lows[0]:
+            problems.append(f"{line}: .ci/floors.txt pins {floors.get(name)}")
+    return problems
+
+
 def _project() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
@@ -77,6 +94,14 @@ def test_mutated_lock_or_ranges_are_caught():
     assert any("submitit" in p and "not pinned" in p for p in lock_problems(project, pins))
     pinned = {**project, "dependencies": [*project["dependencies"], "rich==15.0.0"]}
     assert any("exact pin" in p for p in lock_problems(pinned, _pins()))
+
+
+def test_floors_are_the_tested_versions():
+    floors = read_lock((ROOT / ".ci" / "floors.txt").read_text())
+    assert floor_problems(_project(), floors) == []
+    assert floors["numpy"] < Version("2"), "the floors venv is the numpy<2 world of dadapy"
+    lowered = {**floors, "scikit-learn": Version("1.3.2")}
+    assert any("scikit-learn" in p for p in floor_problems(_project(), lowered))
 
 
 def test_only_deliberate_exact_pins_in_extras():
