@@ -1,7 +1,9 @@
 """`tmcheck embed`: token embeddings of a model, any layer (paper Section 3, Appendix A protocol).
 
-MODEL is a tmcheck checkpoint (best.pt, or a run directory) or a local transformers causal-LM
-directory; nothing is downloaded. Library: tmcheck.empirics.embed.
+MODEL is a tmcheck checkpoint (file or run directory) or a local transformers directory of a causal
+LM (GPT-2, Pythia, ...) or an encoder (BERT, MiniLM, ...); nothing is downloaded. Batches are padded
+with an attention mask (the result does not depend on --batch-size) and the tokenizer's special
+tokens are not counted as points unless --special-tokens include. Library: tmcheck.empirics.embed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Optional
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
+from tmcheck.cli.options import DeviceOpt, JsonOpt, SeedOpt, nonneg_int, positive_int
 
 
 @handle_errors
@@ -21,30 +24,40 @@ def command(
     text: Path = typer.Option(..., "--text", help="Text file; documents are separated by blank lines."),
     out: Path = typer.Option(Path("embeddings.npy"), "--out", help="Output .npy of shape (points, width)."),
     tokenizer: Optional[Path] = typer.Option(None, "--tokenizer", help="tokenizer.json (tmcheck checkpoints; "
-                                             "default: data/<corpus>/tokenizer.json of the sweep)."),
-    layer: Optional[int] = typer.Option(None, "--layer", help="Block, 1-based; 0 = input embeddings (default: last)."),
-    final_ln: str = typer.Option("after", "--final-ln", help="Last layer: after or before the final LayerNorm."),
+                                             "default: the one saved with the run)."),
+    layer: Optional[int] = typer.Option(None, "--layer", callback=nonneg_int,
+                                        help="Block, 1-based; 0 = input embeddings (default: last)."),
+    final_ln: str = typer.Option("after", "--final-ln", help="Last layer: after or before the final LayerNorm "
+                                 "(models with a final norm only)."),
     window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
-    context: int = typer.Option(1024, "--context", help="Tokens per document fed to the model."),
-    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", help="Hidden states kept per document."),
-    seed: int = typer.Option(0, "--seed", help="Seed of windows and positions."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    context: int = typer.Option(1024, "--context", callback=positive_int, help="Tokens per document fed to the model."),
+    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", callback=positive_int, help="Hidden states kept per document."),
+    batch_size: int = typer.Option(16, "--batch-size", callback=positive_int,
+                                   help="Documents per forward pass (masked padding: the embeddings do not depend on it)."),
+    special_tokens: str = typer.Option("exclude", "--special-tokens",
+                                       help="exclude ([CLS]/[SEP], BOS/EOS are fed but not kept) or include."),
+    device: DeviceOpt = "auto",
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
 ) -> None:
     """Embed the documents of a text file and write the hidden states to a .npy file."""
     import numpy as np
 
-    from tmcheck.util.atomic import write_bytes
+    from tmcheck.empirics.device import resolve_device
     from tmcheck.empirics.embed import EmbedOptions, embed_documents, encode_text, load_model
+    from tmcheck.util.atomic import write_bytes
 
     if out.suffix != ".npy":
         raise ValueError(f"--out must end in .npy, got {out}")
     if not text.is_file():
         raise FileNotFoundError(2, "no such text file", str(text))
     opts = EmbedOptions(context=context, tokens_per_doc=tokens_per_doc, window=window, final_ln=final_ln, layer=layer,
-                        seed=seed)
+                        seed=seed, batch_docs=batch_size, special_tokens=special_tokens)
     lm = load_model(model)
+    lm.check_options(opts)
+    lm.model.to(resolve_device(device))
     if lm.kind == "tmcheck" and tokenizer is None:
-        tokenizer = _sweep_tokenizer(Path(lm.source))
+        tokenizer = _run_tokenizer(Path(lm.source))
     docs = [d.strip() for d in text.read_text(encoding="utf-8").split("\n\n") if d.strip()]
     X = embed_documents(lm, encode_text(lm, docs, tokenizer), opts)
     buf = io.BytesIO()
@@ -55,18 +68,20 @@ def command(
     if as_json:
         print_json(info)
     else:
-        console.print(f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, layer "
-                      f"{layer if layer is not None else 'last'}) to {out}")
+        console.print(f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
+                      f"layer {layer if layer is not None else 'last'}) to {out}")
 
 
-def _sweep_tokenizer(checkpoint: Path) -> Path:
-    """tokenizer.json saved with the run: SWEEP/data/<corpus>/ for SWEEP/runs/<run>/best.pt (tmcheck sweep),
-    OUT/data/ for OUT/run/best.pt (tmcheck train)."""
-    from tmcheck.empirics.train import load_checkpoint
+def _run_tokenizer(checkpoint: Path) -> Path:
+    """tokenizer.json saved with the run (beside it, or the sweep's data/<corpus>/ for SWEEP/runs/<run>/)."""
+    from tmcheck.empirics.checkpoint import load_checkpoint
+    from tmcheck.empirics.hf import find_tokenizer
 
-    corpus = str(load_checkpoint(checkpoint)["meta"].get("corpus"))
-    run_dir = checkpoint.parent
-    for cand in (run_dir.parent.parent / "data" / corpus / "tokenizer.json", run_dir.parent / "data" / "tokenizer.json"):
-        if cand.exists():
-            return cand
+    found = find_tokenizer(checkpoint)
+    if found is not None:
+        return found
+    corpus = str(load_checkpoint(checkpoint).get("meta", {}).get("corpus"))
+    cand = checkpoint.parent.parent.parent / "data" / corpus / "tokenizer.json"
+    if cand.is_file():
+        return cand
     raise ValueError(f"no tokenizer found for {checkpoint}; pass --tokenizer")

@@ -3,20 +3,36 @@
 The paper's protocol: for each test document take a 1024-token subsequence, run the model trained
 on the full training split, and keep the final-layer hidden states of 32 tokens of that
 subsequence. Its released code differs in ways kept here as explicit options, and recorded:
-- `window`: "random" (a random 1024-token window, as stated) or "prefix" (the first tokens, as coded);
+- `window`: "random" (a random window, as stated) or "prefix" (the first tokens, as coded);
 - `final_ln`: "after" or "before" the final LayerNorm (the code used "before" for nanoGPT
-  checkpoints and "after" for transformers models);
-- `layer`: any block (1-based; 0 = the input embeddings); the default is the last.
-Models: our checkpoints (best.pt / last.pt, or a run directory) and any local transformers
-causal-LM directory (GPT-2, Pythia, ...). Nothing is ever downloaded.
+  checkpoints and "after" for transformers models); only models with a final norm (pre-LN causal
+  models) have the choice;
+- `layer`: any block by index (1-based; 0 = the input embeddings); the default is the last.
+
+Models, nothing ever downloaded: our checkpoints (a file or a run directory), and any local
+transformers directory, loaded with ``AutoModel`` (the base model, no head, so no warnings about
+head weights) as one of two kinds, read from its config:
+- ``causal`` (GPT-2, Pythia, Llama, ...: an architecture ending in ForCausalLM/LMHeadModel, or
+  ``is_decoder``);
+- ``encoder`` (BERT, MiniLM, RoBERTa, ...: everything else that is not encoder-decoder).
+
+Batches are right-padded with an attention mask, to a length that depends on the input alone
+(``padded_length``), so an embedding is bit-identical whatever batch it was computed in (without
+the mask a BERT attends to the padding: wave 1 saw 6855 of 7843 MiniLM token vectors change with the
+batch size, by up to 2.3). Special tokens the tokenizer adds ([CLS]/[SEP], BOS/EOS) are
+added around each window, as the model was trained, and not counted as points unless
+``special_tokens="include"``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+
+KINDS = ("tmcheck", "causal", "encoder")
 
 
 @dataclass
@@ -27,24 +43,30 @@ class EmbedOptions:
     final_ln: str = "after"      # "after" or "before" the final LayerNorm, last layer only
     layer: int | None = None     # block index, 1-based; 0 = embeddings; None = last
     seed: int = 0                # windows and token positions
-    batch_docs: int = 16         # documents per forward pass
+    batch_docs: int = 16         # documents per forward pass (the result does not depend on it)
+    special_tokens: str = "exclude"  # "exclude" or "include" the tokenizer's special tokens as points
 
     def __post_init__(self):
         if self.window not in ("random", "prefix"):
             raise ValueError(f"window must be 'random' or 'prefix', got {self.window!r}")
         if self.final_ln not in ("after", "before"):
             raise ValueError(f"final_ln must be 'after' or 'before', got {self.final_ln!r}")
-        if self.context < 1 or self.tokens_per_doc < 1:
-            raise ValueError("context and tokens_per_doc must be positive")
+        if self.special_tokens not in ("exclude", "include"):
+            raise ValueError(f"special_tokens must be 'exclude' or 'include', got {self.special_tokens!r}")
+        if self.context < 1 or self.tokens_per_doc < 1 or self.batch_docs < 1:
+            raise ValueError("context, tokens_per_doc and batch_docs must be positive")
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-class CausalLM:
-    """A uniform view of our GPT and of transformers causal LMs: hidden(ids, layer, final_ln) -> (B, T, C)."""
+class LanguageModel:
+    """A uniform view of our GPT and of local transformers models:
+    hidden(ids, mask, layer, final_ln) -> (B, T, C). kind: 'tmcheck', 'causal' or 'encoder'."""
 
     def __init__(self, model, kind: str, tokenizer=None, source: str = ""):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         self.model, self.kind, self.tokenizer, self.source = model.eval(), kind, tokenizer, source
 
     @property
@@ -59,89 +81,176 @@ class CausalLM:
             return c.block_size
         return int(getattr(c, "n_positions", None) or getattr(c, "max_position_embeddings", 1024))
 
-    def hidden(self, ids, layer: int | None = None, final_ln: str = "after"):
+    @property
+    def pad_id(self) -> int:
+        tok = self.tokenizer
+        pad = None if tok is None else (tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id)
+        return int(pad or 0)  # padded positions are masked, so the id only has to be valid
+
+    def check_options(self, opts: EmbedOptions) -> None:
+        """A one-line ValueError for an option that does not apply to this kind of model."""
+        if opts.layer is not None and not 0 <= opts.layer <= self.n_layer:
+            raise ValueError(f"--layer must be in 0..{self.n_layer} for {self.source} ({self.n_layer} blocks), "
+                             f"got {opts.layer}")
+        last = opts.layer is None or opts.layer == self.n_layer
+        if opts.final_ln == "before" and last and self.kind != "tmcheck" and _final_norm(self.model) is None:
+            raise ValueError(f"--final-ln before does not apply to {self.source}: a {self.kind} "
+                             f"({type(self.model).__name__}) without a final LayerNorm; its last layer has one value")
+
+    def hidden(self, ids, mask=None, layer: int | None = None, final_ln: str = "after"):
+        """Residual stream after block `layer` (None: last), (B, T, C); mask (B, T) marks real tokens."""
         import torch
 
         L = self.n_layer if layer is None else layer
         if not 0 <= L <= self.n_layer:
             raise ValueError(f"layer must be in 0..{self.n_layer}, got {layer}")
         with torch.no_grad():
-            if self.kind == "tmcheck":
+            if self.kind == "tmcheck":  # causal and right-padded: real tokens never see the padding
                 return self.model.hidden_states(ids, L, final_ln == "after")
             if L < self.n_layer or final_ln == "after":
-                # transformers: hidden_states[L] is the residual stream after block L; the last entry
-                # has the final norm applied.
-                return self.model(input_ids=ids, output_hidden_states=True).hidden_states[L]
+                # hidden_states[L] is the residual stream after block L; the last entry has the final
+                # norm applied (pre-LN models) or is the last block's output (post-LN encoders)
+                return self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[L]
             captured = {}
-            norm = _final_norm(self.model)
-            handle = norm.register_forward_hook(lambda m, inp, out: captured.setdefault("x", inp[0]))
+            handle = _final_norm(self.model).register_forward_hook(lambda m, inp, out: captured.setdefault("x", inp[0]))
             try:
-                self.model(input_ids=ids)
+                self.model(input_ids=ids, attention_mask=mask)
             finally:
                 handle.remove()
             return captured["x"]
 
+    def special_ids(self) -> tuple[list[int], list[int]]:
+        """(ids put before, ids put after) a window, as the tokenizer adds them to a text."""
+        tok = self.tokenizer
+        if tok is None or self.kind == "tmcheck":
+            return [], []
+        content = tok("a", add_special_tokens=False)["input_ids"]
+        full = tok("a")["input_ids"]  # the same text as the tokenizer wraps it
+        for i in range(len(full) - len(content) + 1):
+            if full[i:i + len(content)] == content:
+                return list(full[:i]), list(full[i + len(content):])
+        raise ValueError(f"cannot tell the special tokens of the tokenizer of {self.source}")
+
 
 def _final_norm(model):
-    base = model.base_model
+    """The final LayerNorm of a pre-LN model (GPT-2's ln_f, Pythia's final_layer_norm, ...), or None."""
+    base = getattr(model, "base_model", model)
     for name in ("ln_f", "final_layer_norm", "norm", "final_layernorm"):
         if hasattr(base, name):
             return getattr(base, name)
-    raise ValueError(f"cannot find the final norm of {type(model).__name__}; use --final-ln after")
+    return None
 
 
-def load_model(path: Path) -> CausalLM:
-    """Our checkpoint (file, or run directory holding best.pt) or a local transformers causal-LM directory."""
+def model_kind(config) -> str:
+    """'causal' or 'encoder' from a transformers config; encoder-decoder models are refused."""
+    if getattr(config, "is_encoder_decoder", False):
+        raise ValueError(f"{config.model_type}: encoder-decoder models are not supported; give an encoder or a causal LM")
+    archs = getattr(config, "architectures", None) or []
+    if getattr(config, "is_decoder", False) or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        return "causal"
+    if archs:
+        return "encoder"
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    mt = config.model_type
+    return "causal" if mt in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and mt not in MODEL_FOR_MASKED_LM_MAPPING_NAMES else "encoder"
+
+
+@contextlib.contextmanager
+def _quiet_transformers():
+    """transformers' logging at error level while loading (no wall of unused-weight notes), then restored."""
+    from transformers.utils import logging as hf_logging
+
+    old = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(old)
+        hf_logging.enable_progress_bar()
+
+
+def load_model(path: Path) -> LanguageModel:
+    """Our checkpoint (file, or run directory) or a local transformers directory (causal or encoder)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(2, "no such model file or directory", str(path))
-    if path.is_dir() and (path / "best.pt").exists():
-        path = path / "best.pt"
-    if path.is_file():
-        from tmcheck.empirics.sweep import load_gpt
-
-        return CausalLM(load_gpt(path), "tmcheck", source=str(path))
     if not (path / "config.json").exists():
-        raise ValueError(f"{path} is neither a tmcheck checkpoint nor a transformers model directory (no config.json)")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+        if path.is_dir() and not any((path / n).is_file() for n in ("best.safetensors", "last.safetensors", "best.pt")):
+            raise ValueError(f"{path} is neither a tmcheck checkpoint nor a transformers model directory (no config.json)")
+        from tmcheck.empirics.checkpoint import load_gpt, resolve
 
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-    try:
-        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError, TypeError):
-        tok = None
-    return CausalLM(model, "transformers", tok, source=str(path))
+        return LanguageModel(load_gpt(path), "tmcheck", source=str(resolve(path)))
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    with _quiet_transformers():
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        kind = model_kind(config)
+        try:
+            model = AutoModel.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError, TypeError) as exc:
+            raise ValueError(f"cannot load {path}: {str(exc).splitlines()[0]}") from None
+        try:
+            tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except (OSError, ValueError, TypeError):
+            tok = None
+    return LanguageModel(model, kind, tok, source=str(path))
 
 
-def embed_documents(lm: CausalLM, docs: list[np.ndarray], opts: EmbedOptions) -> np.ndarray:
+PAD_MULTIPLE = 32
+
+
+def padded_length(n: int, limit: int) -> int:
+    """The length an input of n tokens is padded to: the next multiple of 32, at most limit.
+
+    It depends on n alone, never on the other inputs of a batch. Padding is masked, but a longer
+    padded sequence changes the floating-point summation order of attention (MiniLM: |diff| up to 4e-6
+    between 100 tokens alone and padded to 128), while the batch size itself does not change a
+    row's result; so with this rule the embeddings are bit-identical for every batch size."""
+    return min(-(-n // PAD_MULTIPLE) * PAD_MULTIPLE, limit)
+
+
+def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions) -> np.ndarray:
     """Hidden states of opts.tokens_per_doc positions per document, drawn without replacement from the
-    document's window; returns (N, C) float32. Documents shorter than tokens_per_doc give all their tokens."""
+    document's window (special tokens added around it and, by default, never drawn); returns (N, C)
+    float32. Documents shorter than tokens_per_doc give all their tokens."""
     import torch
 
+    lm.check_options(opts)
     rng = np.random.default_rng(opts.seed)
-    ctx = min(opts.context, lm.context)
-    windows, picks = [], []
+    before, after = lm.special_ids()
+    ctx = min(opts.context, lm.context) - len(before) - len(after)
+    if ctx < 1:
+        raise ValueError(f"context {opts.context} leaves no room for tokens besides the special tokens")
+    inputs, picks = [], []
     for ids in docs:
         ids = np.asarray(ids, dtype=np.int64)
         if len(ids) == 0:
             continue
         start = 0 if (opts.window == "prefix" or len(ids) <= ctx) else int(rng.integers(0, len(ids) - ctx + 1))
         w = ids[start:start + ctx]
-        windows.append(w)
-        picks.append(np.sort(rng.choice(len(w), size=min(opts.tokens_per_doc, len(w)), replace=False)))
-    if not windows:
+        full = np.concatenate([np.asarray(before, dtype=np.int64), w, np.asarray(after, dtype=np.int64)])
+        pool = np.arange(len(full)) if opts.special_tokens == "include" else np.arange(len(before), len(before) + len(w))
+        inputs.append(full)
+        picks.append(np.sort(rng.choice(pool, size=min(opts.tokens_per_doc, len(pool)), replace=False)))
+    if not inputs:
         raise ValueError("no non-empty documents to embed")
     device = next(lm.model.parameters()).device
+    limit = ctx + len(before) + len(after)
+    padded = [padded_length(len(w), limit) for w in inputs]
     out = []
-    order = np.argsort([len(w) for w in windows], kind="stable")  # similar lengths share a batch
-    for i in range(0, len(order), opts.batch_docs):
-        group = order[i:i + opts.batch_docs]
-        T = max(len(windows[j]) for j in group)
-        batch = torch.zeros(len(group), T, dtype=torch.long)  # right padding; causal attention ignores it
-        for r, j in enumerate(group):
-            batch[r, : len(windows[j])] = torch.from_numpy(windows[j])
-        h = lm.hidden(batch.to(device), opts.layer, opts.final_ln).float().cpu().numpy()  # (b, T, C)
-        out.extend((j, h[r, picks[j]]) for r, j in enumerate(group))
+    for T in sorted(set(padded)):  # a batch holds inputs of one padded length only
+        members = [j for j in range(len(inputs)) if padded[j] == T]
+        for i in range(0, len(members), opts.batch_docs):
+            group = members[i:i + opts.batch_docs]
+            batch = torch.full((len(group), T), lm.pad_id, dtype=torch.long)  # right padding, masked
+            mask = torch.zeros(len(group), T, dtype=torch.long)
+            for r, j in enumerate(group):
+                batch[r, : len(inputs[j])] = torch.from_numpy(inputs[j])
+                mask[r, : len(inputs[j])] = 1
+            h = lm.hidden(batch.to(device), mask.to(device), opts.layer, opts.final_ln).float().cpu().numpy()  # (b, T, C)
+            out.extend((j, h[r, picks[j]]) for r, j in enumerate(group))
     out.sort(key=lambda t: t[0])
     return np.concatenate([x for _, x in out]).astype(np.float32)
 
@@ -158,7 +267,7 @@ def test_documents(data_dir: Path, max_docs: int | None = None) -> list[np.ndarr
     return docs[:max_docs] if max_docs else docs
 
 
-def encode_text(lm: CausalLM, texts: list[str], tokenizer_path: Path | None = None) -> list[np.ndarray]:
+def encode_text(lm: LanguageModel, texts: list[str], tokenizer_path: Path | None = None) -> list[np.ndarray]:
     """Token ids of texts with the model's tokenizer (ours: tokenizer.json beside the data)."""
     if tokenizer_path is not None:
         from tmcheck.empirics.data.tokens import load_tokenizer
@@ -167,7 +276,8 @@ def encode_text(lm: CausalLM, texts: list[str], tokenizer_path: Path | None = No
         return [np.asarray(e.ids, dtype=np.int64) for e in tok.encode_batch(texts)]
     if lm.tokenizer is None:
         raise ValueError(f"no tokenizer found for {lm.source}; pass --tokenizer")
-    return [np.asarray(lm.tokenizer(t)["input_ids"], dtype=np.int64) for t in texts]
+    # content tokens only: embed_documents adds the special tokens around each window
+    return [np.asarray(lm.tokenizer(t, add_special_tokens=False)["input_ids"], dtype=np.int64) for t in texts]
 
 
 @dataclass
@@ -184,11 +294,6 @@ class IDOptions:
         return asdict(self)
 
 
-def alpha_d(d: float, beta: float = 1.0) -> float:
-    """The predicted data-scaling exponent alpha_D = 2 beta / (2 beta + d) (Theorem 1)."""
-    return 2 * beta / (2 * beta + d)
-
-
 def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOptions | None = None,
               ids: IDOptions | None = None, device: str = "auto") -> dict:
     """Embed each corpus's test set with its full-split model and estimate the ID; writes sweep_dir/id.json.
@@ -197,10 +302,11 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
     id.json computed with other options are replaced, others kept."""
     import json
 
-    from tmcheck.util import atomic
+    from tmcheck.empirics.device import resolve_device
     from tmcheck.empirics.id import estimate_id
     from tmcheck.empirics.sweep import full_split_run, load_config, preset_from_config
-    from tmcheck.empirics.train import resolve_device
+    from tmcheck.theory.bounds import alpha_D
+    from tmcheck.util import atomic
 
     sweep_dir = Path(sweep_dir)
     config = load_config(sweep_dir)
@@ -222,10 +328,10 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
         d = float(res.dimension)
         ci = list(res.ci) if res.ci is not None else None
         out[corpus] = {
-            "d": d, "d_ci": ci, "alpha_D": alpha_d(d, 1.0),
-            "alpha_D_ci": [alpha_d(ci[1], 1.0), alpha_d(ci[0], 1.0)] if ci else None,
-            "beta": ids.beta, "alpha_D_beta": alpha_d(d, ids.beta),
-            "points": int(X.shape[0]), "width": int(X.shape[1]), "documents": len(docs), "model": str(run / "best.pt"),
+            "d": d, "d_ci": ci, "alpha_D": alpha_D(d, 1.0),
+            "alpha_D_ci": [alpha_D(ci[1], 1.0), alpha_D(ci[0], 1.0)] if ci else None,
+            "beta": ids.beta, "alpha_D_beta": alpha_D(d, ids.beta),
+            "points": int(X.shape[0]), "width": int(X.shape[1]), "documents": len(docs), "model": lm.source,
             "embed_options": embed.as_dict(), "id_options": ids.as_dict(), "estimate": res.as_dict(),
         }
     atomic.write_json(out_path, out)
