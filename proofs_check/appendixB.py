@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 
 d, beta, eps, n, N = sp.symbols("d beta epsilon n N", positive=True)
 
 
-def _same(a, b) -> bool:
-    return sp.simplify(sp.expand_log(sp.log(a) - sp.log(b), force=True)) == 0
+def _log(a):
+    return sp.expand_log(sp.log(a), force=True)
 
 
 @obligation(
@@ -24,11 +24,13 @@ def _same(a, b) -> bool:
     "N = Õ(ε^{−d/β}) gives ε² = N^{−2β/d}, so the model-scaling exponent is α_N = 2β/d.",
     "symbolic",
     "theory.bounds.alpha_N.",
+    kind=Kind.STEP,
 )
-def alpha_N() -> Result:
+def alpha_N() -> Evidence:
     e_of_N = sp.solve(sp.Eq(N, eps ** (-d / beta)), eps)
-    ok = len(e_of_N) == 1 and _same(e_of_N[0] ** 2, N ** (-2 * beta / d))
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"ε = {e_of_N}, ε² = N^(−2β/d): {ok}.", counterexample=None if ok else {"eps": str(e_of_N)})
+    return Evidence("symbolic in N, d, β > 0", [
+        Witness({"quantity": "positive solutions ε(N)"}, len(e_of_N), 1, "=="),
+        Witness({"quantity": "log ε²"}, _log(e_of_N[0] ** 2) if e_of_N else None, _log(N ** (-2 * beta / d)), "==")])
 
 
 @obligation(
@@ -37,11 +39,13 @@ def alpha_N() -> Result:
     "Õ(ε² + D d² ε^{−d/β}/n) = Õ(N^{−2β/d} + N/n) with N = ε^{−d/β}.",
     "symbolic",
     "theory.bounds.alpha_N, alpha_D.",
+    kind=Kind.STEP,
 )
-def variance_in_N() -> Result:
+def variance_in_N() -> Evidence:
     e = N ** (-beta / d)
-    ok = _same(e ** (-d / beta) / n, N / n) and _same(e**2, N ** (-2 * beta / d))
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"substituting ε = N^(−β/d): {ok}.", counterexample=None if ok else {})
+    return Evidence("symbolic in N, n, d, β > 0, ε = N^(−β/d)", [
+        Witness({"term": "ε^(−d/β)/n"}, _log(e ** (-d / beta) / n), _log(N / n), "=="),
+        Witness({"term": "ε²"}, _log(e**2), _log(N ** (-2 * beta / d)), "==")])
 
 
 @obligation(
@@ -50,11 +54,15 @@ def variance_in_N() -> Result:
     "N^{−2β/d} ≍ N/n ⟺ n ≍ N^{(2β+d)/d} ⟺ N ≍ n^{d/(2β+d)}, and then L_sq <= Õ(2N/n) = Õ(n^{−2β/(2β+d)}).",
     "symbolic",
     "theory.bounds.theorem1_n_for_eps.",
+    kind=Kind.STEP,
 )
-def balance() -> Result:
+def balance() -> Evidence:
     sol = sp.solve(sp.Eq(N ** (-2 * beta / d), N / n), N)
-    ok = len(sol) == 1 and _same(sol[0], n ** (d / (2 * beta + d))) and _same(sol[0] / n, n ** (-2 * beta / (2 * beta + d)))
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"N = {sol}; N/n = n^(−2β/(2β+d)): {ok}.", counterexample=None if ok else {"N": str(sol)})
+    s0 = sol[0] if sol else None
+    return Evidence("symbolic in n, d, β > 0", [
+        Witness({"quantity": "positive solutions N(n)"}, len(sol), 1, "=="),
+        Witness({"quantity": "log N"}, _log(s0) if sol else None, _log(n ** (d / (2 * beta + d))), "=="),
+        Witness({"quantity": "log N/n"}, _log(s0 / n) if sol else None, _log(n ** (-2 * beta / (2 * beta + d))), "==")])
 
 
 @obligation(
@@ -63,11 +71,14 @@ def balance() -> Result:
     "α_D = 2β/(2β+d); with β = 1, α_D = 2/(2+d) and α_N = 2/d.",
     "symbolic",
     "theory.bounds.alpha_D.",
+    kind=Kind.STATEMENT,
 )
-def alpha_D() -> Result:
+def alpha_D() -> Evidence:
     aD = 2 * beta / (2 * beta + d)
-    ok = _same(n ** (d / (2 * beta + d) - 1), n ** (-aD)) and sp.simplify(aD.subs(beta, 1) - 2 / (2 + d)) == 0
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"n^(d/(2β+d) − 1) = n^(−2β/(2β+d)) and β = 1 gives 2/(2+d): {ok}.", counterexample=None if ok else {})
+    return Evidence("symbolic in n, d, β > 0", [
+        Witness({"quantity": "log n^(d/(2β+d) − 1)"}, _log(n ** (d / (2 * beta + d) - 1)), _log(n ** (-aD)), "=="),
+        Witness({"quantity": "α_D at β = 1"}, aD.subs(beta, 1), 2 / (2 + d), "=="),
+        Witness({"quantity": "α_N at β = 1"}, (2 * beta / d).subs(beta, 1), 2 / d, "==")])
 
 
 @obligation(
@@ -76,11 +87,13 @@ def alpha_D() -> Result:
     "α_D = 2/(2+d) = α_N/(α_N+1) and α_N = α_D/(1−α_D).",
     "symbolic",
     "theory.bounds.alpha_D_from_alpha_N, alpha_N_from_alpha_D (valid for every β).",
+    kind=Kind.STATEMENT,
 )
-def id_free_conversion() -> Result:
+def id_free_conversion() -> Evidence:
     aD, aN = 2 * beta / (2 * beta + d), 2 * beta / d
-    ok = sp.simplify(aN / (aN + 1) - aD) == 0 and sp.simplify(aD / (1 - aD) - aN) == 0
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"both identities hold for every β > 0, d > 0 (not only β = 1): {ok}.", counterexample=None if ok else {})
+    return Evidence("symbolic in d, β > 0 (not only β = 1)", [
+        Witness({"identity": "α_D = α_N/(α_N+1)"}, aN / (aN + 1), aD, "=="),
+        Witness({"identity": "α_N = α_D/(1−α_D)"}, aD / (1 - aD), aN, "==")])
 
 
 def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, float]:
@@ -103,11 +116,12 @@ def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, flo
     "If ||η_θ − η||∞ <= ε and P(0 < |η − 1/2| <= t) <= c_M t^γ, the plug-in rule has excess risk E(f_θ) <= 2 c_M ε^{1+γ}.",
     "numeric search",
     "not used by tmcheck's empirics (a motivation only).",
+    kind=Kind.STATEMENT,
 )
-def classification() -> Result:
+def classification(trials: int = 2000) -> Evidence:
     rng = np.random.default_rng(0)
-    worst = max((a / b if b > 0 else (np.inf if a > 0 else 0.0)) for a, b in (excess_risk_trial(rng) for _ in range(2000)))
-    ok = worst <= 1 + 1e-12
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS,
-                  f"2000 random discrete distributions (40 atoms), γ = 1, c_M the least constant in (10): worst E(f_θ)/(2c_M ε²) = {worst:.4f}.",
-                  counterexample=None if ok else {"worst_ratio": worst})
+    pairs = [excess_risk_trial(rng) for _ in range(trials)]
+    return Evidence(
+        f"{trials} random discrete distributions (40 atoms), γ = 1, c_M the least constant in (10): E(f_θ) against 2c_M ε² (+1e-12)",
+        [Witness({"trial": i}, a, b * (1 + 1e-12), "<=") for i, (a, b) in enumerate(pairs)],
+    )

@@ -1,7 +1,9 @@
 """Definitions 1-7 (Section 2.1 and Appendix D): the decoder and the feed-forward shapes.
 
-The decoder is stated twice, differently: Definition 1 reads "the first element of the last column",
-Appendix F.2 "the first element of the first row". The FFN of Definition 5 gives b_1 the wrong length.
+Both findings are definitions that no computation can decide: the decoder is stated twice,
+differently (Definition 1: "the first element of the last column"; Appendix F.2: "the first element
+of the first row"), and Definition 5 gives b_1 the wrong length. They are NOT-EVALUABLE: the check
+computes what the two readings give and says which one tmcheck takes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Kind, Unevaluable, obligation
 from tmcheck.theory.backends import forward
 from tmcheck.theory.examples import worked_example
 
@@ -23,19 +25,16 @@ from tmcheck.theory.examples import worked_example
     "exact",
     "tmcheck follows Definition 1: the decoder reads H[0, l−1] (row 0, last column, 0-based). Lemma 2 only "
     "needs |D(H) − D(H')| <= ||H − H'||∞, true for any fixed entry.",
+    kind=Kind.NOTATION,
 )
-def decoder() -> Result:
+def decoder() -> Unevaluable:
     net = worked_example("exact")
-    x = [F(1, 2), F(3, 2)]
-    H = forward(net, [x], "exact")[0]
-    last_col, first = H[0, net.l - 1], H[0, 0]
-    return Result(
-        Verdict.CORRECTED,
-        f"The two readings differ on the README's worked example at x = (1/2, 3/2): H[0, l−1] = {last_col} "
-        f"(Definition 1), H[0, 0] = {first} (first element of the first row). The paper's constructions put their "
-        "result in the last token (E.2, Step 3: 'the first component of the last token t = l').",
-        counterexample={"network": "worked example", "x": ["1/2", "3/2"], "H[0,l-1]": str(last_col), "H[0,0]": str(first)},
-        corrected="D(H) = H[0, l−1] (Definition 1) throughout, including Appendix F.2.",
+    H = forward(net, [[F(1, 2), F(3, 2)]], "exact")[0]
+    return Unevaluable(
+        f"two definitions of one map; they differ on the README's worked example at x = (1/2, 3/2): H[0, l−1] = "
+        f"{H[0, net.l - 1]} (Definition 1), H[0, 0] = {H[0, 0]} (Appendix F.2). The constructions put their result in "
+        "the last token (E.2, Step 3).",
+        "D(H) = H[0, l−1] (Definition 1) throughout, including Appendix F.2.",
     )
 
 
@@ -46,19 +45,17 @@ def decoder() -> Result:
     "exact",
     "theory.network validates W_i as out×in with b_i of length out: W_1 w×d_embd, W_2..W_{L−1} w×w, "
     "W_L d_embd×w, b_1..b_{L−1} in R^w, b_L in R^{d_embd}.",
+    kind=Kind.NOTATION,
 )
-def ffn_shapes() -> Result:
+def ffn_shapes() -> Unevaluable:
     d, w = 5, 6
-    W1, b1, h = np.ones((w, d)), np.ones(d), np.ones(d)
     try:
-        W1 @ h + b1
+        np.ones((w, d)) @ np.ones(d) + np.ones(d)
         msg = "no error"
     except ValueError as exc:
         msg = str(exc).splitlines()[0]
-    return Result(
-        Verdict.CORRECTED,
-        f"W_1 h is in R^w but b_1 is in R^d_embd, so W_1 h + b_1 is undefined unless w = d_embd; with w = 6, "
-        f"d_embd = 5: numpy says '{msg}'. W_2..W_(L−1) must be w×w to compose with W_1 (w×d) and W_L (d×w).",
-        counterexample={"w": w, "d_embd": d, "shape_W1h": [w], "shape_b1": [d]},
-        corrected="W_1 in R^{w×d}, W_2..W_{L−1} in R^{w×w}, W_L in R^{d×w}; b_1..b_{L−1} in R^w, b_L in R^d.",
+    return Unevaluable(
+        f"a definition whose shapes do not compose unless w = d_embd (w = 6, d_embd = 5: W_1 h + b_1 gives numpy's "
+        f"'{msg}'); W_2..W_(L−1) must be w×w to compose with W_1 (w×d) and W_L (d×w).",
+        "W_1 in R^{w×d}, W_2..W_{L−1} in R^{w×w}, W_L in R^{d×w}; b_1..b_{L−1} in R^w, b_L in R^d.",
     )

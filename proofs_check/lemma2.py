@@ -15,23 +15,39 @@ import numpy as np
 import sympy as sp
 
 from tmcheck.proofs_check import lipschitz
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds
+from tmcheck.theory.backends import run_blocks
+from tmcheck.theory.network import Block, Head, Layer
+
+
+FLOAT_SLACK = 1 + 1e-12  # exact measurements against float64 bounds of theory.bounds: one rounding of slack
 
 
 def relu(v):
     return max(v, 0)
 
 
-def scalar_attention(Q, K, V, h):
-    """One head, d_embd = 1, l = 1: A(h) = σ(<Qh, Kh>) V h."""
-    return relu(Q * h * K * h) * V * h
+def _m(v) -> np.ndarray:
+    return np.array([[F(v)]], dtype=object)
 
 
-def attention_example(kappa: F, eta: F, M: F) -> tuple[F, F, F]:
-    """(measured difference, paper's 3κ³d⁶M³lη, corrected 3κ²d⁴M³lη) for d = l = 1, K perturbed by η."""
-    diff = abs(scalar_attention(kappa, kappa, kappa, M) - scalar_attention(kappa, kappa - eta, kappa, M))
-    return diff, 3 * kappa**3 * M**3 * eta, 3 * kappa**2 * M**3 * eta
+def attention(Q, K, V, h) -> F:
+    """One head, d_embd = l = 1, on tmcheck's exact backend: A(h) = σ(<Qh, Kh>) V h."""
+    return run_blocks([Block((Head(_m(Q), _m(K), _m(V)),))], np.array([[[F(h)]]], dtype=object), "exact")[0, 0, 0] - h
+
+
+def scalar_class(kappa, M, **kw) -> bounds.TransformerClass:
+    base = dict(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1)
+    return bounds.TransformerClass(**{**base, **kw}, kappa=float(kappa), M=float(M))
+
+
+def _corr(kappa, M, **kw) -> bounds.BlockConstants:
+    """theory.bounds' corrected per-block constants at input bound M."""
+    return bounds.block_constants(scalar_class(kappa, M, **kw), math.log(float(M)))
+
+
+KAPPAS = (F(1, 10), F(1, 2), F(1), F(2))
 
 
 @obligation(
@@ -41,25 +57,20 @@ def attention_example(kappa: F, eta: F, M: F) -> tuple[F, F, F]:
     "exact",
     "theory.bounds uses 3 d⁴ κ² M³ l η (the proof's own steps, with |(K^TQ)_ab| <= dκ² and "
     "||(V_1 − V_2)h||∞ <= dηM); it holds for every κ > 0.",
+    kind=Kind.STEP,
+    satisfied={"kappas": (F(1), F(2))},
 )
-def attention_difference() -> Result:
-    k, eta, M = F(1, 10), F(1, 1000), F(1)
-    diff, paper, corr = attention_example(k, eta, M)
-    return Result(
-        Verdict.CORRECTED,
-        f"d = l = 1, Q = K = V = κ = 1/10, K' = κ − η, η = 1/1000, h = M = 1: the difference is κ²η = {diff}, "
-        f"above the stated {paper} (ratio {float(diff / paper):.3g}). The proof writes ||V_1 − V_2||_1 <= d²κη "
-        "and 2κ²d⁴M²η where the factors are η and κ: the stated bound needs κ >= 1.",
-        counterexample={"kappa": "1/10", "eta": "1/1000", "M": "1", "d_embd": 1, "l": 1, "difference": str(diff), "stated_bound": str(paper)},
-        corrected="||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
-        data={"difference": diff, "stated": paper, "corrected": corr},
+def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evidence:
+    pts = [(k, M) for k in kappas for M in Ms]
+    at = [{"kappa": k, "M": M, "eta": eta} for k, M in pts]
+    diff = [abs(attention(k, k, k, M) - attention(k, k - eta, k, M)) for k, M in pts]
+    return Evidence(
+        "d = l = 1, Q = K = V = κ, K' = κ − η, h = M (exact backend); corrected bound from theory.bounds.block_constants",
+        [Witness(a, dv, 3 * k**3 * M**3 * eta, "<=") for a, dv, (k, M) in zip(at, diff, pts)],
+        [Witness(a, dv, math.exp(_corr(k, M).log_attn_diff) * float(eta) * FLOAT_SLACK, "<=") for a, dv, (k, M) in zip(at, diff, pts)],
+        "||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
+        note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound needs κ >= 1/3 here.",
     )
-
-
-def mha_output_example(M: F, kappa: F = F(1)) -> tuple[F, F, F]:
-    """(||H + MHA(H)||∞, paper's M + m l d⁶ κ³ M, corrected M + m l d⁴ κ³ M³) with d = m = l = 1."""
-    measured = M + scalar_attention(kappa, kappa, kappa, M)
-    return measured, M + kappa**3 * M, M + kappa**3 * M**3
 
 
 @obligation(
@@ -69,29 +80,28 @@ def mha_output_example(M: F, kappa: F = F(1)) -> tuple[F, F, F]:
     "exact",
     "theory.bounds: ||H + MHA(H)||∞ <= M + m l d⁴ κ³ M³ (attention is cubic in H), attained by the "
     "all-κ network at H = M.",
+    kind=Kind.STEP,
+    satisfied={"Ms": (F(1, 2), F(1))},
 )
-def mha_output_bound() -> Result:
-    measured, paper, corr = mha_output_example(F(2))
-    return Result(
-        Verdict.FAILS,
-        f"d = m = l = 1, Q = K = V = 1, H = M = 2: H + A(H) = 2 + σ(4)·2 = {measured} > {paper}. Each head is "
-        "a product of three factors linear in H, so its output scales as M³; the proof drops M². The "
-        "hidden-state bound then obeys M_{k+1} >= m l d⁴ κ³ M_k³, a tower M^{3^L_T} (not M^{3L_T}) "
-        "through the blocks, so every later step inherits the error.",
-        counterexample={"d_embd": 1, "m": 1, "l": 1, "kappa": "1", "M": "2", "measured": str(measured), "stated_bound": str(paper)},
-        corrected="||H + MHA(H)||∞ <= M + m l d⁴ κ³ M³ (tight).",
-        data={"measured": measured, "stated": paper, "corrected": corr},
+def mha_output_bound(Ms=(F(1, 2), F(1), F(2), F(3)), kappa=F(1)) -> Evidence:
+    at = [{"M": M, "kappa": kappa} for M in Ms]
+    measured = [M + attention(kappa, kappa, kappa, M) for M in Ms]
+    return Evidence(
+        "d = m = l = 1, Q = K = V = κ, H = M (exact backend); corrected bound from theory.bounds.block_constants",
+        [Witness(a, v, M + kappa**3 * M, "<=") for a, v, M in zip(at, measured, Ms)],
+        [Witness(a, v, math.exp(_corr(kappa, M).log_M_Z) * FLOAT_SLACK, "<=") for a, v, M in zip(at, measured, Ms)],
+        "||H + MHA(H)||∞ <= M + m l d⁴ κ³ M³ (tight).",
+        note="Each head is a product of three factors linear in H, so its output scales as M³; the proof drops M². "
+        "The hidden-state bound then grows like a tower M^{3^L_T} through the blocks.",
     )
 
 
 def ffn_all_kappa(dims: list[int], kappa: F, x: F) -> F:
-    """Output entry of the FFN with every weight and bias κ on the input x·1 (all entries equal)."""
-    y = x
-    for i in range(len(dims) - 1):
-        y = dims[i] * kappa * y + kappa
-        if i < len(dims) - 2:
-            y = relu(y)
-    return y
+    """Output entry of the FFN with every weight and bias κ on the input x·1, on tmcheck's exact backend."""
+    layers = tuple(Layer(np.full((dims[i + 1], dims[i]), F(kappa), dtype=object), np.full(dims[i + 1], F(kappa), dtype=object))
+                   for i in range(len(dims) - 1))
+    H = np.full((1, dims[0], 1), F(x), dtype=object)
+    return run_blocks([Block((), layers)], H, "exact")[0, 0, 0] - x  # B(H) = FFN(H) + H
 
 
 def ffn_output_paper(kappa: F, d: int, L: int, M: F) -> F:
@@ -105,20 +115,20 @@ def ffn_output_paper(kappa: F, d: int, L: int, M: F) -> F:
     "For ||H'||∞ <= M: ||FFN(H')||∞ <= (κ d_embd²)^{L_FFN−1} M + κ (κ d_embd²)^{L_FFN−2}.",
     "exact",
     "theory.bounds iterates y <- fan_in·κ·y + κ over the L_FFN layers (one factor per layer).",
+    kind=Kind.STEP,
+    satisfied={"kappas": (F(1, 100),)},
 )
-def ffn_output_bound() -> Result:
-    rows = []
-    for L in (1, 2):
-        dims = [5, 5] if L == 1 else [5, 5, 5]
-        rows.append((L, ffn_all_kappa(dims, F(1), F(1)), ffn_output_paper(F(1), 5, L, F(1))))
-    return Result(
-        Verdict.FAILS,
-        "All weights and biases 1, d = w = 5, input all ones (M = 1): "
-        + "; ".join(f"L_FFN = {L}: output {got} > stated {paper}" for L, got, paper in rows)
-        + ". An L-layer FFN multiplies by up to (fan-in·κ) L times; the stated bound has L − 1 factors.",
-        counterexample={"d_embd": 5, "w": 5, "kappa": "1", "M": "1", "L_FFN": 2, "output": str(rows[1][1]), "stated_bound": str(rows[1][2])},
-        corrected="||FFN(z)||∞ <= y_L with y_0 = ||z||∞, y_i = n_i κ y_{i−1} + κ (n_i the fan-in of layer i).",
-        data={"rows": rows},
+def ffn_output_bound(kappas=(F(1, 100), F(1, 2), F(1)), Ls=(1, 2), d=5, M=F(1)) -> Evidence:
+    pts = [(k, L) for k in kappas for L in Ls]
+    at = [{"kappa": k, "L_FFN": L, "d_embd": d, "w": d, "M": M} for k, L in pts]
+    got = [ffn_all_kappa([d] * (L + 1), k, M) for k, L in pts]
+    corr = [math.exp(bounds._ffn_out(scalar_class(k, M, L_FFN=L, w=d, d_embd=d), math.log(float(M)))) * FLOAT_SLACK for k, L in pts]
+    return Evidence(
+        f"every weight and bias κ, d = w = {d}, input all M = {M} (exact backend); corrected bound theory.bounds._ffn_out",
+        [Witness(a, g, ffn_output_paper(k, d, L, M), "<=") for a, g, (k, L) in zip(at, got, pts)],
+        [Witness(a, g, c, "<=") for a, g, c in zip(at, got, corr)],
+        "||FFN(z)||∞ <= y_L with y_0 = ||z||∞, y_i = n_i κ y_{i−1} + κ (n_i the fan-in of layer i).",
+        note="An L-layer FFN multiplies by up to (fan-in·κ) L times; the stated bound has L − 1 factors.",
     )
 
 
@@ -128,18 +138,25 @@ def ffn_output_bound() -> Result:
     "||FFN(H) − FFN(H')||∞ <= Π ||W_i||_1 ||H − H'||∞ <= w_FFN^{2 L_FFN} κ^{L_FFN} ||H − H'||∞.",
     "exact",
     "theory.bounds uses Π_i n_i κ (n_i the fan-in), which is <= the stated one only when w_FFN >= d_embd.",
+    kind=Kind.STEP,
+    satisfied={"sizes": ((5, 5), (3, 4))},
 )
-def ffn_lipschitz() -> Result:
-    k, delta = F(1), F(1, 7)
-    # W_1 = κ·1 (1 x 5), W_2 = κ·1 (5 x 1); h' = h + δ·1 with h = 0: the output moves by 5κ·κ·δ... per entry
-    moved = 1 * k * relu(5 * k * delta)  # W_2 row times σ(W_1 δ 1)
-    stated = F(1) ** 4 * k**2 * delta
-    return Result(
-        Verdict.CORRECTED,
-        f"w_FFN = 1 < d_embd = 5, W_1 = (1,...,1), W_2 = (1,...,1)^T, h = 0, h' = δ·1 with δ = 1/7: the output "
-        f"moves by {moved} > w^{{2L}} κ^L δ = {stated}. ||W_1||_1 = w·d·κ, not w²κ.",
-        counterexample={"w": 1, "d_embd": 5, "L_FFN": 2, "kappa": "1", "delta": "1/7", "moved": str(moved), "stated": str(stated)},
-        corrected="Lip(FFN) <= Π_i n_i κ <= max(w, d_embd)^{2 L_FFN} κ^{L_FFN}.",
+def ffn_lipschitz(sizes=((1, 5), (2, 5), (5, 5)), kappa=F(1), delta=F(1, 7)) -> Evidence:
+    """Per (w, d_embd): W_1 = κ·1 (w x d), W_2 = κ·1 (d x w), h = 0, h' = δ·1: how far the output moves."""
+    wits, corr = [], []
+    for w, d in sizes:
+        layers = (Layer(np.full((w, d), kappa, dtype=object), np.zeros(w, dtype=object)),
+                  Layer(np.full((d, w), kappa, dtype=object), np.zeros(d, dtype=object)))
+        H = np.full((1, d, 1), delta, dtype=object)
+        moved = run_blocks([Block((), layers)], H, "exact")[0, 0, 0] - delta  # FFN(h') − FFN(0), FFN(0) = 0
+        a = {"w": w, "d_embd": d, "L_FFN": 2, "kappa": kappa, "delta": delta}
+        wits.append(Witness(a, moved, F(w) ** 4 * kappa**2 * delta, "<="))
+        lip = math.exp(_corr(kappa, 1, L_FFN=2, w=w, d_embd=d).log_ffn_lip)
+        corr.append(Witness(a, moved, lip * float(delta) * FLOAT_SLACK, "<="))
+    return Evidence(
+        f"(w, d_embd) in {list(sizes)}, all-κ weights, h = 0, h' = δ·1 (exact backend); corrected theory.bounds' Π n_i κ",
+        wits, corr, "Lip(FFN) <= Π_i n_i κ <= max(w, d_embd)^{2 L_FFN} κ^{L_FFN}.",
+        note="||W_1||_1 = w·d·κ, not w²κ.",
     )
 
 
@@ -149,19 +166,26 @@ def ffn_lipschitz() -> Result:
     "||f_1(H) − f_2(H)||∞ <= L_FFN (w_FFN M' + 2)(κ w_FFN)^{L_FFN−1} η for ||H||∞ <= M'.",
     "exact",
     "theory.bounds: δ_i <= n_i κ δ_{i−1} + n_i η y_{i−1} + η, which has a term η per layer however small κ is.",
+    kind=Kind.STEP,
+    satisfied={"kappas": (F(1),)},
 )
-def ffn_perturbation() -> Result:
-    k = eta = F(1, 100)
-    # d_embd = w = 1, L = 2: f_1 = 0, f_2 equal except its last bias is η.
-    measured = eta
-    stated = 2 * (1 * 1 + 2) * (k * 1) * eta
-    return Result(
-        Verdict.CORRECTED,
-        f"d_embd = w = 1, L_FFN = 2, κ = η = 1/100, f_1 ≡ 0 and f_2 = f_1 with last bias η: the outputs differ by "
-        f"η = {measured} > stated {stated}. The bias of the last layer enters with factor 1, not (κw)^{{L−1}}; "
-        "the stated bound needs κ w >= 1.",
-        counterexample={"d_embd": 1, "w": 1, "L_FFN": 2, "kappa": "1/100", "eta": "1/100", "M_prime": "1", "difference": str(measured), "stated": str(stated)},
-        corrected="δ_L with δ_0 = 0, δ_i = n_i κ δ_{i−1} + n_i η y_{i−1} + η (y_i the output bound of layer i).",
+def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evidence:
+    """d_embd = w = 1, L_FFN = 2: f_1 has weights κ and biases 0, f_2 equals f_1 except its last bias η; H = 1."""
+    wits, corr = [], []
+    for k in kappas:
+        def out(b):
+            layers = (Layer(_m(k), np.array([F(0)], dtype=object)), Layer(_m(k), np.array([F(b)], dtype=object)))
+            return run_blocks([Block((), layers)], np.array([[[F(1)]]], dtype=object), "exact")[0, 0, 0]
+
+        diff = abs(out(eta) - out(0))
+        a = {"kappa": k, "eta": eta, "M_prime": 1}
+        wits.append(Witness(a, diff, 2 * (1 * 1 + 2) * k * eta, "<="))
+        pert = math.exp(bounds._ffn_pert(scalar_class(k, 1, L_FFN=2), 0.0))
+        corr.append(Witness(a, diff, pert * float(eta) * FLOAT_SLACK, "<="))
+    return Evidence(
+        "d_embd = w = 1, L_FFN = 2, M' = 1, f_2 = f_1 with last bias η (exact backend); corrected theory.bounds._ffn_pert",
+        wits, corr, "δ_L with δ_0 = 0, δ_i = n_i κ δ_{i−1} + n_i η y_{i−1} + η (y_i the output bound of layer i).",
+        note="The bias of the last layer enters with factor 1, not (κw)^{L−1}: the stated bound needs κ w >= 1/6 here.",
     )
 
 
@@ -171,17 +195,21 @@ def ffn_perturbation() -> Result:
     "3κ³d⁶M³mlη + 3κ^{3+L}w^{2L}d⁶M³mlη + L(wM'+2)(κw)^{L−1}η <= (4κ^{3+L}w^{2L}d⁶M³ml + L(wM'+2)(κw)^{L−1})η.",
     "exact",
     "theory.bounds adds the terms: (1 + Lip(FFN))·m·attention difference + FFN perturbation.",
+    kind=Kind.STEP,
+    satisfied={"points": ((F(3), 1), (F(1), 2))},
 )
-def block_perturbation_sum() -> Result:
-    k, w, L, d, M, m, l = F(1), 1, 1, 1, F(1), 1, 1
-    X = 3 * k**3 * d**6 * M**3 * m * l
-    lhs = X + 3 * k ** (3 + L) * w ** (2 * L) * d**6 * M**3 * m * l
-    rhs = 4 * k ** (3 + L) * w ** (2 * L) * d**6 * M**3 * m * l
-    return Result(
-        Verdict.FAILS,
-        f"3a + 3ab <= 4ab needs b = κ^L w^(2L) >= 3. With κ = w = d = M = m = l = L = 1: {lhs} > {rhs}.",
-        counterexample={"kappa": "1", "w": 1, "L_FFN": 1, "d_embd": 1, "M": "1", "m": 1, "l": 1, "lhs_per_eta": str(lhs), "rhs_per_eta": str(rhs)},
-        corrected="3κ³d⁶M³ml(1 + κ^L w^{2L})η + L(wM'+2)(κw)^{L−1}η, i.e. the factor 4 becomes 6 when κ^L w^{2L} >= 1.",
+def block_perturbation_sum(points=((F(1), 1), (F(1, 2), 1), (F(1), 2), (F(2), 1))) -> Evidence:
+    """Per (κ, w), d = M = m = l = L = 1: the two sides of the step, per η (the common last term dropped)."""
+    wits, corr = [], []
+    for k, w in points:
+        X = 3 * k**3
+        a = {"kappa": k, "w": w, "L_FFN": 1, "d_embd": 1, "M": 1, "m": 1, "l": 1}
+        wits.append(Witness(a, X + 3 * k**4 * w**2, 4 * k**4 * w**2, "<="))
+        corr.append(Witness(a, X + 3 * k**4 * w**2, 3 * k**3 * (1 + k * w**2), "<="))
+    return Evidence(
+        "κ, w over " + str([(str(k), w) for k, w in points]) + ", d = M = m = l = L_FFN = 1",
+        wits, corr, "3κ³d⁶M³ml(1 + κ^L w^{2L})η + L(wM'+2)(κw)^{L−1}η, i.e. the factor 4 becomes 6 when κ^L w^{2L} >= 1.",
+        note="3a + 3ab <= 4ab needs b = κ^L w^(2L) >= 3.",
     )
 
 
@@ -201,17 +229,17 @@ def block_output_terms(d: int, w: int, k: F, L: int, m: int, l: int, M: F) -> tu
     "||B_{L_T−1}∘…∘B_1(H)||∞ <= (4 d⁴ w^{2L} κ^{L+1} m l)^{L_T−1} M.",
     "exact",
     "theory.bounds.block_constants: M_{k+1} = M_Z + FFN output bound at M_Z, M_Z = M_k + m l d⁴ κ³ M_k³.",
+    kind=Kind.STEP,
+    satisfied={"kappas": (F(1, 10),), "ds": (5,)},
 )
-def block_output_bound() -> Result:
-    lhs, rhs = block_output_terms(5, 5, F(10), 2, 1, 1, F(1))
-    return Result(
-        Verdict.FAILS,
-        f"The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1): with d = w = 5, κ = 10, L_FFN = 2, m = l = M = 1 the "
-        f"left side is {lhs} > right side {rhs} (ratio {float(lhs / rhs):.3g}). Besides, the left side already uses "
-        "the wrong M' (lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration "
-        "treats a cubic recursion as a linear one.",
-        counterexample={"d_embd": 5, "w": 5, "kappa": "10", "L_FFN": 2, "m": 1, "l": 1, "M": "1", "lhs": str(lhs), "rhs": str(rhs)},
-        corrected="M_{k+1} <= M_Z + y_L(M_Z), M_Z = M_k + m l d⁴ κ³ M_k³ (y_L the FFN output bound), iterated per block.",
+def block_output_bound(kappas=(F(1, 10), F(1), F(10)), ds=(1, 5), L=2) -> Evidence:
+    pts = [(k, d) for k in kappas for d in ds]
+    return Evidence(
+        f"κ in {[str(k) for k in kappas]}, d = w in {list(ds)}, L_FFN = {L}, m = l = M = 1: the two sides of the step",
+        [Witness({"kappa": k, "d_embd": d, "w": d, "L_FFN": L}, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for k, d in pts],
+        note="The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1); its left side already uses the wrong M' "
+        "(lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration treats a cubic recursion as "
+        "linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of this step.",
     )
 
 
@@ -226,18 +254,31 @@ def block_lipschitz_paper(w: int, k: F, L: int, d: int, M: F, m: int, l: int) ->
     "ΔFFN + ΔMHA, the residual H − H' omitted).",
     "exact",
     "theory.bounds: Lip(B) <= (1 + Lip(FFN))(1 + Lip(MHA)), Lip(MHA) <= 3 m l d⁴ κ³ M²; the 1 is the residual.",
+    kind=Kind.STEP,
+    satisfied={"kappas": (F(1),)},
 )
-def block_lipschitz() -> Result:
-    k = F(1, 1000)
-    stated = block_lipschitz_paper(5, k, 2, 5, F(1), 1, 1)
-    return Result(
-        Verdict.FAILS,
-        "B(H) = FFN(MHA(H) + H) + MHA(H) + H contains H itself, so Lip(B) >= 1 whenever the weights are small: "
-        f"the block with all weights 0 (allowed for any κ) is the identity, Lipschitz constant 1, while the "
-        f"stated constant at κ = 1/1000, w = d = 5, L_FFN = 2, m = l = M = 1 is {stated}.",
-        counterexample={"weights": "all zero", "kappa": "1/1000", "w": 5, "d_embd": 5, "L_FFN": 2, "m": 1, "l": 1, "M": "1", "lipschitz": "1", "stated": str(stated)},
-        corrected="Lip(B) <= (1 + Π n_i κ)(1 + 3 m l d⁴ κ³ M²).",
+def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evidence:
+    """The block with all weights 0 (in the class for every κ) is the identity: its Lipschitz constant is measured."""
+    z = np.zeros((d, d), dtype=object)
+    z[:] = F(0)
+    blk = Block((Head(z, z, z),), (Layer(np.full((w, d), F(0), dtype=object), np.full(w, F(0), dtype=object)),
+                                   Layer(np.full((d, w), F(0), dtype=object), np.full(d, F(0), dtype=object))))
+    H = np.full((1, d, 1), F(1, 2), dtype=object)
+    Hp = np.full((1, d, 1), F(1, 3), dtype=object)
+    lip = abs(run_blocks([blk], H, "exact") - run_blocks([blk], Hp, "exact")).max() / F(1, 6)
+    at = [{"kappa": k, "w": w, "d_embd": d, "L_FFN": L, "m": 1, "l": 1, "M": 1, "weights": "all zero"} for k in kappas]
+    corr = [math.exp(_corr(k, 1, L_FFN=L, w=w, d_embd=d).log_block_lip) * FLOAT_SLACK for k in kappas]
+    return Evidence(
+        f"κ in {[str(k) for k in kappas]}, the all-zero block of d = w = {d}, L_FFN = {L}, m = l = M = 1 (exact backend)",
+        [Witness(a, lip, block_lipschitz_paper(w, k, L, d, F(1), 1, 1), "<=") for a, k in zip(at, kappas)],
+        [Witness(a, lip, c, "<=") for a, c in zip(at, corr)],
+        "Lip(B) <= (1 + Π n_i κ)(1 + 3 m l d⁴ κ³ M²).",
+        note="B(H) = FFN(MHA(H) + H) + MHA(H) + H contains H itself, so Lip(B) >= 1 whenever the weights are small.",
     )
+
+
+def _lip_witnesses(rows: list[dict], key: str) -> list[Witness]:
+    return [Witness({"class": r["class"]}, r[key], 1 + 1e-9, "<=") for r in rows]
 
 
 @obligation(
@@ -246,19 +287,16 @@ def block_lipschitz() -> Result:
     "For ||H||∞, ||H'||∞ <= M: ||MHA(H) − MHA(H')||∞ <= 4 d_embd⁶ κ³ M² m l ||H − H'||∞.",
     "numeric search",
     "theory.bounds uses 3 m l d⁴ κ³ M² (smaller); the stated constant is valid.",
+    kind=Kind.STEP,
 )
-def mha_lipschitz() -> Result:
+def mha_lipschitz() -> Evidence:
     worst, rows = lipschitz.sweep(_sweep_classes(), seed=2, eta=1e-6, nets_per_class=1)
-    ok = worst.mha_lip_paper <= 1 + 1e-9
-    ev = (
-        f"worst measured/stated over {len(rows)} classes (random and all-κ members): {worst.mha_lip_paper:.4g}; "
-        f"against the corrected 3 m l d⁴ κ³ M²: {worst.mha_lip_corr:.4g}. (The derivation's middle lines bound "
-        "|<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is still valid.)"
+    return Evidence(
+        f"{len(rows)} classes, random and all-κ members (float64 backend): measured/stated ratio against 1 + 1e-9",
+        _lip_witnesses(rows, "mha_lip_paper"),
+        note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's middle lines "
+        "bound |<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is still valid.)",
     )
-    if ok:
-        return Result(Verdict.HOLDS, ev, data={"worst": worst.mha_lip_paper})
-    row = max(rows, key=lambda r: r["mha_lip_paper"])
-    return Result(Verdict.FAILS, ev, counterexample=row["class"], corrected="3 m l d⁴ κ³ M²")
 
 
 @obligation(
@@ -267,18 +305,17 @@ def mha_lipschitz() -> Result:
     "4κ^{3+L}d^{6+2L}((4d^{2L+4}κ^{L+1}ml)^{L_T−1}M)³ml + … <= 4^{3L_T−2} L d^{…} κ^{…} M³ m^{L_T} l^{L_T} η.",
     "symbolic",
     "theory.bounds composes the per-block constants numerically in log space; no exponent bookkeeping.",
+    kind=Kind.STEP,
+    satisfied={"L_Ts": (1,)},
 )
-def composition_exponents() -> Result:
+def composition_exponents(L_Ts=(1, 2, 3, 4)) -> Evidence:
     m, LT, LF, d, k, l, M = sp.symbols("m L_T L_FFN d kappa l M", positive=True)
     first = 4 * k ** (3 + LF) * d ** (6 + 2 * LF) * ((4 * d ** (2 * LF + 4) * k ** (LF + 1) * m * l) ** (LT - 1) * M) ** 3 * m * l
     exp_m = sp.simplify(m * sp.diff(sp.expand_log(sp.log(first), force=True), m))  # d log(term)/d log m
-    at2 = int(exp_m.subs(LT, 2))
-    return Result(
-        Verdict.FAILS,
-        f"The first term alone has m to the power {exp_m} (= {at2} at L_T = 2), but the bound claims m^L_T "
-        "(and l^L_T likewise): for m, l large the bound is smaller than one of its own summands.",
-        counterexample={"L_T": 2, "exponent_of_m_in_term": at2, "claimed_exponent": 2},
-        corrected=f"the exponent of m (and l) is {exp_m} in that term, before the (wrong) cube is even fixed.",
+    return Evidence(
+        f"L_T in {list(L_Ts)}: the exponent of m in the first term against the claimed m^L_T (a bound must dominate its summands)",
+        [Witness({"L_T": t}, int(exp_m.subs(LT, t)), t, "<=") for t in L_Ts],
+        note=f"The first term has m to the power {exp_m}; l likewise.",
     )
 
 
@@ -289,18 +326,19 @@ def composition_exponents() -> Result:
     "and then C_T = 2^{L_T²+1} L_FFN M^{3L_T} d_embd^{18L_T² L_FFN} κ^{6L_T² L_FFN} m^{L_T²} l^{L_T²}.",
     "exact",
     "theory.bounds.corrected_lipschitz: C_T = Σ_k π_k Π_{j>k} Lip_j from the recursion δ_k <= Lip_k δ_{k−1} + π_k η.",
+    kind=Kind.STEP,
+    satisfied={"points": ((1, 1),), "power_after": lambda LT: 2 ** (7 * LT * LT)},
 )
-def induction_power() -> Result:
-    LT, LF = 2, 2
-    lhs_LF, rhs_LF = LF**LT, LF
-    lhs_2, rhs_2 = 2 ** (7 * LT * LT), 2 ** (LT * LT + 1)
-    return Result(
-        Verdict.FAILS,
-        f"Raising to the power L_T = 2 turns L_FFN = 2 into {lhs_LF}, not {rhs_LF}; and the next line replaces "
-        f"2^(7L_T²) = {lhs_2} by 2^(L_T²+1) = {rhs_2}. Both steps make the constant smaller; d^(18L_T) w^(18L_T L) "
-        "also becomes d^(18L_T² L_FFN) with w dropped.",
-        counterexample={"L_T": LT, "L_FFN": LF, "power_of_2_before": lhs_2, "power_of_2_after": rhs_2},
-        corrected="C_T from the recursion of theory.bounds.corrected_lipschitz.",
+def induction_power(points=((2, 2), (2, 1), (3, 2)), power_after=lambda LT: 2 ** (LT * LT + 1)) -> Evidence:
+    """Per (L_T, L_FFN): the factor L_FFN^{L_T} against L_FFN, and 2^{7L_T²} against 2^{L_T²+1} (each must not shrink)."""
+    wits = []
+    for LT, LF in points:
+        wits.append(Witness({"L_T": LT, "L_FFN": LF, "factor": "L_FFN"}, LF**LT, LF, "<="))
+        wits.append(Witness({"L_T": LT, "L_FFN": LF, "factor": "power of 2"}, 2 ** (7 * LT * LT), power_after(LT), "<="))
+    return Evidence(
+        f"(L_T, L_FFN) in {list(points)}: each factor after the step must be at least the factor before it",
+        wits,
+        note="d^(18L_T) w^(18L_T L) also becomes d^(18L_T² L_FFN) with w dropped. theory.bounds.corrected_lipschitz computes C_T from the recursion instead.",
     )
 
 
@@ -310,19 +348,22 @@ def induction_power() -> Result:
     "N(δ) <= (C_T κ / δ)^P = (2^{L_T²+1} L_FFN M^{3L_T} d^{18L_T²} w^{18L_T²L_FFN} κ^{6L_T²L_FFN} m^{L_T²} l^{L_T²} / δ)^P.",
     "exact",
     "theory.bounds.log_covering_as_written uses the statement; log_CT_proof keeps the proof's last line.",
+    kind=Kind.STEP,
+    satisfied={"kappas": (1.0,), "ds": (1,)},
 )
-def statement_vs_proof() -> Result:
-    c = bounds.TransformerClass(L_T=2, L_FFN=2, w=1, l=8, d_embd=5, m=4, kappa=10.0, M=1.0)
-    proof_with_kappa = bounds.log_CT_proof(c) + math.log(c.kappa)
-    stmt = bounds.log_CT_statement(c)
-    return Result(
-        Verdict.FAILS,
-        "The last equality replaces C_T κ by C_T (κ^(6L_T²L_FFN+1) becomes κ^(6L_T²L_FFN)), d^(18L_T²L_FFN) by "
-        f"d^(18L_T²) and adds w^(18L_T²L_FFN). For L_T = L_FFN = 2, d = 5, w = 1, κ = 10, l = 8, m = 4, M = 1: "
-        f"log(C_T κ) = {proof_with_kappa:.2f} from the proof, but the stated base has log {stmt:.2f}: the lemma "
-        "claims less than its proof shows.",
-        counterexample={"L_T": 2, "L_FFN": 2, "d_embd": 5, "w": 1, "kappa": 10, "l": 8, "m": 4, "M": 1, "log_CT_kappa_proof": proof_with_kappa, "log_stated_base": stmt},
-        corrected="log N <= P log(κ C_T/δ + 1) with the corrected C_T (theory.bounds.log_covering_corrected).",
+def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5)) -> Evidence:
+    """The proof's log(C_T κ) against the statement's log base: the statement may not claim less than the proof shows."""
+    wits = []
+    for k in kappas:
+        for d in ds:
+            c = bounds.TransformerClass(L_T=2, L_FFN=2, w=1, l=8, d_embd=d, m=4, kappa=k, M=1.0)
+            wits.append(Witness({"kappa": k, "d_embd": d, "L_T": 2, "L_FFN": 2, "w": 1, "l": 8, "m": 4, "M": 1},
+                                bounds.log_CT_proof(c) + math.log(c.kappa), bounds.log_CT_statement(c) * (1 + 1e-12), "<="))
+    return Evidence(
+        f"κ in {list(kappas)}, d_embd in {list(ds)}, L_T = L_FFN = 2, w = 1, l = 8, m = 4, M = 1 (theory.bounds)",
+        wits,
+        note="The last equality replaces C_T κ by C_T (κ^(6L_T²L_FFN+1) becomes κ^(6L_T²L_FFN)), d^(18L_T²L_FFN) by "
+        "d^(18L_T²) and adds w^(18L_T²L_FFN). theory.bounds.log_covering_corrected uses P log(κ C_T/δ + 1) with the corrected C_T.",
     )
 
 
@@ -332,17 +373,21 @@ def statement_vs_proof() -> Result:
     "||PE + E(x)||∞ = ||x||∞ + 1 <= M + 1; the following line continues with M.",
     "exact",
     "theory.bounds.input_bound: ||PE + E(x)||∞ <= max(M, 1) for E = e_1(Ux)^T, U a 0/1 selection, PE entries in [0, 1].",
+    kind=Kind.STEP,
+    satisfied={"xs": (F(0),)},
 )
-def embedding_bound() -> Result:
-    x = F(1, 2)
-    h0 = [x, 0, 0, 1, 1]  # token: data row, zero row, interaction (0, 1), constant 1
-    actual = max(abs(v) for v in h0)
-    return Result(
-        Verdict.CORRECTED,
-        f"x = 1/2 in one token with interaction vector (0, 1) and constant 1: ||PE + E(x)||∞ = {actual}, not "
-        f"||x||∞ + 1 = {x + 1}; and with M = 1/2 the next line's bound (…)^L_T·M uses M = 1/2 < {actual}.",
-        counterexample={"x": "1/2", "token": [str(v) for v in h0], "norm": str(actual), "claimed": str(x + 1)},
-        corrected="||PE + E(x)||∞ <= max(M, 1), and M_0 = max(M, 1) replaces M from there on.",
+def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2))) -> Evidence:
+    """A token of the embedded input: data row x, zero row, interaction vector (0, 1), constant 1."""
+    at = [{"x": x, "M": abs(x)} for x in xs]
+    norms = [max(abs(v) for v in (x, 0, 0, 1, 1)) for x in xs]
+    M0 = [bounds.input_bound(bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=5, m=1, kappa=1.0, M=float(abs(x)) or 1.0))
+          for x in xs]
+    return Evidence(
+        f"x in {[str(x) for x in xs]}, M = |x|, one token (x, 0, 0, 1, 1)",
+        [Witness(a, n, abs(x) + 1, "==") for a, n, x in zip(at, norms, xs)],
+        [Witness(a, n, m0, "<=") for a, n, m0 in zip(at, norms, M0)],
+        "||PE + E(x)||∞ <= max(M, 1), and M_0 = max(M, 1) replaces M from there on.",
+        note="The next line's bound (…)^L_T·M then uses M where max(M, 1) is needed.",
     )
 
 
@@ -352,27 +397,23 @@ def embedding_bound() -> Result:
     "|θ| = d + dD + L_T(3d²m + L_FFN w²) <= 4 d² w² D (m + L_FFN) L_T.",
     "exact",
     "theory.bounds.n_params counts L_T(3d²m + Σ_layers (fan_in + 1)·fan_out) (E and PE fixed).",
+    kind=Kind.STEP,
+    satisfied={"middle_line": bounds.n_params},
 )
-def parameter_count() -> Result:
-    c = bounds.TransformerClass(L_T=1, L_FFN=2, w=5, l=1, d_embd=5, m=1, kappa=1.0, M=1.0)
-    true, eq = bounds.n_params(c), bounds.n_params_paper_equality(c) - c.d_embd - c.d_embd * c.D
-    worst = 0.0
-    for LT in range(1, 5):
-        for LF in range(1, 6):
-            for w in range(1, 9):
-                for d in range(1, 7):
-                    for m in range(1, 9):
-                        cc = bounds.TransformerClass(L_T=LT, L_FFN=LF, w=w, l=1, d_embd=d, m=m, kappa=1.0, M=1.0)
-                        worst = max(worst, bounds.n_params(cc) / bounds.n_params_paper(cc))
-    return Result(
-        Verdict.CORRECTED,
-        f"One block, m = 1, L_FFN = 2, w = d = 5: the blocks hold 3·25 + (5+1)·5 + (5+1)·5 = {true} weights, the "
-        f"middle line counts {eq} (no biases; W_1 and W_L are w×d and d×w, not w×w). The final bound still "
-        f"holds: over L_T <= 4, L_FFN <= 5, w <= 8, d <= 6, m <= 8 the true count is at most {worst:.3f} of "
-        "4d²w²D(m + L_FFN)L_T.",
-        counterexample={"L_T": 1, "L_FFN": 2, "w": 5, "d_embd": 5, "m": 1, "true_block_params": true, "paper_block_params": eq},
-        corrected="|θ| = L_T(3d²m + Σ_layers (fan_in+1)·fan_out) <= 4d²w²D(m + L_FFN)L_T.",
-        data={"worst_fraction": worst},
+def parameter_count(sizes=((1, 2, 5, 5, 1), (2, 3, 4, 2, 2), (1, 1, 1, 1, 1)), middle_line=None) -> Evidence:
+    """Per (L_T, L_FFN, w, d, m): the middle line's count against the true count; corrected: the true count against the final bound."""
+    wits, corr = [], []
+    for LT, LF, w, d, m in sizes:
+        c = bounds.TransformerClass(L_T=LT, L_FFN=LF, w=w, l=1, d_embd=d, m=m, kappa=1.0, M=1.0)
+        a = {"L_T": LT, "L_FFN": LF, "w": w, "d_embd": d, "m": m}
+        true = bounds.n_params(c)
+        middle = middle_line(c) if middle_line else bounds.n_params_paper_equality(c) - c.d_embd - c.d_embd * c.D
+        wits.append(Witness(a, middle, true, "=="))
+        corr.append(Witness(a, true, bounds.n_params_paper(c), "<="))
+    return Evidence(
+        f"(L_T, L_FFN, w, d, m) in {list(sizes)} (theory.bounds.n_params)",
+        wits, corr, "|θ| = L_T(3d²m + Σ_layers (fan_in+1)·fan_out) <= 4d²w²D(m + L_FFN)L_T.",
+        note="The middle line counts no biases, and W_1, W_L are w×d and d×w, not w×w.",
     )
 
 
@@ -387,16 +428,18 @@ def min_grid_points(kappa: F, eta: F) -> int:
     "The number of grid steps per parameter is 2κ/η, so N(T, δ, ||·||∞) <= (κ/η)^{|θ|}.",
     "exact",
     "theory.bounds.log_covering_corrected: (κ/η + 1)^P >= ceil(κ/η)^P grid points.",
+    kind=Kind.STEP,
+    satisfied={"points": ((F(1), F(1, 5)),)},
 )
-def grid_count() -> Result:
-    kappa, eta = F(1), F(2, 5)
-    need = min_grid_points(kappa, eta)
-    return Result(
-        Verdict.CORRECTED,
-        f"κ = 1, η = 2/5: covering [−1, 1] by points within η needs ceil(κ/η) = {need} points > κ/η = {kappa / eta}; "
-        "the proof's own grid of step η has 2κ/η + 1 = 6 points, not κ/η.",
-        counterexample={"kappa": "1", "eta": "2/5", "points_needed": need, "claimed": str(kappa / eta)},
-        corrected="N <= ceil(κ/η)^P <= (κ/η + 1)^P.",
+def grid_count(points=((F(1), F(2, 5)), (F(1), F(3, 10)), (F(2), F(1, 2)))) -> Evidence:
+    at = [{"kappa": k, "eta": e} for k, e in points]
+    need = [min_grid_points(k, e) for k, e in points]
+    return Evidence(
+        f"(κ, η) in {[(str(k), str(e)) for k, e in points]}: points needed to cover [−κ, κ] within η, against κ/η",
+        [Witness(a, n, k / e, "<=") for a, n, (k, e) in zip(at, need, points)],
+        [Witness(a, n, k / e + 1, "<=") for a, n, (k, e) in zip(at, need, points)],
+        "N <= ceil(κ/η)^P <= (κ/η + 1)^P.",
+        note="The proof's own grid of step η has 2κ/η + 1 points, not κ/η.",
     )
 
 
@@ -421,10 +464,6 @@ def tower_example() -> float:
 def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
     """(|T(H) − T'(H)|, stated C_T η) for d = w = l = m = L_T = L_FFN = 1: T has all weights 0 (T(H) = H),
     T' equals T except its last FFN bias, which is η. Evaluated with tmcheck's float64 backend."""
-    import numpy as np
-
-    from tmcheck.theory.network import Block, Head, Layer
-
     z = np.zeros((1, 1))
     net = [Block((Head(z, z, z),), (Layer(z, np.zeros(1)),))]
     net2 = [Block((Head(z, z, z),), (Layer(z, np.full(1, eta)),))]
@@ -442,30 +481,31 @@ def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
     "numeric search",
     "theory.bounds.corrected_lipschitz; tmcheck proofs measures both on random and extremal float64 members "
     "(tests/proofs_check/test_lipschitz.py lets hypothesis choose the classes).",
+    kind=Kind.STEP,
+    satisfied={"kappa_min": 1.0, "tower": False},
 )
-def lipschitz_constant() -> Result:
-    worst, rows = lipschitz.sweep(_sweep_classes(), seed=0, eta=1e-6, nets_per_class=2)
-    big_kappa = [r for r in rows if r["class"]["kappa"] >= 1]
-    worst_big = max(r["T_paper"] for r in big_kappa)
-    worst_row = max(rows, key=lambda r: r["T_paper"])
+def lipschitz_constant(kappa_min: float = 0.0, tower: bool = True) -> Evidence:
+    """`kappa_min`: only classes with κ >= kappa_min; `tower`: include the d_embd = w = 1 classes with M > 1."""
+    classes = [c for c in _sweep_classes() if c.kappa >= kappa_min and (tower or c.d_embd > 1)]
+    worst, rows = lipschitz.sweep(classes, seed=0, eta=1e-6, nets_per_class=2)
     gap, ct = zero_network_gap(0.01, 0.01)
-    tower = tower_example()
-    return Result(
-        Verdict.FAILS,
-        f"Over {len(rows)} classes (L_T, L_FFN <= 3, κ in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, d_embd = 3, and four with "
-        f"d_embd = w = 1), random "
-        f"and all-κ members, η = 1e-6: worst |T − T'|/(C_T η) = {worst.T_paper:.3g} with the stated C_T "
-        f"(class {worst_row['class']}); {worst_big:.3g} among classes with κ >= 1, e.g. {tower:.3g} for the all-ones "
-        "member of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2, whose hidden states grow like M^(3^L_T) while "
-        f"C_T has M^(3L_T). With the corrected C_T the worst "
-        f"ratio is {worst.T_corr:.3g} (<= 1). Exact instance: d = w = l = m = L_T = L_FFN = 1, κ = 1/100, all "
-        f"weights 0 and T' with last bias η = 1/100: T(H) = H, T'(H) = H + η, so |T − T'| = {gap:.3g} while C_T η = {ct:.3g}.",
-        counterexample={"class": {"L_T": 1, "L_FFN": 1, "w": 1, "l": 1, "d_embd": 1, "m": 1, "kappa": 0.01, "M": 1.0},
-                        "eta": 0.01, "T": "all weights 0", "T_prime": "last FFN bias = eta", "gap": gap, "CT_eta": ct},
-        corrected="|T(x) − T'(x)| <= C_T η, C_T = Σ_k π_k Π_{j>k} Lip_j with Lip_j = (1 + Π_i n_i κ)(1 + 3 m l d⁴ κ³ M_{j−1}²), "
+    written, corrected = _lip_witnesses(rows, "T_paper"), _lip_witnesses(rows, "T_corr")
+    if kappa_min <= 0.01:  # the exact instance: all weights 0, T' with last bias η
+        c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=0.01, M=1.0)
+        at = {"class": dict(c.__dict__), "T": "all weights 0", "T_prime": "last FFN bias = eta", "eta": 0.01}
+        written.append(Witness(at, gap, ct, "<="))
+        corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
+    return Evidence(
+        f"{len(rows)} classes (L_T, L_FFN <= 3, κ >= {kappa_min} in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, d_embd = 3"
+        + (", and four with d_embd = w = 1" if tower else "") + "), random and all-κ members, η = 1e-6: |T − T'|/(C_T η) "
+        "against 1 + 1e-9 (float64 backend)",
+        written, corrected,
+        "|T(x) − T'(x)| <= C_T η, C_T = Σ_k π_k Π_{j>k} Lip_j with Lip_j = (1 + Π_i n_i κ)(1 + 3 m l d⁴ κ³ M_{j−1}²), "
         "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = max(M, 1) "
         "(theory.bounds.corrected_lipschitz).",
-        data={"worst": worst.__dict__, "worst_kappa_ge_1": worst_big},
+        note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The all-ones member "
+        "of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2 has hidden states growing like M^(3^L_T) while C_T has M^(3L_T).",
+        data={"worst": worst.__dict__},
     )
 
 
@@ -475,19 +515,14 @@ def lipschitz_constant() -> Result:
     "(corrected forms) attention difference, MHA output, FFN output and block Lipschitz bounds of theory.bounds.",
     "numeric search",
     "theory.bounds.block_constants.",
+    kind=Kind.STEP,
 )
-def intermediate_inequalities_corrected() -> Result:
+def intermediate_inequalities_corrected() -> Evidence:
     worst, rows = lipschitz.sweep(_sweep_classes(), seed=1, eta=1e-6, nets_per_class=1)
     keys = ("attn_corr", "mha_out_corr", "ffn_out_corr", "mha_lip_corr", "block_lip_corr", "T_corr")
-    tol = 1 + 1e-9
-    bad = {k: getattr(worst, k) for k in keys if getattr(worst, k) > tol}
-    ev = ", ".join(f"{k} {getattr(worst, k):.4g}" for k in keys)
-    if bad:
-        row = max(rows, key=lambda r: max(r[k] for k in bad))
-        return Result(Verdict.FAILS, f"corrected bound exceeded: {ev}", counterexample=row)
-    return Result(
-        Verdict.HOLDS,
-        f"worst measured/bound over {len(rows)} classes (random and all-κ members): {ev}. MHA and FFN output "
-        "bounds are attained (ratio 1) by the all-κ member at H = M_0.",
-        data={"worst": {k: getattr(worst, k) for k in keys}},
+    return Evidence(
+        f"{len(rows)} classes × {len(keys)} corrected bounds, random and all-κ members (float64 backend): ratio against 1 + 1e-9",
+        [Witness({"class": r["class"], "bound": k}, r[k], 1 + 1e-9, "<=") for r in rows for k in keys],
+        note="Worst ratios: " + ", ".join(f"{k} {getattr(worst, k):.4g}" for k in keys)
+        + ". MHA and FFN output bounds are attained (ratio 1) by the all-κ member at H = M_0.",
     )

@@ -12,7 +12,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.lemmas.gating import PI_LOWER, gating, gating_C, pivot
@@ -56,23 +56,23 @@ def _mp_pivot(I, k: int):
     "v = R_{π/2}((I_k + I_{k+1}) / ||I_k + I_{k+1}||) has v.I_t > 0 for t <= k and v.I_t < 0 for t > k.",
     "numeric (50 digits) and exact",
     "gating.pivot (unnormalised), for tmcheck's exact vectors too",
+    kind=Kind.STEP,
 )
-def pivot_sign() -> Result:
-    for l in (2, 3, 8, 33):
+def pivot_sign(ls=(2, 3, 8, 33)) -> Evidence:
+    wits = []
+    for l in ls:
         with mpmath.workdps(50):
             I = _mp_vectors(l)
             for k in range(1, l):
                 v = _mp_pivot(I, k)
                 for t in range(1, l + 1):
                     s = v[0] * I[t - 1][0] + v[1] * I[t - 1][1]
-                    if (s > 0) != (t <= k):
-                        return Result(Verdict.FAILS, "pivot sign wrong", counterexample={"l": l, "k": k, "t": t})
+                    wits.append(Witness({"vectors": "sinusoidal", "l": l, "k": k, "t": t}, bool(s > 0), t <= k, "=="))
         Ie = interaction_vectors(l, "exact")
         for k in range(0, l + 1):
             v = pivot(l, k, "prefix")
-            if any(((v @ Ie[:, t]) > 0) != (t < k) for t in range(l)):
-                return Result(Verdict.FAILS, "exact pivot sign wrong", counterexample={"l": l, "t_cut": k})
-    return Result(Verdict.HOLDS, "sinusoidal (50 digits) and exact vectors, l in {2, 3, 8, 33}, every cut: signs as claimed")
+            wits += [Witness({"vectors": "exact", "l": l, "t_cut": k, "t": t}, bool(v @ Ie[:, t] > 0), t < k, "==") for t in range(l)]
+    return Evidence(f"sinusoidal (50 digits) and tmcheck's exact vectors, l in {list(ls)}, every cut and token: sign of v.I_t", wits)
 
 
 @obligation(
@@ -81,12 +81,14 @@ def pivot_sign() -> Result:
     "z = σ(W_1 h_t) = (σ(h^1 + C I_t.v), σ(h^2 + C I_t.v), I_t^1, I_t^2, 1): the ReLU keeps the interaction rows.",
     "exact",
     "relies on I_t >= 0 entrywise (first quadrant), true for the paper's and tmcheck's vectors",
+    kind=Kind.STEP,
 )
-def first_layer() -> Result:
-    for l in (1, 2, 9, 64):
-        if (interaction_vectors(l, "exact") < 0).any() or (interaction_vectors(l, "float64") < -1e-300).any():
-            return Result(Verdict.FAILS, "negative interaction entry", counterexample={"l": l})
-    return Result(Verdict.HOLDS, "every interaction vector lies in the closed first quadrant (l in {1, 2, 9, 64}), so σ(I_t) = I_t")
+def first_layer(ls=(1, 2, 9, 64)) -> Evidence:
+    wits = []
+    for l in ls:
+        wits.append(Witness({"l": l, "vectors": "exact"}, interaction_vectors(l, "exact").min(), 0, ">="))
+        wits.append(Witness({"l": l, "vectors": "float64"}, float(interaction_vectors(l, "float64").min()), -1e-300, ">="))
+    return Evidence(f"l in {list(ls)}: the smallest entry of the interaction vectors (σ(I_t) = I_t needs >= 0)", wits)
 
 
 @obligation(
@@ -95,16 +97,15 @@ def first_layer() -> Result:
     "If I_t.v > 0 (and C I_t.v >= ||H||_inf), W_2 z + b_2 = h_t.",
     "exact",
     "gating.gating_ffn keeps the same tokens",
+    kind=Kind.STEP,
 )
-def kept_tokens() -> Result:
-    rng = np.random.default_rng(0)
-    l, k = 8, 3
-    H = sample_structured(rng, 20, l, M)
+def kept_tokens(l=8, k=3, n=20) -> Evidence:
+    H = sample_structured(np.random.default_rng(0), n, l, M)
     out = _apply(paper_gating_ffn(l, k, gating_C(l, k, "prefix", M)), H)
-    ok = (out[:, :, :k] == H[:, :, :k]).all()
-    if not ok:
-        return Result(Verdict.FAILS, "kept token changed", counterexample={"l": l, "k": k})
-    return Result(Verdict.HOLDS, f"l = {l}, k = {k}, 20 inputs with ||H|| <= 2: the paper's FFN returns h_t exactly on t <= k")
+    wits = [Witness({"l": l, "k": k, "sample": i, "t": t}, int((out[i, :, t] != H[i, :, t]).sum()), 0, "==")
+            for i in range(n) for t in range(k)]
+    return Evidence(f"l = {l}, k = {k}, {n} structured inputs with ||H|| <= {M}: changed entries of each kept token "
+                    "under the paper's FFN (exact)", wits)
 
 
 @obligation(
@@ -113,51 +114,52 @@ def kept_tokens() -> Result:
     "If I_t.v < 0, z = (0, 0, I_t, 1) and 'applying the second layer to (0, I_t, 1) yields (0, I_t, 1)'.",
     "exact",
     "gating.gating_ffn: the C I_t.v term is subtracted through a ReLU unit σ(-C v.I_t), which is 0 on kept tokens",
+    kind=Kind.STEP,
+    satisfied={"written": "corrected"},
 )
-def gated_tokens() -> Result:
-    l, k = 8, 3
-    C = gating_C(l, k, "prefix", M)
-    H = sample_structured(np.random.default_rng(1), 1, l, M)
-    out = _apply(paper_gating_ffn(l, k, C), H)
-    t = l - 1
-    got = (out[0, 0, t], out[0, 1, t])
-    if got == (0, 0):
-        return Result(Verdict.HOLDS, "gated token zeroed")
-    return Result(
-        Verdict.CORRECTED,
-        f"l = {l}, keep t < {k} (0-based), token {t}: the paper's FFN outputs data rows {tuple(str(g) for g in got)} "
-        "= -C v.I_t, not 0: W_2 subtracts C v.I_t from every token, but W_1 + σ added it only where v.I_t > 0",
-        counterexample={"l": l, "k": k, "token": t, "data_rows": [str(g) for g in got]},
-        corrected="add the unit σ(C v.I_t) to the hidden layer and subtract it (not the linear C v.I_t) in W_2: "
-        "then FFN(h_t) = h_t for t <= k and (0, 0, I_t, 1) otherwise; tmcheck implements the block version (lemma4.residual)",
+def gated_tokens(l=8, k=3, n=3, written="paper") -> Evidence:
+    """The data rows of every gated token: the paper's FFN (as a map) against 0; corrected: tmcheck's gating block.
+    `written="corrected"` evaluates the written claim on tmcheck's block instead (a satisfying input for tests)."""
+    H = sample_structured(np.random.default_rng(1), n, l, M)
+    paper = _apply(paper_gating_ffn(l, k, gating_C(l, k, "prefix", M)), H)
+    ours = run_blocks(gating(l, k, "prefix", M).blocks, H, "exact")
+    first = paper if written == "paper" else ours
+    at = [{"l": l, "k": k, "sample": i, "t": t} for i in range(n) for t in range(k, l)]
+    return Evidence(
+        f"l = {l}, keep t < {k} (0-based), {n} structured inputs: data rows of each gated token",
+        [Witness(a, (first[a["sample"], 0, a["t"]], first[a["sample"], 1, a["t"]]), (0, 0), "==") for a in at],
+        [Witness(a, (ours[a["sample"], 0, a["t"]], ours[a["sample"], 1, a["t"]]), (0, 0), "==") for a in at],
+        "add the unit σ(C v.I_t) to the hidden layer and subtract it (not the linear C v.I_t) in W_2: "
+        "then FFN(h_t) = h_t for t <= k and (0, 0, I_t, 1) otherwise; tmcheck implements the block version (theory.lemmas.gating)",
+        note="W_2 subtracts C v.I_t from every token, but W_1 + σ added it only where v.I_t > 0: the paper's FFN leaves −C v.I_t.",
     )
 
 
 @obligation(
     "lemma4.residual",
-    "Appendix G, Lemma 4 (statement) with Definition 3",
-    "FFN(h_t) = h_t on the kept tokens and (0, 0, I_t, 1) on the others, used inside a block B(H) = FFN(Z) + Z.",
+    "Appendix G, Lemma 4 (statement)",
+    "There is an FFN with FFN(h_t) = h_t for t <= k and FFN(h_t) = (0, 0, I_t, 1) for t > k (any ||H||∞ <= M).",
     "exact",
-    "gating.gating_ffn: z + FFN(z) is the gated token (FFN(z) = 0 on kept tokens, -data on gated ones)",
+    "gating.gating(): a block B(z) = z + FFN(z) (Def. 3) that realises the stated map token-wise; FFN(z) = 0 on kept "
+    "tokens and (−z_0, −z_1, 0, 0, 0) on gated ones (two layers, width 3, C = M / min_t |v.I_t|)",
+    kind=Kind.STATEMENT,
 )
-def residual() -> Result:
-    l, k = 6, 2
-    I = interaction_vectors(l, "exact")
-    # The statement's own map, inside a block, adds it to z: z + FFN(z).
-    H = sample_structured(np.random.default_rng(2), 1, l, M)
-    stated = H.copy()
-    stated[:, 0:2, k:] = Fraction(0)
-    block_out = H + stated
-    c = gating(l, k, "prefix", M)
-    ours = run_blocks(c.blocks, H, "exact")
-    assert (ours == c.expected(H)).all()
-    return Result(
-        Verdict.CORRECTED,
-        f"with the residual of Def. 3 the stated FFN gives 2h_t on kept tokens and moves row 2 of token 0 from "
-        f"{I[0, 0]} to {block_out[0, 2, 0]}: the immutable rows change. The corrected block gating is exact on the same input.",
-        counterexample={"l": l, "k": k, "row2_token0_after": str(block_out[0, 2, 0])},
-        corrected="FFN(z) = 0 on kept tokens and (-z_0, -z_1, 0, 0, 0) on gated ones, so that the block B = FFN(Z) + Z gates; "
-        "two layers, width 3, C = M / min_t |v.I_t|",
+def residual(cuts=((6, 2, "prefix"), (8, 0, "prefix"), (8, 8, "prefix"), (5, 3, "suffix")), n=4) -> Evidence:
+    """The stated map on random structured H, realised by tmcheck's gating construction; every token, every row."""
+    wits = []
+    for l, k, keep in cuts:
+        H = sample_structured(np.random.default_rng(2), n, l, M)
+        out = run_blocks(gating(l, k, keep, M).blocks, H, "exact")
+        for i in range(n):
+            for t in range(l):
+                kept = (t < k) if keep == "prefix" else (t >= k)
+                want = tuple(H[i, :, t]) if kept else (0, 0, *H[i, 2:, t])
+                wits.append(Witness({"l": l, "k": k, "keep": keep, "sample": i, "t": t}, tuple(out[i, :, t]), want, "=="))
+    return Evidence(
+        f"cuts (l, k, keep) in {list(cuts)}, {n} structured inputs each with ||H|| <= {M}: each output token against the stated map",
+        wits,
+        note="The statement is a token-wise map; the paper's FFN does not realise it (lemma4.gated_tokens), tmcheck's block does. "
+        "A block z + FFN(z) is itself an FFN of the statement's kind once the identity is carried by σ(z) − σ(−z) units.",
     )
 
 
@@ -167,24 +169,24 @@ def residual() -> Result:
     "|I_t.v| >= (1/2)|<I_k, R I_{k+1}>| = (1/2) sin(π/2l) >= π/(8l) for l >= 2, hence C > 8 l ||H|| / π suffices.",
     "numeric (50 digits)",
     "gating.gating_C: the exact M / min_t |v.I_t|",
+    kind=Kind.STEP,
 )
-def pivot_bound() -> Result:
-    worst = None
+def pivot_bound(ls=(2, 3, 5, 16, 64)) -> Evidence:
+    wits = []
     with mpmath.workdps(50):
-        for l in (2, 3, 5, 16, 64):
+        for l in ls:
             I = _mp_vectors(l)
+            half_sin = mpmath.sin(mpmath.pi / (2 * l)) / 2
+            wits.append(Witness({"l": l, "step": "sin(π/2l)/2 >= π/8l"}, half_sin, mpmath.pi / (8 * l), ">="))
             for k in range(1, l):
                 v = _mp_pivot(I, k)
-                m = min(abs(v[0] * a + v[1] * b) for a, b in I)
-                r = m / (mpmath.sin(mpmath.pi / (2 * l)) / 2)
-                if r < 1 or mpmath.sin(mpmath.pi / (2 * l)) / 2 < mpmath.pi / (8 * l):
-                    return Result(Verdict.FAILS, "pivot bound fails", counterexample={"l": l, "k": k})
-                worst = r if worst is None else min(worst, r)
-    return Result(
-        Verdict.HOLDS,
-        f"sinusoidal vectors (50 digits), l in {{2, 3, 5, 16, 64}}, every k: min_t |I_t.v| / (sin(π/2l)/2) >= {float(worst):.4f}; "
-        "the sharp value is sin(π/4l) (the nearest tokens are π/4l from the bisector), ratio 1/cos(π/4l) -> 1: the "
-        "first step is tight, the last one (sin x >= x/2) loses a factor about 2",
+                wits.append(Witness({"l": l, "k": k, "step": "min_t |I_t.v| >= sin(π/2l)/2"},
+                                    min(abs(v[0] * a + v[1] * b) for a, b in I), half_sin, ">="))
+    return Evidence(
+        f"sinusoidal vectors (50 digits), l in {list(ls)}, every k",
+        wits,
+        note="The sharp value is sin(π/4l) (the nearest tokens are π/4l from the bisector): the first step is tight as l grows, "
+        "the last one (sin x >= x/2) loses a factor about 2.",
     )
 
 
@@ -194,15 +196,12 @@ def pivot_bound() -> Result:
     "||θ_FFN||_inf <= O(l ||H||_inf), from C = 8 l ||H|| / π.",
     "exact",
     "gating(): measured κ against max(1, 8 l M / π) in check_construction",
+    kind=Kind.RESOURCE,
 )
-def weight_bound() -> Result:
-    rows = []
-    for l in (2, 8, 32, 128):
+def weight_bound(ls=(2, 8, 32, 128)) -> Evidence:
+    wits = []
+    for l in ls:
         for k in (0, l // 2, l):
             kap = max(abs(w) for lay in gating(l, k, "prefix", M).blocks[0].ffn for w in lay.W.reshape(-1))
-            rows.append((l, k, kap, 8 * l * M / PI_LOWER))
-    bad = [r for r in rows if r[2] > max(1, r[3])]
-    if bad:
-        return Result(Verdict.FAILS, "weight above 8lM/π", counterexample=[str(x) for x in bad[0]])
-    worst = max(float(r[2] / r[3]) for r in rows)
-    return Result(Verdict.HOLDS, f"l up to 128, cuts at both ends and the middle: measured κ <= {worst:.3f} x 8lM/π")
+            wits.append(Witness({"l": l, "k": k}, kap, max(1, 8 * l * M / PI_LOWER), "<="))
+    return Evidence(f"l in {list(ls)}, cuts at both ends and the middle: measured κ of tmcheck's gating FFN against max(1, 8lM/π)", wits)

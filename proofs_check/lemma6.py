@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.lemmas.replace import replace, replace_ffn
@@ -18,16 +18,18 @@ LOC = "Appendix G, Lemma 6"
     "FFN_replace(H) has first row -h^1 + h^2 and zeros elsewhere, with the single layer W = e_1(-e_1 + e_2)^T.",
     "exact",
     "replace.replace_ffn",
+    kind=Kind.STEP,
 )
-def ffn_output() -> Result:
-    H = sample_structured(np.random.default_rng(0), 10, 7, 3)
+def ffn_output(n=10, l=7) -> Evidence:
+    H = sample_structured(np.random.default_rng(0), n, l, 3)
     be = ExactBackend()
     out = be.output(ffn(replace_ffn(), be.inputs(H), be))
-    want = np.zeros_like(out)
-    want[:, 0, :] = H[:, 1, :] - H[:, 0, :]
-    if not (out == want).all():
-        return Result(Verdict.FAILS, "FFN output differs", counterexample="random structured H, l = 7")
-    return Result(Verdict.HOLDS, "10 random structured H (l = 7): output equals (h^2 - h^1, 0, 0, 0, 0) exactly; one affine layer: in FFN(1)")
+    return Evidence(
+        f"{n} random structured H, l = {l} (exact): each output token against (h^2 − h^1, 0, 0, 0, 0); the layer count against 1",
+        [Witness({"quantity": "FFN layers"}, len(replace_ffn()), 1, "==")]
+        + [Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t] - H[i, 0, t], 0, 0, 0, 0), "==")
+           for i in range(n) for t in range(l)],
+    )
 
 
 @obligation(
@@ -36,15 +38,14 @@ def ffn_output() -> Result:
     "FFN_replace replaces the first row of H with the second.",
     "exact",
     "replace(): holds inside a block, B(H) = H + FFN(H) (Definition 3)",
+    kind=Kind.STATEMENT,
 )
-def replaces() -> Result:
-    c = replace(9, 4)
-    H = c.sample_inputs(np.random.default_rng(1), 10)
+def replaces(n=10, l=9) -> Evidence:
+    c = replace(l, 4)
+    H = c.sample_inputs(np.random.default_rng(1), n)
     out = run_blocks(c.blocks, H, "exact")
-    if not (out[:, 0] == H[:, 1]).all() or not (out[:, 1:] == H[:, 1:]).all():
-        return Result(Verdict.FAILS, "row 1 not replaced", counterexample="random structured H, l = 9")
-    return Result(
-        Verdict.HOLDS,
-        "in a block, row 1 becomes row 2 and rows 2-5 are unchanged (10 random H, l = 9); note that this reading "
-        "counts the residual of Definition 3, which Lemma 4's statement does not",
+    return Evidence(
+        f"{n} random structured H, l = {l}, inside a block (exact): each output token against (h^2, h^2, h^3, h^4, h^5)",
+        [Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t], *H[i, 1:, t]), "==") for i in range(n) for t in range(l)],
+        note="This reading counts the residual of Definition 3.",
     )

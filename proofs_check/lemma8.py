@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 
 
 def circle_check(tau: float, r: float, n: int = 20001) -> tuple[float, float]:
@@ -40,20 +40,21 @@ def sphere_check(tau: float, r: float, rng: np.random.Generator, n: int = 4000) 
     "T_{c_n}M is a diffeomorphism.",
     "numeric search",
     "theory's charts project onto the tangent space at c_n with r <= τ/4.",
+    kind=Kind.STATEMENT,
 )
-def local_diffeomorphism() -> Result:
+def local_diffeomorphism(taus=(0.5, 1.0, 3.0)) -> Evidence:
     rng = np.random.default_rng(0)
-    rows = []
-    ok = True
-    for tau in (0.5, 1.0, 3.0):
+    wits = []
+    for tau in taus:
         r = tau / 4
         dmin, gap = circle_check(tau, r)
         zmin, det = sphere_check(tau, r, rng)
-        ok &= dmin > 0 and gap > 0 and zmin > 0 and det > 0
-        rows.append(f"τ = {tau}: circle min dP/dθ = {dmin:.4f}, min image gap {gap:.2e}; sphere min height {zmin:.4f}, min relative Jacobian {det:.4f}")
-    return Result(
-        Verdict.HOLDS if ok else Verdict.FAILS,
-        "On U = B(c, τ/4) ∩ M the angle from c is below 2 arcsin(1/8) ≈ 0.25 < π/2, so the projection is injective "
-        "with invertible differential. " + "; ".join(rows) + ".",
-        counterexample=None if ok else {"rows": rows},
+        for name, v in (("circle min dP/dθ", dmin), ("circle min image gap", gap), ("sphere min height", zmin),
+                        ("sphere min relative Jacobian", det)):
+            wits.append(Witness({"tau": tau, "r": r, "quantity": name}, v, 0.0, ">"))
+    return Evidence(
+        f"circle and 2-sphere of radius τ in {list(taus)} (reach τ), r = τ/4, U sampled densely: injectivity and the "
+        "differential's rank (each quantity must be > 0)",
+        wits,
+        note="On U = B(c, τ/4) ∩ M the angle from c is below 2 arcsin(1/8) ≈ 0.25 < π/2.",
     )

@@ -10,7 +10,8 @@ import math
 
 import sympy as sp
 
-from tmcheck.proofs_check.registry import Result, Verdict, obligation
+from tmcheck.proofs_check.lemma1 import ORDER_SLACK
+from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds
 
 n, d, beta, eps = sp.symbols("n d beta epsilon", positive=True)
@@ -23,13 +24,18 @@ EPS_N = n ** (-beta / (2 * beta + d))
     "Choosing ε with ε² = ε^{−d/β}/n gives ε = n^{−β/(2β+d)}.",
     "symbolic",
     "theory.bounds.theorem1_eps.",
+    kind=Kind.STEP,
 )
-def balancing() -> Result:
+def balancing() -> Evidence:
     residual = sp.simplify(sp.powsimp((EPS_N**2) / (EPS_N ** (-d / beta) / n), force=True))
     sol = sp.solve(sp.Eq(sp.log(eps) * (2 + d / beta), -sp.log(n)), eps)
-    ok = residual == 1 and len(sol) == 1 and sp.simplify(sp.log(sol[0]) - sp.log(EPS_N)) == 0
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"ε² / (ε^(−d/β)/n) at ε = n^(−β/(2β+d)) simplifies to {residual}; the unique positive solution is {sol}.",
-                  counterexample=None if ok else {"solution": str(sol)})
+    return Evidence(
+        "symbolic in n, d, β > 0",
+        [Witness({"quantity": "ε² / (ε^(−d/β)/n) at ε = n^(−β/(2β+d))"}, residual, 1, "=="),
+         Witness({"quantity": "number of positive solutions"}, len(sol), 1, "=="),
+         Witness({"quantity": "log of the solution"}, sp.expand_log(sp.log(sol[0]), force=True) if sol else None,
+                 sp.expand_log(sp.log(EPS_N), force=True), "==")],
+    )
 
 
 @obligation(
@@ -38,14 +44,17 @@ def balancing() -> Result:
     "With ε = n^{−β/(2β+d)}: ε² + D d² ε^{−d/β}/n = Õ(D d² n^{−2β/(2β+d)}).",
     "symbolic",
     "theory.bounds.alpha_D.",
+    kind=Kind.STEP,
 )
-def final_rate() -> Result:
+def final_rate() -> Evidence:
     bias = sp.powsimp(EPS_N**2, force=True)
     var = sp.powsimp(EPS_N ** (-d / beta) / n, force=True)
-    target = n ** (-2 * beta / (2 * beta + d))
-    ok = sp.simplify(sp.log(bias) - sp.log(target)) == 0 and sp.simplify(sp.expand_log(sp.log(var) - sp.log(target), force=True)) == 0
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"ε² = {sp.simplify(bias)} and ε^(−d/β)/n = {sp.simplify(var)}, both n^(−2β/(2β+d)): {ok}.",
-                  counterexample=None if ok else {"bias": str(bias), "variance": str(var)})
+    target = sp.expand_log(sp.log(n ** (-2 * beta / (2 * beta + d))), force=True)
+    return Evidence(
+        "symbolic in n, d, β > 0: the logs of both terms against log n^(−2β/(2β+d))",
+        [Witness({"term": "ε²"}, sp.expand_log(sp.log(bias), force=True), target, "=="),
+         Witness({"term": "ε^(−d/β)/n"}, sp.expand_log(sp.log(var), force=True), target, "==")],
+    )
 
 
 @obligation(
@@ -54,19 +63,18 @@ def final_rate() -> Result:
     "L_FFN = O(log n), l = m = O(d n^{d/(2β+d)}), κ = O(d² n^{2d/(2β+d)}): Theorem 2's class at ε = n^{−β/(2β+d)}.",
     "symbolic",
     "theory.bounds.theorem1_class.",
+    kind=Kind.STEP,
 )
-def parameters() -> Result:
-    l_eps = d * EPS_N ** (-d / beta)
-    k_eps = d**2 * EPS_N ** (-2 * d / beta)
-    lffn = sp.log(1 / EPS_N)
-    checks = [
-        sp.simplify(sp.expand_log(sp.log(l_eps) - sp.log(d * n ** (d / (2 * beta + d))), force=True)) == 0,
-        sp.simplify(sp.expand_log(sp.log(k_eps) - sp.log(d**2 * n ** (2 * d / (2 * beta + d))), force=True)) == 0,
-        sp.simplify(sp.expand_log(lffn, force=True) - beta / (2 * beta + d) * sp.log(n)) == 0,
-    ]
-    ok = all(checks)
-    return Result(Verdict.HOLDS if ok else Verdict.FAILS, f"l, κ and L_FFN = (β/(2β+d)) log n substitute exactly: {checks}.",
-                  counterexample=None if ok else {"checks": checks})
+def parameters() -> Evidence:
+    def lg(x):
+        return sp.expand_log(sp.log(x), force=True)
+
+    return Evidence(
+        "symbolic in n, d, β > 0: Theorem 2's class at ε = n^(−β/(2β+d)), logs compared",
+        [Witness({"parameter": "l, m"}, lg(d * EPS_N ** (-d / beta)), lg(d * n ** (d / (2 * beta + d))), "=="),
+         Witness({"parameter": "κ"}, lg(d**2 * EPS_N ** (-2 * d / beta)), lg(d**2 * n ** (2 * d / (2 * beta + d))), "=="),
+         Witness({"parameter": "L_FFN"}, lg(1 / EPS_N), beta / (2 * beta + d) * sp.log(n), "==")],
+    )
 
 
 def log_N_step(LT: int, LF: int, dm: int, w: int, M: float, k: float, m: int, l: int, nn: float) -> tuple[float, float]:
@@ -84,18 +92,18 @@ def log_N_step(LT: int, LF: int, dm: int, w: int, M: float, k: float, m: int, l:
     "<= P · 5 L_T² L_FFN log(2 M L_FFN d_embd κ m l n) <= 20 log(2ML_FFN d_embd w κ m l n) D d² w² m L_T³ L_FFN².",
     "exact",
     "theory.bounds computes log N directly (as written and corrected) without this simplification.",
+    kind=Kind.STEP,
+    satisfied={"points": ((1, 1, 1, 1, 1.0, 1.0, 1, 1, 1.0),)},
 )
-def log_N_simplification() -> Result:
-    lhs, rhs = log_N_step(1, 1, 5, 5, 1.0, 1.0, 1, 1, 1.0)
-    P = lambda m, L: (m + L) * L  # noqa: E731  the (m + L_FFN)·L_FFN of the first form vs m·L_FFN² of the second
-    return Result(
-        Verdict.FAILS,
-        f"The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN: at L_T = L_FFN = 1, d_embd = w = 5, "
-        f"M = κ = m = l = n = 1 the left side is {lhs:.2f} per parameter, the right side {rhs:.2f} (w is also "
-        f"missing from the log). The next step replaces (m + L_FFN)L_FFN by m L_FFN²: at m = L_FFN = 1 that is "
-        f"{P(1, 1)} > 1. (Before that, substituting δ = 1/(4Rn) into (C_T/δ)^P gives (4Rn C_T)^P, not (C_T n)^P.)",
-        counterexample={"L_T": 1, "L_FFN": 1, "d_embd": 5, "w": 5, "M": 1, "kappa": 1, "m": 1, "l": 1, "n": 1, "lhs": lhs, "rhs": rhs},
-        corrected="log N(1/(4Rn)) = P log(4Rn C κ) computed as is (theory.bounds.log_covering_*).",
+def log_N_simplification(points=((1, 1, 5, 5, 1.0, 1.0, 1, 1, 1.0), (2, 2, 5, 4, 1.0, 2.0, 2, 8, 100.0), (1, 1, 2, 2, 1.0, 1.0, 1, 1, 10.0))) -> Evidence:
+    """Per (L_T, L_FFN, d_embd, w, M, κ, m, l, n): both sides of the first simplification, per parameter (theory.bounds)."""
+    names = ("L_T", "L_FFN", "d_embd", "w", "M", "kappa", "m", "l", "n")
+    return Evidence(
+        f"{len(points)} classes (theory.bounds.log_CT_statement), per parameter",
+        [Witness(dict(zip(names, p)), *log_N_step(*p), "<=") for p in points],
+        note="The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN, and w is missing from the log. The next "
+        "step replaces (m + L_FFN)L_FFN by m L_FFN² (2 > 1 at m = L_FFN = 1). Substituting δ = 1/(4Rn) into (C_T/δ)^P gives "
+        "(4Rn C_T)^P, not (C_T n)^P. theory.bounds computes log N(1/(4Rn)) = P log(4Rn C κ) as is.",
     )
 
 
@@ -116,15 +124,16 @@ def plugin(dd: int, e: float, nn: float, C_M: float = 1.0, D: int = 1, M: float 
     "log N <= 900 (log d)² log(60 d³ ε^{−4d/β} n) C_M³ D d ε^{−d/β}.",
     "exact",
     "theory.bounds.theorem1_bound evaluates log N for that class directly.",
+    kind=Kind.STEP,
+    satisfied={"points": ((2, 0.9, 1e6),)},
 )
-def plugin_constant() -> Result:
-    ours, paper = plugin(8, 0.5, 1e6)
-    return Result(
-        Verdict.FAILS,
-        "20·d_embd²·w² = 20·25·16 C_M² = 8000 C_M², and L_T³ L_FFN² = (log d)³ (log ε^(−1))², not 900 (log d)²: at d = 8, "
-        f"ε = 1/2, n = 10^6, C_M = D = M = β = 1 the previous line evaluates to {ours:.4g}, the stated one to {paper:.4g}.",
-        counterexample={"d": 8, "eps": 0.5, "n": 1e6, "C_M": 1, "D": 1, "M": 1, "beta": 1, "previous_line": ours, "stated": paper},
-        corrected="log N <= 8000 log(…) C_M³ D d ε^{−d/β} (log d)³ (log ε^{−1})² (up to the first steps, see theorem1.log_N_simplification).",
+def plugin_constant(points=((8, 0.5, 1e6), (3, 0.5, 1e6), (2, 0.5, 1e3))) -> Evidence:
+    """Per (d, ε, n), C_M = D = M = β = 1: the proof's previous line against the stated 900(…) expression."""
+    return Evidence(
+        f"(d, ε, n) in {list(points)}, C_M = D = M = β = 1",
+        [Witness({"d": dd, "eps": e, "n": nn}, *plugin(dd, e, nn), "<=") for dd, e, nn in points],
+        note="20·d_embd²·w² = 20·25·16 C_M² = 8000 C_M², and L_T³ L_FFN² = (log d)³ (log ε^(−1))², not 900 (log d)². "
+        "theory.bounds.theorem1_bound evaluates log N for the class directly.",
     )
 
 
@@ -134,16 +143,17 @@ def plugin_constant() -> Result:
     "Õ hides logarithmic terms in n, d and linear terms in C_M.",
     "exact",
     "theory.bounds.theorem1_bound takes C_M as an argument and reports the bound with it.",
+    kind=Kind.RESOURCE,
+    satisfied={"C_Ms": (1.0, 2.0)},
 )
-def cm_dependence() -> Result:
-    a, _ = plugin(8, 0.5, 1e6, C_M=1.0)
-    b, _ = plugin(8, 0.5, 1e6, C_M=2.0)
-    return Result(
-        Verdict.FAILS,
-        "The variance term carries w² m with w <= 4C_M and m <= C_M d ε^(−d/β): C_M³, which the proof itself writes. "
-        f"Doubling C_M (d = 8, ε = 1/2, n = 10^6) multiplies the proof's expression by {b / a:.3f}, not 2.",
-        counterexample={"d": 8, "eps": 0.5, "n": 1e6, "C_M": [1, 2], "ratio": b / a},
-        corrected="Õ hides logarithmic terms in n and d and a factor C_M³ (times the C_M^{d/β} from δ = ε/(2C_M), see theorem2.resources_d_dependence).",
+def cm_dependence(C_Ms=(1.0, 2.0, 4.0, 8.0)) -> Evidence:
+    base, _ = plugin(8, 0.5, 1e6, C_M=1.0)
+    return Evidence(
+        f"d = 8, ε = 1/2, n = 10^6, C_M in {list(C_Ms)}: the proof's expression relative to C_M = 1, against "
+        f"{ORDER_SLACK}·C_M (linear in C_M, with a slack of {ORDER_SLACK})",
+        [Witness({"C_M": c}, plugin(8, 0.5, 1e6, C_M=c)[0] / base, ORDER_SLACK * c, "<=") for c in C_Ms],
+        note="The variance term carries w² m with w <= 4C_M and m <= C_M d ε^(−d/β): C_M³, which the proof itself writes "
+        "(times the C_M^{d/β} from δ = ε/(2C_M), see theorem2.resources_d_dependence).",
     )
 
 
@@ -153,23 +163,20 @@ def cm_dependence() -> Result:
     "E||T̂_n − f||² <= Õ(D d² n^{−2β/(2β+d)}), Õ hiding logarithmic terms in n, d and linear terms in C_M.",
     "exact",
     "theory.bounds.theorem1_bound reports the bound with the explicit resources of the construction.",
+    kind=Kind.RESOURCE,
+    satisfied={"ds": (1, 2)},
 )
-def d_dependence() -> Result:
-    nn = 1e6
-    rows = {}
-    for dd in range(1, 9):
+def d_dependence(ds=tuple(range(1, 9)), nn=1e6) -> Evidence:
+    def ratio(dd):
         e = bounds.theorem1_eps(nn, dd)
-        res = bounds.theorem2_resources(dd, 1, e, C_M=1)
-        rows[dd] = res["m"] / (dd * e ** (-dd))
-    return Result(
-        Verdict.FAILS,
-        "The proof bounds the variance through m <= C_M d ε^(−d/β), taken from Theorem 2, whose construction has "
-        "m = C_M(dN^d + dD) with N = ceil((2/3)√d (2C_M H_f/ε)^(1/β)) + 1 (lemma1.resources_d_dependence): the factor "
-        "in d is ≈ (2√d/3)^d (2C_M)^(d/β), not polynomial, and C_M ≲ SA(M) r^(−d) d log d adds r^(−3d). At n = 10^6, β = H_f = C_M "
-        "= D = 1 the ratio m/(d ε^(−d)) with ε = n^(−1/(2+d)) is "
-        + ", ".join(f"d = {k}: {v:.3g}" for k, v in rows.items())
-        + ". The d² of the rate is not the bound's dependence on d.",
-        counterexample={"n": nn, "beta": 1, "C_M": 1, "ratio_m_over_d_eps^-d": {k: float(f"{v:.6g}") for k, v in rows.items()}},
-        corrected="with the explicit construction the variance term carries m ≈ C_M d (2√d/3)^d (2C_M)^{d/β} ε^{−d/β}: "
-        "the bound is Õ(D C_M³ d (2√d/3)^d (2C_M)^{d/β} n^{−2β/(2β+d)}) up to the factors of lemma2; α_D = 2β/(2β+d) is unaffected.",
+        return bounds.theorem2_resources(dd, 1, e, C_M=1)["m"] / (dd * e ** (-dd))
+
+    base = ratio(1)
+    return Evidence(
+        f"n = 10^6, β = H_f = C_M = D = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction at ε = n^(−1/(2+d)) "
+        f"against {ORDER_SLACK}× its value at d = 1",
+        [Witness({"d": dd}, ratio(dd), ORDER_SLACK * base, "<=") for dd in ds],
+        note="The proof bounds the variance through m <= C_M d ε^(−d/β), taken from Theorem 2, whose construction has "
+        "m = C_M(dN^d + dD) with N = ceil((2/3)√d (2C_M H_f/ε)^(1/β)) + 1: the factor in d is ≈ (2√d/3)^d (2C_M)^(d/β), "
+        "not polynomial, and C_M ≲ SA(M) r^(−d) d log d adds r^(−3d). α_D = 2β/(2β+d) is unaffected.",
     )

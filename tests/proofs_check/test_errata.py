@@ -1,28 +1,42 @@
-"""The README's errata section is generated from the full registry and must not be stale."""
+"""The README's errata section is generated from the full registry, names the kind of every finding, and is current."""
 
 from pathlib import Path
 
 import pytest
 
 from tmcheck.proofs_check import errata
-from tmcheck.proofs_check.registry import Obligation, Outcome, Result, Verdict
+from tmcheck.proofs_check.registry import Evidence, Kind, Obligation, Outcome, Result, Unevaluable, Witness
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def _outcome(oid, verdict, corrected=None):
-    obl = Obligation(oid, "Appendix X", "claim  as\nwritten", "exact", lambda: None, "how tmcheck does it")
-    res = Result(verdict, "evidence", counterexample=None if verdict is Verdict.HOLDS else {"x": 1}, corrected=corrected)
-    return Outcome(obl, res, 0.0)
+def _outcome(oid, kind, written, corrected=None, claim="fixed"):
+    obl = Obligation(oid, "Appendix X", "claim  as\nwritten", "exact", lambda: None, "how tmcheck does it", kind)
+    ws = [Witness({"x": i}, a, b) for i, (a, b) in enumerate(written)]
+    cs = None if corrected is None else [Witness({"x": i}, a, b) for i, (a, b) in enumerate(corrected)]
+    return Outcome(obl, Result(Evidence("a search", ws, cs, claim if cs else "", note="why"), kind), 0.0)
 
 
-def test_render_lists_findings_only():
-    text = errata.render([_outcome("lemma1.a", Verdict.HOLDS), _outcome("lemma1.b", Verdict.FAILS), _outcome("lemma1.c", Verdict.CORRECTED, "fixed")])
+def test_render_lists_findings_with_their_kind():
+    outs = [
+        _outcome("lemma1.a", Kind.STEP, [(1, 2)]),
+        _outcome("lemma1.b", Kind.STATEMENT, [(3, 2)]),
+        _outcome("lemma1.c", Kind.STEP, [(3, 2)], [(1, 2)]),
+        _outcome("lemma1.d", Kind.RESOURCE, [(3, 2)]),
+    ]
+    obl = Obligation("definitions.e", "Def. 9", "two readings", "exact", lambda: None, "", Kind.NOTATION)
+    outs.append(Outcome(obl, Result(Unevaluable("a definition", "the first one"), Kind.NOTATION), 0.0))
+    text = errata.render(outs)
     assert text.startswith(errata.START) and text.endswith(errata.END)
     assert "lemma1.a" not in text
-    assert "**`lemma1.b`** (FAILS-AS-WRITTEN), Appendix X." in text and "  - True: evidence" in text
-    assert "  - Written: claim as written" in text and "  - True: fixed" in text
-    assert "3 obligations: 1 hold, 1 fail as written, 1 hold after correction." in text
+    assert "**`lemma1.b`** (statement; FAILS-AS-WRITTEN), Appendix X: the statement as written does not hold." in text
+    assert "**`lemma1.c`** (proof step; HOLDS-AFTER-CORRECTION)" in text and "closed by the correction" in text
+    assert "**`lemma1.d`** (construction resource; FAILS-AS-WRITTEN)" in text and "the statement is not refuted" in text
+    assert "  - Evidence: 1 of 1 witnesses break it; at (x = 0): 3 <= 2 is false." in text
+    assert "  - Written: claim as written" in text and "  - True: fixed" in text and "  - True: why" in text
+    assert "(definition or notation; NOT-EVALUABLE)" in text and "  - True: the first one" in text
+    assert "5 obligations: 1 hold, 2 fail as written, 1 hold after correction, 1 are not evaluable" in text
+    assert "2 are gaps in a proof" in text and "1 concern a statement as written" in text
 
 
 def test_replace_section():
