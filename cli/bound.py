@@ -2,7 +2,8 @@
 
 `covering`: Lemma 2's log covering number, as written and corrected (Appendix F.2), in log space.
 `theorem1`: Theorem 1's bound at the balancing ε = n^{−β/(2β+d)} (Appendix F.1).
-`theorem2`: the resources of Theorem 2's construction (Appendix E.2, Lemma 1 per chart) next to the stated orders.
+`lemma1`, `theorem2`: the resources of the full constructions (Appendix E.1, E.2) from `theory.spec`, the
+one source the builders, `tmcheck lemma 1`/`theorem 2` and proofs_check read, next to the stated orders.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import math
 
 import typer
 
+from typing import Optional
+
 from tmcheck.cli.common import console, handle_errors, print_json
+from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt
 from tmcheck.theory import bounds
 
-app = typer.Typer(no_args_is_help=True, help="Closed-form bounds: Lemma 2 covering number, Theorem 1 (Appendix F).")
+app = typer.Typer(no_args_is_help=True, help="Closed-form bounds: Lemma 2 covering number, Theorem 1 (Appendix F), resources of Lemma 1 and Theorem 2 (Appendix E).")
 
 
 def _fmt(v) -> str:
@@ -36,9 +40,12 @@ def covering(
     M: float = typer.Option(1.0, "--M", help="M, the bound ||x||∞ <= M on inputs."),
     D: int = typer.Option(8, "--D", help="D, the input dimension."),
     delta: float = typer.Option(1e-3, "--delta", help="δ, the covering radius in L∞."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Lemma 2 (Appendix F.2): log N(δ, 𝒯, ||·||∞), as written and corrected (natural logs)."""
+    """Lemma 2 (Appendix F.2): log N(δ, 𝒯, ||·||∞), as written and corrected (natural logs).
+
+    Example: tmcheck bound covering --LT 3 --m 32 --l 64 --delta 1e-3 --json
+    """
     from rich.table import Table
 
     c = bounds.TransformerClass(L_T=LT, L_FFN=LFFN, w=w, l=l, d_embd=d_embd, m=m, kappa=kappa, M=M, D=D)
@@ -64,19 +71,20 @@ def covering(
 @handle_errors
 def theorem1(
     d: int = typer.Option(4, "--d", help="d, the intrinsic dimension."),
-    beta: float = typer.Option(1.0, "--beta", help="β, the Hölder exponent (0 < β <= 1)."),
+    beta: BetaOpt = 1.0,
     n: float = typer.Option(1e6, "--n", help="n, the number of samples."),
     D: int = typer.Option(16, "--D", help="D, the ambient dimension."),
     R: float = typer.Option(1.0, "--R", help="R, the bound on |f| and on the network output."),
     C_M: int = typer.Option(1, "--C-M", help="C_M, the number of charts."),
     M: float = typer.Option(1.0, "--M", help="M, the bound ||x||∞ <= M on the manifold."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Theorem 1 (Appendix F.1): 2ε² + (104R²/(3n)) log N(1/(4Rn)) + (4 + 1/(2R))/n at ε = n^(−β/(2β+d))."""
+    """Theorem 1 (Appendix F.1): 2ε² + (104R²/(3n)) log N(1/(4Rn)) + (4 + 1/(2R))/n at ε = n^(−β/(2β+d)).
+
+    Example: tmcheck bound theorem1 --d 4 --n 1e6 --D 16 --json
+    """
     from rich.table import Table
 
-    if not 0 < beta <= 1:
-        raise ValueError(f"beta must be in (0, 1], got {beta}")
     out = bounds.theorem1_bound(d, n, beta, D=D, R=R, C_M=C_M, M=M)
     out["n_for_this_eps"] = bounds.theorem1_n_for_eps(out["eps"], d, beta)
     if json_:
@@ -99,28 +107,79 @@ def theorem1(
         console.print("[yellow]the bound exceeds 1 at this n: it is vacuous here (see theorem1.* in `tmcheck proofs`).[/]")
 
 
+def _print_spec(sp, title: str) -> None:
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ("quantity", "spec (token layout)", "paper's O(·) at constant 1"):
+        t.add_column(col, justify="right" if col != "quantity" else "left")
+    for q in ("N", "l", "m", "L_T", "L_FFN", "w_FFN", "kappa"):
+        v = getattr(sp, q)
+        t.add_row(q, _fmt(float(v)) if q == "kappa" else str(v), _fmt(sp.orders[q]) if q in sp.orders else "-")
+    console.print(t)
+    console.print("constants: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in sp.extra.items() if k != "ffn_entries"))
+
+
+@app.command("lemma1")
+@handle_errors
+def lemma1(
+    d: int = typer.Option(2, "--d", min=1, help="d, the input dimension (f on [0,1]^d)."),
+    eps: float = typer.Option(0.1, "--eps", help="ε, the target accuracy in L∞."),
+    beta: BetaOpt = 1.0,
+    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Hölder constant."),
+    R: float = typer.Option(1.0, "--R", help="R, the bound on |f| (sets the f_n heads and the sum shift)."),
+    grid: str = typer.Option("tight", "--grid", help="'tight' (corrected analysis) or 'paper' (the proof's N)."),
+    N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid size (default: the grid's N for ε)."),
+    exact: ExactOpt = True,
+    json_: JsonOpt = False,
+) -> None:
+    """Lemma 1 (Section 2.4, Appendix E.1): N, l, m, L_T, L_FFN, w_FFN, κ of the construction from its token
+    layout (`theory.spec.lemma1_spec`, what `tmcheck lemma 1` builds), beside the paper's O(·) forms.
+
+    Example: tmcheck bound lemma1 --d 2 --eps 0.1 --H-f 3 --json
+    """
+    from tmcheck.theory.spec import lemma1_spec
+
+    if not 0 < eps < 1:
+        raise ValueError(f"eps must be in (0, 1), got {eps}")
+    sp = lemma1_spec(d, N, eps=eps, H_f=H_f, beta=beta, R=R, grid=grid, arithmetic="exact" if exact else "float64")
+    if json_:
+        print_json(sp.as_dict())
+        return
+    _print_spec(sp, f"Lemma 1 at d = {d}, ε = {eps:g}, H_f = {H_f:g}, β = {beta:g} ({grid} grid)")
+
+
 @app.command("theorem2")
 @handle_errors
 def theorem2(
-    d: int = typer.Option(2, "--d", help="d, the intrinsic dimension."),
-    D: int = typer.Option(3, "--D", help="D, the ambient dimension."),
-    eps: float = typer.Option(0.1, "--eps", help="ε, the target accuracy in L∞."),
-    beta: float = typer.Option(1.0, "--beta", help="β, the Hölder exponent (0 < β <= 1)."),
-    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Hölder constant."),
-    C_M: int = typer.Option(1, "--C-M", help="C_M, the number of charts."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus: its atlas gives C_M and μ."),
+    D: int = typer.Option(3, "--D", min=1, help="D, the ambient dimension."),
+    eps: float = typer.Option(0.3, "--eps", help="ε, the target accuracy in L∞."),
+    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Lipschitz constant of f on the manifold."),
+    R: float = typer.Option(1.0, "--R", help="R, the bound on |f|."),
+    N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N)."),
+    exact: ExactOpt = False,
+    budget_gb: Optional[float] = typer.Option(None, "--fits-in-gb", help="Also report the least ε whose proven network's weights fit in this many GB."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Theorem 2 (Appendix E.2): tokens l, heads m, blocks L_T of the construction at accuracy ε."""
-    if not 0 < beta <= 1:
-        raise ValueError(f"beta must be in (0, 1], got {beta}")
-    if not 0 < eps < 1:
-        raise ValueError(f"eps must be in (0, 1), got {eps}")
-    if d < 1 or D < 1:
-        raise ValueError("d and D must be positive")
-    out = bounds.theorem2_resources(d, D, eps, C_M=C_M, H_f=H_f, beta=beta)
+    """Theorem 2 (Section 2.4, Appendix E.2): N, l, m, L_T, L_FFN, w_FFN, κ of the construction on the
+    manifold's atlas, the one `tmcheck theorem 2` builds (`theory.spec.theorem2_spec`; same counts).
+
+    Example: tmcheck bound theorem2 --manifold circle --D 3 --eps 0.3 --H-f 1 --json
+    """
+    from tmcheck.theory.spec import memory_bytes, smallest_eps_within, theorem2_spec
+
+    sp = theorem2_spec(manifold, D, eps, H_f=H_f, R=R, N=N, arithmetic="exact" if exact else "float64")
+    out = sp.as_dict()
+    out["weights_bytes"] = memory_bytes(sp)
+    if budget_gb is not None:
+        e_star, at = smallest_eps_within(manifold, D, budget_gb * 1e9, H_f, R)
+        out["fits"] = {"budget_bytes": budget_gb * 1e9, "least_eps": e_star, "at_least_eps": at,
+                       "method": "float64 weights of the proven network computed from the spec (not built), ε on a 1/1000 grid"}
     if json_:
         print_json(out)
         return
-    for k, v in out.items():
-        console.print(f"{k:>18} = {_fmt(v)}")
-    console.print(f"m / (d ε^(−d/β)) = {out['m'] / out['stated_order_l_m']:.6g}: the constant the stated O(·) hides (theorem2.resources_d_dependence)")
+    _print_spec(sp, f"Theorem 2 on the {manifold} in R^{D}, ε = {eps:g}, H_f = {H_f:g}, R = {R:g}")
+    console.print(f"float64 weights of this network: {out['weights_bytes'] / 1e9:.3g} GB (from the spec)")
+    if budget_gb is not None:
+        console.print(f"the proven network fits in {budget_gb:g} GB for ε >= {out['fits']['least_eps']} (from the spec, not built)")

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json
+from tmcheck.cli.options import JsonOpt
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.network import resources, to_fraction
@@ -16,15 +17,19 @@ from tmcheck.theory.network import resources, to_fraction
 app = typer.Typer(no_args_is_help=True, help="Evaluate and inspect tmcheck-network v1 files (Def. 1-7).")
 
 
-@app.command("eval")
+# negative coordinates (-1/2) are not options: unknown "-..." tokens stay arguments
+@app.command("eval", context_settings={"ignore_unknown_options": True})
 @handle_errors
 def eval_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
-    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', ...); put -- before negative ones."),
+    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', '-2', '1e-3')."),
     exact: Optional[bool] = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Evaluate T(x) = H_final[row, col] (Definition 1) exactly or in float64."""
+    """Evaluate T(x) = H_final[row, col] (Definition 1, Section 2.3) exactly or in float64.
+
+    Example: tmcheck network eval lemma1.json 1/3 -1/2 --float
+    """
     net = netfile.load(file)
     if len(x) % net.D:
         raise UserError(f"got {len(x)} coordinates; inputs need a multiple of D = {net.D}")
@@ -48,9 +53,12 @@ def eval_cmd(
 @handle_errors
 def info_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Resources measured from the weights (Definition 2): L_T, m, L_FFN, w_FFN, l, d_embd, kappa, parameters."""
+    """Resources measured from the weights (Definition 2, Section 2.3): L_T, m, L_FFN, w_FFN, l, d_embd, kappa, parameters.
+
+    Example: tmcheck network info lemma1.json --json
+    """
     net = netfile.load(file)
     res = resources(net)
     if json_:

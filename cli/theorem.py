@@ -2,48 +2,54 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional
 
 import typer
 
 from tmcheck.cli.common import console, handle_errors
-from tmcheck.cli.lemma1 import export_and_maybe_json, table_of
+from tmcheck.cli.lemma1 import finish, table_of
+from tmcheck.cli.options import JsonOpt, ExportOpt, TrialsOpt
 
-app = typer.Typer(no_args_is_help=True, help="Theorem 2 (Appendix E.2): Hölder functions on manifolds as one network.")
+app = typer.Typer(no_args_is_help=True, help="Theorem 2 (Section 2.4, Appendix E.2): Hölder functions on manifolds as one network.")
 
 
 @app.command("2")
 @handle_errors
 def theorem2_cmd(
-    manifold: str = typer.Option("sphere", "--manifold", help="circle, sphere or torus (rotated into R^D)."),
-    D: int = typer.Option(8, "--D", help="Ambient dimension D."),
-    eps: float = typer.Option(0.2, "--eps", help="Accuracy ε in (0, 1)."),
-    target: str = typer.Option("x0*x1", "--target", help="f as a sympy expression in x0..x{D-1} (Lipschitz, β = 1)."),
-    N: Optional[int] = typer.Option(None, "--N", help="Grid per chart (default: the proven N, reduced to fit --max-tokens)."),
-    max_tokens: int = typer.Option(20000, "--max-tokens", help="Largest l built when N is not given."),
+    manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus (rotated into R^D)."),
+    D: int = typer.Option(3, "--D", help="Ambient dimension D."),
+    eps: float = typer.Option(0.3, "--eps", help="Accuracy ε in (0, 1)."),
+    target: str = typer.Option("x0", "--target", help="f as a sympy expression in x0..x{D-1} (Lipschitz, β = 1)."),
+    H_f: float = typer.Option(1.0, "--H-f", help="Declared Lipschitz constant of f on the manifold (refuted on samples)."),
+    R: float = typer.Option(1.0, "--R", help="Declared bound on |f| on the manifold (refuted on samples)."),
+    N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N of `tmcheck bound theorem2`)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Lower N until l fits (then the error is measured, not guaranteed)."),
     shallow: bool = typer.Option(False, "--shallow-indicator", help="One-layer indicator with weight 1/Δ instead of the deep bounded one."),
-    points: int = typer.Option(300, "--points", help="Manifold sample size for the error."),
-    export: Optional[Path] = typer.Option(None, "--export", help="Write the network (tmcheck-network v1)."),
-    json_: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    points: int = typer.Option(300, "--points", min=1, help="Manifold sample size for the error."),
+    trials: TrialsOpt = 2,
+    export: ExportOpt = None,
+    json_: JsonOpt = False,
 ) -> None:
-    """Theorem 2: charts, exact projections, indicators and a Lemma 1 network per chart in parallel; error split and resources."""
-    from tmcheck.theory.lemmas.theorem2 import theorem2_report
+    """Theorem 2 (Section 2.4, Appendix E.2): charts, exact projections, indicators and a Lemma 1 network per
+    chart in parallel, at the proven grid by default; error split, resources against the spec, and the
+    verdict (exit 1 when the construction fails its claim or the error exceeds ε).
 
-    rep = theorem2_report(manifold, D, eps, target, N, max_tokens, not shallow, points)
-    if export_and_maybe_json(rep, export, json_):
-        return
-    console.print(table_of(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources"))
-    console.print(
-        f"atlas: C_M = {rep['C_M']} charts, r = τ/4 = {rep['r']}, at most μ = {rep['mu']} charts per point; "
-        f"indicator Δ = {rep['Delta']} with {rep['L_indicator']} doubling layers"
-    )
-    proven = "the proven N" if rep["proven"] else f"reduced from the proven N = {rep['N_proven']} (chart Lipschitz estimate {rep['H_chart_estimate']:.3g}); the error is measured, not guaranteed"
-    console.print(f"N = {rep['N']} per chart: {proven}")
-    console.print(
-        f"max |T - f| = {rep['error']:.4g} on {rep['n_points']} manifold points vs ε = {eps}: "
-        f"{'within' if rep['within_eps'] else 'NOT within'} ε; split: max E_n1 = {rep['E1_max']:.3g}, "
-        f"E_n2 = 0 (exact projection), max E_n3 = {rep['E3_max']:.3g}; network vs claim {rep['network_vs_claim']:.2g}"
-    )
-    if export:
-        console.print(f"written to {export}")
+    Example: tmcheck theorem 2 --manifold circle --D 3 --eps 0.3 --target x0
+    """
+    from tmcheck.theory.lemmas.theorem2_report import theorem2_report
+
+    rep = theorem2_report(manifold, D, eps, target, N, max_tokens, not shallow, points, H_f=H_f, R=R, trials=trials)
+    if not json_:
+        console.print(table_of(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources"))
+        console.print(
+            f"atlas: C_M = {rep['C_M']} charts, r = τ/4 = {rep['r']}, at most μ = {rep['mu']} charts per point; "
+            f"indicator Δ = {rep['Delta']} with {rep['L_indicator']} doubling layers"
+        )
+        proven = "the proven N" if rep["proven"] else f"below the proven N = {rep['N_proven']}; the error is measured, not guaranteed"
+        console.print(f"N = {rep['N']} per chart ({proven}; chart constant H̃ = {rep['H_chart']:.4g}); l = {rep['l']}, m = {rep['m']}, L_T = {rep['L_T']}")
+        console.print(
+            f"max |T - f| = {rep['error']:.4g} on {rep['n_points']} manifold points vs ε = {eps}: "
+            f"{'within' if rep['within_eps'] else 'NOT within'} ε; split: max E_n1 = {rep['E1_max']:.3g}, "
+            f"E_n2 = 0 (exact projection), max E_n3 = {rep['E3_max']:.3g}; network vs claim {rep['network_vs_claim']:.2g}"
+        )
+    finish(rep, export, json_)

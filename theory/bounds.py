@@ -29,6 +29,9 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from tmcheck.theory.spec import Theorem2Layout, lemma1_spec, theorem2_counts
+from tmcheck.theory.targets import tight_N
+
 LN2 = math.log(2.0)
 
 
@@ -340,42 +343,29 @@ def covering_report(c: TransformerClass, delta: float) -> dict:
 # Lemma 1 / Theorem 2 resources (Appendix E) and Theorem 1 (Appendix F.1)
 
 
-def lemma1_N_as_written(d: int, eps: float, H_f: float = 1.0, beta: float = 1.0) -> float:
-    """N = d (2^d H_f/ε)^{1/β} + 1 (Appendix E.1), not rounded."""
-    return d * (2**d * H_f / eps) ** (1 / beta) + 1
-
-
 def lemma1_N_corrected(d: int, eps: float, H_f: float = 1.0, beta: float = 1.0) -> int:
-    """The least grid size with sup|f − f̂| <= H_f ((2/3)√d/(N−1))^β <= ε (lemma1.error_chain)."""
-    return math.ceil((2 / 3) * math.sqrt(d) * (H_f / eps) ** (1 / beta)) + 1
+    """The corrected grid: `targets.tight_N` (kept under this name for proofs_check)."""
+    return tight_N(d, H_f, beta, eps)
 
 
 def lemma1_resources(d: int, N: int) -> dict:
-    """Tokens, heads and blocks of the E.1 construction with the corrected product tree."""
-    depth = max(1, math.ceil(math.log2(d))) if d > 1 else 0
-    return {
-        "N": N,
-        "l": d + d * N + d * N**d,  # x, the s_{i,j}, and d slots per patch
-        "m": max(d * N, d * N**d),  # B_1 has dN heads, B_2 copies with d N^d heads
-        "L_T": 2 + depth + 2,  # B_1, copy block, ceil(log2 d) product levels, multiply-by-f_n, sum
-    }
+    """N, l, m, L_T of the E.1 construction: `theory.spec.lemma1_spec` (the builder's layout)."""
+    sp = lemma1_spec(d, N, with_kappa=False)
+    return {"N": sp.N, "l": sp.l, "m": sp.m, "L_T": sp.L_T}
 
 
-def theorem2_resources(d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.0, beta: float = 1.0) -> dict:
-    """Theorem 2's construction (Appendix E.2, Step 3): δ_1 = ε/(2 C_M) per chart, Lemma 1 per chart,
-    charts and indicators in parallel (Lemma 7): heads C_M (d N^d + d D), tokens C_M (l_1 + 2D);
-    blocks: the chart projection (Step 2.2), Lemma 1's, and the two of Step 3 (product and sum)."""
-    delta1 = eps / (2 * C_M)
-    N = lemma1_N_corrected(d, delta1, H_f, beta)
-    per = lemma1_resources(d, N)
-    return {
-        "delta_1": delta1,
-        "N": N,
-        "l": C_M * (per["l"] + 2 * D),
-        "m": C_M * (per["m"] + d * D),
-        "L_T": per["L_T"] + 3,
-        "stated_order_l_m": d * eps ** (-d / beta),
-    }
+def theorem2_resources(d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.0, beta: float = 1.0,
+                       mu: int | None = None) -> dict:
+    """Theorem 2's counts on any (d, D, C_M) from the builder's layout (`theory.spec.theorem2_counts`):
+    δ_1 = ε/(2μ) (μ = C_M unless given: every chart may contain the point), N = Lemma 1's tight N for the
+    chart constant H_f. For the atlases tmcheck builds use `theory.spec.theorem2_spec`, which takes
+    C_M, μ and the chart constant from the atlas."""
+    mu = C_M if mu is None else mu
+    delta1 = eps / (2 * mu)
+    N = tight_N(d, H_f, beta, delta1)
+    heads, L_T, _ = theorem2_counts(Theorem2Layout(d, D, N, C_M), 1)
+    return {"delta_1": delta1, "N": N, "l": Theorem2Layout(d, D, N, C_M).l, "m": max(n for _, n in heads), "L_T": L_T,
+            "stated_order_l_m": d * eps ** (-d / beta)}
 
 
 def theorem1_eps(n: float, d: float, beta: float = 1.0) -> float:

@@ -17,7 +17,7 @@ import numpy as np
 
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.network import D_EMBD
+from tmcheck.theory.network import D_EMBD, FIXED
 
 PROPERTIES = ("shapes", "immutable_rows", "exact", "kappa", "resources", "backends")
 
@@ -49,6 +49,17 @@ class CheckReport:
         return {"name": self.name, "ok": self.ok, "results": {k: {"passed": p, "detail": d} for k, (p, d) in self.results.items()}}
 
 
+def _run(net, H, backend: str, trace: bool = False):
+    """The blocks on H: the structured pass (`fast_eval`, one score per proven-sparse head, with its
+    domain hypothesis checked) when the network records an interaction pattern, else the dense one."""
+    if "interaction_pattern" in net.meta:
+        from tmcheck.theory.fast_eval import run_structured
+
+        out = run_structured(net, H, backend, trace=trace)
+        return out if trace else out[-1]
+    return run_blocks(net.blocks, H, backend, trace=trace)
+
+
 def _cols(c: Construction, l: int):
     return slice(None) if c.compare_cols is None else c.compare_cols(l)
 
@@ -61,13 +72,13 @@ def check_construction(
     net, l = c.network, c.network.l
     H = c.sample_inputs(rng, n_inputs)
     shape_ok = H.shape == (n_inputs, D_EMBD, l) and net.PE.shape == (D_EMBD, l)
-    states = run_blocks(c.blocks, H, "exact", trace=True)
+    states = _run(net, H, "exact", trace=True)
     want = c.expected(H)
     shape_ok = shape_ok and want.shape == H.shape and all(s.shape == H.shape for s in states)
     rep.results["shapes"] = (bool(shape_ok), f"inputs {H.shape}, {len(states) - 1} block outputs")
     if not shape_ok:
         return rep
-    moved = [i for i in range(1, len(states)) if not (states[i][:, 2:5] == states[i - 1][:, 2:5]).all()]
+    moved = [i for i in range(1, len(states)) if not (states[i][:, FIXED] == states[i - 1][:, FIXED]).all()]
     rep.results["immutable_rows"] = (not moved, f"blocks changing rows 2-4: {moved}" if moved else "rows 2-4 never change")
     rows, cols = list(c.compare_rows), _cols(c, l)
     got = states[-1]
@@ -87,10 +98,30 @@ def check_construction(
         over.append("l")
     rep.results["resources"] = (not over, f"exceeds stated: {over}" if over else "L_T, m, L_FFN, l within stated")
     if "float64" in backends and "exact" in backends:
-        fl = run_blocks(c.blocks, H, "float64")
+        fl = _run(net, H, "float64")
         ex = np.vectorize(float)(got)
         err = float(np.max(np.abs(fl - ex))) if fl.size else 0.0
         scale = max(1.0, float(res.kappa_blocks)) * max(1.0, float(np.max(np.abs(ex)))) ** 2 * l * max(1, res.L_T)
         tol = 2.0**-40 * scale
         rep.results["backends"] = (err <= tol, f"max |float64 - exact| = {err:.3g} (tolerance {tol:.3g})")
     return rep
+
+
+def verify(c: Construction, trials: int, exact: bool = True, seed: int = 0, error: float | None = None,
+           eps: float | None = None, extra_ok: bool = True) -> dict:
+    """The verdict every theory command prints: check_construction over `trials` inputs (with
+    exact=False the claim is also checked in float64 to 1e-9), and, where the construction claims an
+    accuracy, the measured error against ε. HOLDS when every property passes and error <= ε."""
+    rng = np.random.default_rng(seed)
+    rep = check_construction(c, rng, n_inputs=trials)
+    out = {"check": rep.as_dict(), "ok": rep.ok and extra_ok}
+    if not exact:
+        H = c.sample_inputs(rng, trials)
+        err = float(np.max(np.abs(_run(c.network, H, "float64") - np.vectorize(float)(c.expected(H)))))
+        out.update(float_error=err, ok=out["ok"] and err <= 1e-9)
+    if eps is not None:
+        out.update(error=error, eps=eps, within_eps=bool(error <= eps))
+        out["ok"] = out["ok"] and out["within_eps"]
+    out["verdict"] = "HOLDS" if out["ok"] else "FAILS"
+    out["failed"] = rep.failed + ([] if eps is None or out["within_eps"] else ["error > ε"])
+    return out

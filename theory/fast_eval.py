@@ -26,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embed, ffn, mha
-from tmcheck.theory.network import Network, NetworkError
+from tmcheck.theory.network import FIXED, Network, NetworkError
 
 
 def _pattern(net: Network) -> list[dict]:
@@ -37,11 +37,11 @@ def _pattern(net: Network) -> list[dict]:
         if len(p["pairs"]) != len(blk.heads):
             raise NetworkError("interaction pattern does not match the heads")
         for h in blk.heads:
-            if any(v != 0 for v in np.asarray(h.V)[2:5].reshape(-1)):
+            if any(v != 0 for v in np.asarray(h.V)[FIXED].reshape(-1)):
                 raise NetworkError("a head writes rows 2-4; the structured skip needs them fixed")
-        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].W)[2:5].reshape(-1)):
+        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].W)[FIXED].reshape(-1)):
             raise NetworkError("an FFN writes rows 2-4; the structured skip needs them fixed")
-        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].b)[2:5]):
+        if blk.ffn and any(v != 0 for v in np.asarray(blk.ffn[-1].b)[FIXED]):
             raise NetworkError("an FFN writes rows 2-4; the structured skip needs them fixed")
     return pat
 
@@ -98,6 +98,11 @@ def prepare(net: Network, backend: str) -> list[dict]:
             prep["sparse"] = {"t1": t1, "t2": t2, "A": be.weight(A), "V": be.weight(V)}
             if backend == "float64":
                 prep["sparse"]["S"] = sparse.csr_matrix((np.ones(len(idx)), (np.arange(len(idx)), t1)), shape=(len(idx), net.l))
+                # the (i, j) entries of K^T Q and V that are non-zero in some head: a Lemma 3 head's
+                # kernel has a handful of the 25, so the float pass sums only those terms
+                Af, Vf = prep["sparse"]["A"], prep["sparse"]["V"]
+                prep["sparse"]["A_nz"] = [(i, j, np.ascontiguousarray(Af[:, i, j])) for i in range(5) for j in range(5) if Af[:, i, j].any()]
+                prep["sparse"]["V_nz"] = [(i, j, np.ascontiguousarray(Vf[:, i, j])) for i in range(5) for j in range(5) if Vf[:, i, j].any()]
         out.append(prep)
     return out
 
@@ -108,9 +113,14 @@ def _sparse_heads(ops: _Ops, sp: dict, H):
     t1, t2 = sp["t1"], sp["t2"]
     if not ops.exact:
         h1, h2 = H[:, :, t1], H[:, :, t2]  # (B, 5, m)
-        score = np.einsum("bim,mij,bjm->bm", h2, sp["A"], h1)  # <K h_t2, Q h_t1>
-        vals = np.einsum("mij,bjm->bim", sp["V"], h2) * np.maximum(score, 0.0)[:, None, :]  # (B, 5, m)
-        B = H.shape[0]
+        B, m = H.shape[0], len(t1)
+        score = np.zeros((B, m))
+        for i, j, a in sp["A_nz"]:  # <K h_t2, Q h_t1> = Σ_ij h2_i A_ij h1_j over the non-zero A_ij
+            score += a * h2[:, i, :] * h1[:, j, :]
+        relu = np.maximum(score, 0.0)
+        vals = np.zeros((B, 5, m))
+        for i, j, v in sp["V_nz"]:  # (V h_t2)_i σ(score)
+            vals[:, i, :] += v * h2[:, j, :] * relu
         return H + np.asarray(sp["S"].T @ vals.reshape(B * 5, -1).T).T.reshape(H.shape)
     h1 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t1))), (Ellipsis, None))  # (B, m, 5, 1)
     h2 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t2))), (Ellipsis, None))  # (B, m, 5, 1)
@@ -162,11 +172,19 @@ def _backend_name(net: Network, backend: str | None) -> str:
 def forward_structured(net: Network, X, backend: str | None = None, prepared: list[dict] | None = None):
     """Final hidden matrices (B, 5, l) using the recorded interaction pattern (see module docstring)."""
     name = _backend_name(net, backend)
-    prepared = prepare(net, name) if prepared is None else prepared
-    ops = _Ops(name)
+    be = BACKENDS[name]()
+    return run_structured(net, be.tidy(embed(net, X, be)), name, prepared)[-1]
+
+
+def run_structured(net: Network, H, backend: str, prepared: list[dict] | None = None, trace: bool = False) -> list:
+    """The blocks on hidden matrices H (B, 5, l), structured: [H_final], or every block's output
+    (H_0 first) with trace=True, as backend outputs (object arrays in exact, float64 otherwise)."""
+    prepared = prepare(net, backend) if prepared is None else prepared
+    ops = _Ops(backend)
     be = ops.be
     budget = ELEMENT_BUDGET[be.name]
-    H = be.tidy(embed(net, X, be))
+    H = be.tidy(be.weight(H) if isinstance(H, np.ndarray) else H)
+    states = [be.output(H)] if trace else []
     for bi, (blk, p) in enumerate(zip(net.blocks, prepared)):
         M = p["M"]
         mx = ops.max_data(H)
@@ -183,7 +201,9 @@ def forward_structured(net: Network, X, backend: str | None = None, prepared: li
             Z = be.tidy(Z)
             Z = be.add(ffn(blk.ffn, Z, be) if ops.exact else _ffn_float(blk.ffn, Z), Z)
         H = be.tidy(Z)
-    return be.output(H)
+        if trace:
+            states.append(be.output(H))
+    return states if trace else [be.output(H)]
 
 
 def evaluate_structured(net: Network, X, backend: str | None = None, batch: int = 64) -> np.ndarray:
@@ -191,7 +211,12 @@ def evaluate_structured(net: Network, X, backend: str | None = None, batch: int 
     X = np.asarray(X, dtype=object if (backend or net.arithmetic) == "exact" else None)
     if X.ndim == 1:
         X = X[None]
+    from threadpoolctl import threadpool_limits
+
     r, c = net.decoder
     prepared = prepare(net, _backend_name(net, backend))
-    outs = [forward_structured(net, X[s : s + batch], backend, prepared)[:, r, c] for s in range(0, len(X), batch)]
+    # one BLAS thread: the products are 5 x 5 times 5 x (batch·l), where extra threads only contend
+    # (5x slower with 2 threads on a loaded 2-core machine)
+    with threadpool_limits(1, user_api="blas"):
+        outs = [forward_structured(net, X[s : s + batch], backend, prepared)[:, r, c] for s in range(0, len(X), batch)]
     return np.concatenate(outs) if outs else np.zeros(0)

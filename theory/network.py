@@ -32,9 +32,11 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 D_EMBD = 5
-DATA_ROWS = (0, 1)
-INTERACTION_ROWS = (2, 3)
-CONSTANT_ROW = 4
+# the structured rows of a token h_t (0-based; the paper's rows 1-2, 3-4, 5)
+DATA = slice(0, 2)  # the data rows x (rows 0-1): what blocks read and write
+INTERACTION = slice(2, 4)  # the interaction vector I_t (rows 2-3)
+CONSTANT = 4  # the constant 1 (row 4)
+FIXED = slice(2, 5)  # rows no block may change: I_t and the constant
 ARITHMETICS = ("exact", "float64")
 
 
@@ -234,7 +236,7 @@ def interaction_vectors(l: int, arithmetic: str) -> np.ndarray:
 def structured_positional(l: int, arithmetic: str) -> np.ndarray:
     """PE with rows 0-1 zero, rows 2-3 the interaction vectors, row 4 the constant 1."""
     pe = zeros((D_EMBD, l), arithmetic)
-    pe[2:4, :] = interaction_vectors(l, arithmetic)
+    pe[INTERACTION, :] = interaction_vectors(l, arithmetic)
     pe[4, :] = Fraction(1) if arithmetic == "exact" else 1.0
     return pe
 

@@ -33,6 +33,9 @@ _FUNCTIONS["min"] = sympy.Min
 _FUNCTIONS["max"] = sympy.Max
 _PARSER_NAMES = {"Integer": sympy.Integer, "Float": sympy.Float, "Symbol": sympy.Symbol, "Rational": sympy.Rational}
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# numeric literals, scientific notation included (1e-3, 2.5E+4): removed before names are looked up,
+# so the exponent's "e" is not read as a name (a name never starts with a digit or a dot)
+_NUMBER = re.compile(r"(?<![A-Za-z_0-9])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ALLOWED_CHARS = re.compile(r"^[A-Za-z0-9_+\-*/^(). ,]*$")
 MAX_LENGTH = 500
 DYADIC = 2**40  # grid values are rounded to multiples of 2^-40 (the rounding enters the error budget)
@@ -85,7 +88,7 @@ def parse_target(text: str, d: int) -> Target:
     if len(text) > MAX_LENGTH or not _ALLOWED_CHARS.match(text) or "__" in text:
         raise TargetError(f"target {text!r} contains characters or names that are not allowed")
     variables = {f"x{i}": sympy.Symbol(f"x{i}", real=True) for i in range(d)}
-    for tok in _TOKEN.findall(text):
+    for tok in _TOKEN.findall(_NUMBER.sub(" ", text)):
         if tok not in variables and tok not in _FUNCTIONS:
             raise TargetError(
                 f"unknown name {tok!r} in target {text!r}; variables are x0..x{d - 1}, functions "

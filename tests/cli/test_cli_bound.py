@@ -45,19 +45,31 @@ def test_theorem1():
     assert res.exit_code == 0 and "Theorem 1" in res.stdout
 
 
-def test_theorem2():
-    res = runner.invoke(app, ["bound", "theorem2", "--d", "2", "--D", "3", "--eps", "0.1", "--json"])
+def test_theorem2_counts_come_from_the_atlas_spec():
+    from tmcheck.theory.spec import theorem2_spec
+
+    res = runner.invoke(app, ["bound", "theorem2", "--manifold", "circle", "--D", "3", "--eps", "0.3", "--H-f", "1", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    N = math.ceil((2 / 3) * math.sqrt(2) * 20) + 1  # δ_1 = ε/(2 C_M) = 0.05
-    assert out["N"] == N and out["m"] == 2 * N**2 + 2 * 3 and out["l"] == 2 + 2 * N + 2 * N**2 + 6
-    assert runner.invoke(app, ["bound", "theorem2"]).exit_code == 0
+    sp = theorem2_spec("circle", 3, 0.3, with_kappa=False)
+    assert (out["N"], out["l"], out["m"], out["L_T"], out["C_M"], out["mu"]) == (sp.N, sp.l, sp.m, sp.L_T, 14, 2)
+    assert out["l"] == out["C_M"] * (3 + 1 + 1 + out["N"] + 2 * out["N"]) and out["delta"] == pytest.approx(0.3 / 4)
+    assert runner.invoke(app, ["bound", "theorem2", "--N", "3"]).exit_code == 0
+
+
+def test_lemma1_bound_is_the_builders_count():
+    res = runner.invoke(app, ["bound", "lemma1", "--d", "2", "--eps", "0.1", "--H-f", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert (out["N"], out["l"], out["m"], out["L_T"], out["L_FFN"], out["w_FFN"]) == (30, 2 + 60 + 1800, 1800, 5, 2, 5)
 
 
 @pytest.mark.parametrize(
     "args",
     [
         ["bound", "theorem2", "--eps", "2"],
+        ["bound", "theorem2", "--manifold", "klein"],
+        ["bound", "lemma1", "--eps", "0"],
         ["bound", "covering", "--kappa", "-1"],
         ["bound", "covering", "--LT", "0"],
         ["bound", "covering", "--delta", "0"],

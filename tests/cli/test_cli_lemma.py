@@ -67,7 +67,7 @@ def test_other_lemmas(args):
     "args, message",
     [
         (["interaction", "--l", "4", "--t1", "9"], "outside"),
-        (["interaction", "--q", "1,2"], "2 x 5"),
+        (["interaction", "--query-kernel", "1,2"], "2 x 5"),
         (["gating", "--keep", "middle"], "keep must be"),
         (["addition", "--c", "5"], "M/2"),
         (["addition", "--c", "x"], "--c"),

@@ -18,7 +18,7 @@ def test_lemma1_table_and_export(tmp_path):
     r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.3", "--target", "sin(3*x0)*x1", "--beta", "1", "--hf", "3",
                             "--export", str(out)])
     assert r.exit_code == 0, r.output
-    assert "resources" in r.output and "within ε" in r.output
+    assert "resources" in r.output and "within ε" in r.output and "verdict: HOLDS" in r.output
     assert netfile.load(out).meta["name"] == "lemma1"
 
 
@@ -30,6 +30,23 @@ def test_lemma1_json_exact():
     assert data["N"] == len(data["grid_points"]) and data["within_eps"]
     assert {row["quantity"] for row in data["resources"]} >= {"L_T", "m", "l", "L_FFN", "kappa"}
     assert data["measured"]["l"] == 1 + data["N"] + data["N"]  # d + dN + dN^d for d = 1
+    assert data["verdict"] == "HOLDS" and data["check"]["ok"]
+    assert {r["quantity"]: r["ratio"] for r in data["resources"]}["kappa"] == 1  # the spec's κ is the measured one
+
+
+def test_lemma1_below_the_grid_fails_with_exit_1():
+    """N = 3 is far below the N = 30 that ε = 0.1 needs: the error exceeds ε, the verdict is FAILS, exit 1."""
+    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.1", "--target", "sin(3*x0)*x1", "--N", "3"])
+    assert r.exit_code == 1, r.output
+    assert "NOT within" in r.output and "verdict: FAILS" in r.output and "error > ε" in r.output
+    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.1", "--target", "sin(3*x0)*x1", "--N", "3", "--json"])
+    assert r.exit_code == 1 and json.loads(r.stdout)["verdict"] == "FAILS"
+
+
+def test_lemma1_scientific_notation_target():
+    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "1e-3*x0 + 2.5E-1", "--hf", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["verdict"] == "HOLDS"
 
 
 def test_lemma1_paper_grid_is_larger():
@@ -57,21 +74,47 @@ def test_lemma1_errors_are_one_line(args, msg):
 
 def test_theorem2_json_and_export(tmp_path):
     out = tmp_path / "t2.json"
-    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.5", "--target", "x0*x1",
+    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.9", "--target", "x0*x1",
                             "--N", "4", "--points", "50", "--export", str(out), "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4 and len(data["grid_points"]) == 4
     assert data["measured"]["L_T"] == 6 and data["measured"]["l"] == data["C_M"] * (3 + 1 + 1 + 4 + 2 * 4)
+    assert data["verdict"] == "HOLDS" and not data["proven"]
     assert netfile.load(out).meta["name"] == "theorem2"
 
 
 @pytest.mark.parametrize(
     "args,msg",
     [(["--eps", "2"], "ε must lie"), (["--manifold", "klein"], "unknown manifold"), (["--target", "x9"], "unknown name"),
-     (["--manifold", "torus", "--D", "3"], "at least")],
+     (["--manifold", "torus", "--D", "3"], "at least"), (["--target", "sin(20*x0)"], "declared H_f"),
+     (["--target", "x0 + 2"], "declared R")],
 )
 def test_theorem2_errors_are_one_line(args, msg):
     r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", *args])
     assert r.exit_code == 2
     assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_theorem2_below_the_grid_fails_with_exit_1():
+    """N = 2 on the circle cannot reach ε = 0.05 (error > ε): FAILS and exit 1, the verdict of `lemma 1 --N 3`."""
+    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.05", "--target", "x0",
+                            "--N", "2", "--points", "40", "--json"])
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.stdout)
+    assert data["verdict"] == "FAILS" and "error > ε" in data["failed"] and data["check"]["ok"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("manifold,D,eps,N", [("circle", 3, 0.3, None), ("sphere", 4, 0.5, 2), ("torus", 5, 0.5, 2)])
+def test_bound_and_builder_report_the_same_counts(manifold, D, eps, N):
+    """Done-when of the issue: `bound theorem2` and `theorem 2` agree on N, l, m, L_T (the circle at the proven N)."""
+    grid = [] if N is None else ["--N", str(N)]
+    b = runner.invoke(app, ["bound", "theorem2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--H-f", "1", "--json", *grid])
+    t = runner.invoke(app, ["theorem", "2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--target", "x0",
+                            "--points", "40", "--json", *grid])
+    assert b.exit_code == 0 and t.exit_code in (0, 1), (b.output, t.output)
+    bo, to = json.loads(b.stdout), json.loads(t.stdout)
+    assert [bo[k] for k in ("N", "l", "m", "L_T")] == [to[k] for k in ("N", "l", "m", "L_T")]
+    if N is None:
+        assert to["proven"] and to["verdict"] == "HOLDS"

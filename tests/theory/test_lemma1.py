@@ -17,14 +17,13 @@ from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured
 from tmcheck.theory.lemmas.lemma1 import (
     fhat,
-    grid_points,
     lemma1,
     lemma1_report,
     lemma1_network,
     lemma1_spec,
-    psi,
     resource_table,
 )
+from tmcheck.theory.sparse import grid_points, psi
 from tmcheck.theory.network import resources
 from tmcheck.theory.targets import parse_target, tight_error_bound
 

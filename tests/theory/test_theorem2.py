@@ -15,7 +15,7 @@ from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate, run_blocks
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
-from tmcheck.theory.lemmas.lemma1 import psi
+from tmcheck.theory.sparse import psi
 from tmcheck.theory.lemmas.theorem2 import (
     _q,
     claim_parts,
@@ -25,8 +25,8 @@ from tmcheck.theory.lemmas.theorem2 import (
     psi_indicator_ffn,
     theorem2,
     theorem2_network,
-    theorem2_report,
 )
+from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.network import Block, structured_positional
 from tmcheck.theory.targets import parse_target
@@ -35,7 +35,7 @@ from tmcheck.theory.targets import parse_target
 @functools.lru_cache(maxsize=None)
 def circle_construction(N=3):
     m = make_manifold("circle", 2)
-    return theorem2(m, parse_target("x0*x1 + x1/2", 2), 0.5, N=N, arithmetic="exact")
+    return theorem2(m, parse_target("x0*x1 + x1/2", 2), 0.5, N=N, arithmetic="exact", H_f=2.0)
 
 
 def test_network_computes_the_claim_exactly():

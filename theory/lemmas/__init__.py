@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tmcheck.theory.network import Block, Network, structured_positional, zeros
+from tmcheck.theory.network import FIXED, Block, Network, structured_positional, zeros
 
 
 def domain_bound(M) -> Fraction:
@@ -53,5 +53,5 @@ def sample_structured(rng: np.random.Generator, n: int, l: int, M, data_rows=(0,
 def with_positional(H: np.ndarray, l: int) -> np.ndarray:
     """H (n, 5, l') with rows 2-4 replaced by the structured rows for length l (l' == l)."""
     out = np.array(H, dtype=object)
-    out[:, 2:5, :] = structured_positional(l, "exact")[2:5]
+    out[:, FIXED, :] = structured_positional(l, "exact")[FIXED]
     return out

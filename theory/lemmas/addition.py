@@ -19,9 +19,9 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot
+from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot, pivot_threshold
 from tmcheck.theory.lemmas.interaction import interaction_head, kappa_data, minimal_C, paper_C
-from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import CONSTANT, INTERACTION, Block, Layer, interaction_vectors, zeros
 
 
 def addition_kernels(c_i, M) -> tuple[list, list]:
@@ -41,10 +41,10 @@ def shift_ffn(l: int, t_from: int, shift, arithmetic: str = "exact") -> tuple[La
     shift = Fraction(shift) if arithmetic == "exact" else float(shift)
     v = pivot(l, t_from, "suffix", arithmetic)
     I = interaction_vectors(l, arithmetic)
-    C = shift / min(v[0] * I[0, t] + v[1] * I[1, t] for t in range(t_from, l)) if t_from < l else 0 * shift
+    C = pivot_threshold(shift, v, I, range(t_from, l)) if t_from < l else 0 * shift  # v.I_t > 0 on t >= t_from
     one = Fraction(1) if arithmetic == "exact" else 1.0
     W1, b1 = zeros((2, 5), arithmetic), zeros((2,), arithmetic)
-    W1[0, 2:4] = W1[1, 2:4] = C * v
+    W1[0, INTERACTION] = W1[1, INTERACTION] = C * v
     b1[1] = -shift
     W2, b2 = zeros((5, 2), arithmetic), zeros((5,), arithmetic)
     W2[0, 0], W2[0, 1] = -one, one
@@ -106,7 +106,7 @@ def addition(c: Sequence, M) -> Construction:
         claim=f"row 0 of token D+i becomes x_i - c_i (D = {D}), for H as in Lemma 5 with ||x||_inf <= {M / 2}",
         sample_inputs=sample,
         expected=expected,
-        constants={"c": c, "M": M, "D": D, "C_heads": [h.K[4, 4] * -1 for h in blk.heads]},
+        constants={"c": c, "M": M, "D": D, "C_heads": [-h.K[CONSTANT, CONSTANT] for h in blk.heads]},
         # Lemma 3's written-out bound for these kernels on ||H|| <= M/2, and the gating bound; the
         # lemma's own O(lM) has no constant and does not hold for this construction.
         stated_kappa_bound=max(paper_C(l, kap, M / 2), paper_kappa_bound(l, M), kap),

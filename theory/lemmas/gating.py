@@ -14,7 +14,7 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import INTERACTION, Block, Layer, interaction_vectors, zeros
 
 PI_LOWER = Fraction(314159265, 10**8)
 KEEPS = ("prefix", "suffix")
@@ -54,11 +54,15 @@ def pivot(l: int, t_cut: int, keep: str = "prefix", arithmetic: str = "exact") -
     return v if keep == "prefix" else -v
 
 
+def pivot_threshold(target, v: np.ndarray, I: np.ndarray, tokens) -> object:
+    """The least C with C |v.I_t| >= target on every token in `tokens`: target / min_t |v.I_t| (the one
+    pivot threshold; Lemma 4's gating and Lemma 5's shift FFN both use it)."""
+    return target / min(abs(v[0] * I[0, t] + v[1] * I[1, t]) for t in tokens)
+
+
 def gating_C(l: int, t_cut: int, keep: str, M, arithmetic: str = "exact"):
     """The exact smallest C: C |v.I_t| >= M for every token t (both sides must switch cleanly)."""
-    v = pivot(l, t_cut, keep, arithmetic)
-    I = interaction_vectors(l, arithmetic)
-    return M / min(abs(v[0] * I[0, t] + v[1] * I[1, t]) for t in range(l))
+    return pivot_threshold(M, pivot(l, t_cut, keep, arithmetic), interaction_vectors(l, arithmetic), range(l))
 
 
 def gating_ffn(l: int, t_cut: int, keep: str = "prefix", M=1, arithmetic: str = "exact") -> tuple[Layer, ...]:
@@ -78,7 +82,7 @@ def gating_ffn(l: int, t_cut: int, keep: str = "prefix", M=1, arithmetic: str = 
     one = Fraction(1) if arithmetic == "exact" else 1.0
     W1, b1 = zeros((3, 5), arithmetic), zeros((3,), arithmetic)
     for i in range(3):
-        W1[i, 2:4] = -C * v
+        W1[i, INTERACTION] = -C * v
     W1[0, 0] = W1[1, 1] = -one
     W2, b2 = zeros((5, 3), arithmetic), zeros((5,), arithmetic)
     W2[0, 0] = W2[1, 1] = one

@@ -18,7 +18,19 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import D_EMBD, Block, Head, as_array, interaction_vectors, structured_positional, zeros
+from tmcheck.theory.network import (
+    CONSTANT,
+    D_EMBD,
+    DATA,
+    FIXED,
+    INTERACTION,
+    Block,
+    Head,
+    as_array,
+    interaction_vectors,
+    structured_positional,
+    zeros,
+)
 
 # A rational lower bound of pi^2 (9.8696044010...), so paper_C is a rational upper bound of 16 d^4 k^2 M^2 l^2 / pi^2.
 PI2_LOWER = Fraction(98696044, 10**7)
@@ -78,11 +90,11 @@ def interaction_head(
     I = interaction_vectors(l, arithmetic) if vectors is None else vectors  # (2, l)
     one = Fraction(1) if arithmetic == "exact" else 1.0
     Q, K, V = zeros((5, 5), arithmetic), zeros((5, 5), arithmetic), zeros((5, 5), arithmetic)
-    Q[0:2], K[0:2] = Qb, Kb
-    Q[2:4, 2:4] = C * rotation(I[:, t1], I[:, t2])
-    K[2:4, 2:4] = np.outer(I[:, t2], I[:, t2])
-    Q[4, 4], K[4, 4] = one, -C
-    V[row, 4] = one
+    Q[DATA], K[DATA] = Qb, Kb
+    Q[INTERACTION, INTERACTION] = C * rotation(I[:, t1], I[:, t2])
+    K[INTERACTION, INTERACTION] = np.outer(I[:, t2], I[:, t2])
+    Q[CONSTANT, CONSTANT], K[CONSTANT, CONSTANT] = one, -C
+    V[row, CONSTANT] = one
     return Head(Q, K, V)
 
 
@@ -167,7 +179,7 @@ class _BoxMaxima:
     def build(cls, l: int, Qb: np.ndarray, Kb: np.ndarray, M, arithmetic: str) -> "_BoxMaxima":
         exact = arithmetic == "exact"
         G = _kernel(Qb, Kb)
-        P = structured_positional(l, arithmetic)[2:5]
+        P = structured_positional(l, arithmetic)[FIXED]
         if exact:
             d, Pi = _integer_columns(P)
             g = lcm(*(v.denominator for v in G.reshape(-1)))
@@ -298,20 +310,20 @@ def pair_threshold(l: int, t1: int, t2: int, Q_data, K_data, M, t: int, k: int) 
     G = _kernel(Qb, Kb)
     P = structured_positional(l, "exact")
     if t == k:
-        bmax = _diag_max(G, P[2:5, t], M)[0]
+        bmax = _diag_max(G, P[FIXED, t], M)[0]
     else:
         hs = []
         for su in _SIGNS:
             h = P[:, t].copy()
-            h[0:2] = [M * s for s in su]
+            h[DATA] = [M * s for s in su]
             hs.append(h)
         hk = []
         for sw in _SIGNS:
             h = P[:, k].copy()
-            h[0:2] = [M * s for s in sw]
+            h[DATA] = [M * s for s in sw]
             hk.append(h)
         bmax = max(a @ G @ b for a in hs for b in hk)
-    I = P[2:4]
+    I = P[INTERACTION]
     gap = 1 - (I[:, t] @ I[:, t1]) * (I[:, k] @ I[:, t2])
     return max(Fraction(0), bmax) / gap
 

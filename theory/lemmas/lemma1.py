@@ -1,14 +1,11 @@
 """Lemma 1 (Section 2.4; proof in Appendix E.1) as one tmcheck-network: f̂(x) = Σ_n f_n φ_n(x) on [0,1]^d.
 
-The construction is described as *sparse blocks* (`SparseBlock`): each attention head is one
-Interaction-Lemma head (Appendix G, Lemma 3) given by (t1, t2, row, Q^B, K^B), so every head has
-exactly one token pair (t1, t2) with a possibly non-zero score, on the domain where ||rows 0-1||_∞ <= M.
-`realize` turns the description into weights and records the pattern (t1, t2) of every head and the
-bound M of every block in `network.meta["interaction_pattern"]`: that is what `fast_eval` uses to
-skip the scores the Interaction Lemma proves zero. Theorem 2 (`theorem2.py`) reuses these pieces.
+The construction is a list of sparse blocks (`theory.sparse`, the composition layer shared with
+Theorem 2); its resources come from `theory.spec.lemma1_spec`, which reads the same layout.
 
-Token layout (0-based): x^i in token i (i < d); s_{i,j} in token d + iN + j (j < N); the F factors
-of patch n (n in {0..N-1}^d, row-major index n̄) in tokens d + dN + n̄F + k (k < F; F = d here).
+Token layout (0-based, `spec.Lemma1Layout`): x^i in token i (i < d); s_{i,j} in token d + iN + j
+(j < N); the F factors of patch n (n in {0..N-1}^d, row-major index n̄) in tokens d + dN + n̄F + k
+(k < F; F = d here).
 
 Blocks (L_T = ⌈log2 d⌉ + 4, as in the paper's B_1 ... B_{log d + 4}):
   1. ψ block: dN heads write x^i - t_j + 1 into row 1 of token (i, j); the FFN turns row 1 into
@@ -25,7 +22,6 @@ Blocks (L_T = ⌈log2 d⌉ + 4, as in the paper's B_1 ... B_{log d + 4}):
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,236 +29,27 @@ from typing import Sequence
 
 import numpy as np
 
+from tmcheck.theory import spec as resources_spec
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas.interaction import interaction_head
-from tmcheck.theory.network import Block, Head, Layer, Network, interaction_vectors, structured_positional, zeros
+from tmcheck.theory.network import Network, structured_positional, zeros
+from tmcheck.theory.sparse import (
+    F1,
+    SparseBlock,
+    copy_interactions,
+    fvalue_interactions,
+    grid_points,
+    grid_value,
+    move_clear_ffn,
+    patches,
+    product_levels,
+    psi_ffn,
+    psi_interactions,
+    realize,
+    shift_row0_ffn,
+    sum_head,
+    zero_row0_ffn,
+)
 from tmcheck.theory.targets import Target, TargetError, grid_N, paper_error_bound, paper_N, tight_error_bound
-
-F0 = Fraction(0)
-F1 = Fraction(1)
-E0 = (F1, F0, F0, F0, F0)  # reads row 0
-E1 = (F0, F1, F0, F0, F0)  # reads row 1
-ONE = (F0, F0, F0, F0, F1)  # reads the constant row 4
-ZERO = (F0,) * 5
-
-
-def _vec(row0=F0, const=F0) -> tuple:
-    return (Fraction(row0), F0, F0, F0, Fraction(const))
-
-
-# --------------------------------------------------------------------------------------------
-# sparse blocks and their realisation as weights
-
-
-@dataclass(frozen=True)
-class Interaction:
-    """One Lemma 3 head: σ(<Q^B h_t1, K^B h_t2>) (times sign) is added to entry (row, t1)."""
-
-    t1: int
-    t2: int
-    row: int
-    Q_data: tuple  # 2 rows of 5 Fractions
-    K_data: tuple
-    sign: int = 1
-
-    def shifted(self, offset: int) -> "Interaction":
-        return Interaction(self.t1 + offset, self.t2 + offset, self.row, self.Q_data, self.K_data, self.sign)
-
-
-@dataclass
-class SparseBlock:
-    """A block whose heads are Interaction-Lemma heads (plus `dense` heads) and a token-wise FFN.
-
-    M bounds |rows 0-1| of every token at the block's input on the claim's domain: the Interaction
-    Lemma's hypothesis, from which each head's C is derived (`sufficient_C`)."""
-
-    interactions: list[Interaction]
-    ffn: tuple[Layer, ...]
-    M: Fraction
-    dense: tuple[Head, ...] = ()
-    name: str = ""
-
-
-def data_bound(Q_data, K_data, M) -> Fraction:
-    """max |<Q^B h, K^B h'>| over tokens with |rows 0-1| <= M, |I_t| entries <= 1, row 4 = 1:
-    Σ_r (Σ_c |Q^B_rc| m_c)(Σ_c |K^B_rc| m_c) with m = (M, M, 1, 1, 1)."""
-    m = (M, M, F1, F1, F1)
-    return sum(
-        sum(abs(q) * mc for q, mc in zip(Qr, m)) * sum(abs(k) * mc for k, mc in zip(Kr, m))
-        for Qr, Kr in zip(Q_data, K_data)
-    )
-
-
-def max_adjacent_cosine(l: int, arithmetic: str):
-    """c_max = max_t <I_t, I_{t+1}>: the largest cosine between distinct interaction vectors
-    (their angles increase inside [0, π/2], so the closest pair is adjacent); 0 when l = 1."""
-    I = interaction_vectors(l, arithmetic)
-    if l == 1:
-        return F0 if arithmetic == "exact" else 0.0
-    dots = I[0, :-1] * I[0, 1:] + I[1, :-1] * I[1, 1:]
-    return max(dots)
-
-
-def sufficient_C(b_max, c_max, arithmetic: str):
-    """C = b_max / (1 - c_max) (twice that in float64, a margin against rounding).
-
-    Proof. In Lemma 3's head the score of (t, k) is b(t,k) - C(1 - c_t c'_k) with c_t = <I_t, I_t1>,
-    c'_k = <I_k, I_t2> in [0, 1] (first-quadrant unit vectors). For (t, k) != (t1, t2) one factor is a
-    cosine between distinct vectors, so c_t c'_k <= c_max, and b(t,k) <= b_max: the score is
-    <= b_max - C(1 - c_max) <= 0 and σ gives 0. Cheaper than the exact threshold (`minimal_C`,
-    O(l^2) per head), and within the factor b_max / max b of it.
-    """
-    if arithmetic == "exact":
-        return Fraction(b_max) / (1 - c_max)
-    return 2.0 * float(b_max) / (1.0 - float(c_max))
-
-
-def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
-    """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
-    ([-1, -1] for a dense head) and M."""
-    c_max = max_adjacent_cosine(l, arithmetic)
-    I = interaction_vectors(l, arithmetic)
-    out, pattern = [], []
-    cache: dict = {}
-    for blk in blocks:
-        heads, pairs = [], []
-        for it in blk.interactions:
-            key = (it.Q_data, it.K_data)
-            if key not in cache:
-                cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), c_max, arithmetic)
-            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic, vectors=I)
-            heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
-            pairs.append([it.t1, it.t2])
-        for h in blk.dense:
-            heads.append(Head(*(_conv(getattr(h, k), arithmetic) for k in "QKV")))
-            pairs.append([-1, -1])
-        ffn = tuple(Layer(_conv(x.W, arithmetic), _conv(x.b, arithmetic)) for x in blk.ffn)
-        out.append(Block(tuple(heads), ffn))
-        pattern.append({"name": blk.name, "pairs": pairs, "M": str(blk.M)})
-        cache.clear()
-    return out, pattern
-
-
-def _conv(arr, arithmetic: str) -> np.ndarray:
-    arr = np.asarray(arr, dtype=object)
-    if arithmetic == "exact":
-        return arr
-    return np.array([float(v) for v in arr.reshape(-1)], dtype=np.float64).reshape(arr.shape)
-
-
-def _layer(W, b) -> Layer:
-    W = np.array([[Fraction(v) for v in r] for r in W], dtype=object)
-    return Layer(W, np.array([Fraction(v) for v in b], dtype=object))
-
-
-# --------------------------------------------------------------------------------------------
-# the FFNs
-
-
-def psi(u: Fraction) -> Fraction:
-    """The trapezoid ψ(u) = 1 on |u| <= 1, 2 - |u| on 1 <= |u| <= 2, 0 beyond (the paper prints
-    1 - |u| on the middle piece, which is discontinuous at |u| = 1 and not a partition of unity)."""
-    a = abs(u)
-    return F1 if a <= 1 else (2 - a if a <= 2 else F0)
-
-
-def psi_ffn_layers(N: int) -> tuple[list, list, list, list]:
-    """Hidden units and output rows of the ψ FFN (shared with Theorem 2's combined FFN).
-
-    With r = row 1 and u = 3(N-1)(r - 1): ψ(u) = σ(u+2) - σ(u+1) - σ(u-1) + σ(u-2), and row 1 is
-    cleared by -σ(r) (row 1 >= 0 on the domain). Returns (W1 rows, b1, out-row-0 coefficients,
-    out-row-1 coefficients) over the 5 hidden units."""
-    a = Fraction(3 * (N - 1))
-    W1 = [[0, a, 0, 0, 0]] * 4 + [[0, 1, 0, 0, 0]]
-    b1 = [-a + 2, -a + 1, -a - 1, -a - 2, 0]
-    return W1, b1, [1, -1, -1, 1, 0], [0, 0, 0, 0, -1]
-
-
-def psi_ffn(N: int) -> tuple[Layer, ...]:
-    W1, b1, o0, o1 = psi_ffn_layers(N)
-    W2 = [o0, o1] + [[0] * 5] * 3
-    return (_layer(W1, b1), _layer(W2, [0] * 5))
-
-
-def move_clear_ffn() -> tuple[Layer, ...]:
-    """z + FFN(z): row 0 <- row 1, row 1 <- 0 (one affine layer; the paper's W_1 of B_3)."""
-    return (_layer([[-1, 1, 0, 0, 0], [0, -1, 0, 0, 0]] + [[0] * 5] * 3, [0] * 5),)
-
-
-def zero_row0_ffn() -> tuple[Layer, ...]:
-    return (_layer([[-1, 0, 0, 0, 0]] + [[0] * 5] * 4, [0] * 5),)
-
-
-def shift_row0_ffn(shift: Fraction) -> tuple[Layer, ...]:
-    return (_layer([[0] * 5] * 5, [shift, 0, 0, 0, 0]),)
-
-
-def sum_head() -> Head:
-    """Constant score <Q h_t, K h_k> = 1·1 (row 4 is 1 on every token); V h_k = row1_k e_0."""
-    Q, K, V = zeros((5, 5), "exact"), zeros((5, 5), "exact"), zeros((5, 5), "exact")
-    Q[0, 4], K[0, 4], V[0, 1] = F1, F1, F1
-    return Head(Q, K, V)
-
-
-# --------------------------------------------------------------------------------------------
-# the interactions of each stage
-
-
-def grid_points(N: int) -> list[Fraction]:
-    """t_j = j/(N-1), j = 0..N-1 (the paper's (n-1)/(N-1), n = 1..N)."""
-    return [Fraction(j, N - 1) for j in range(N)]
-
-
-def psi_interactions(z_tokens: Sequence[int], N: int, psi_base: int) -> list[Interaction]:
-    """Token (i, j) = psi_base + iN + j gets row 1 += σ(z_i + 1 - t_j) (= z_i - t_j + 1 on z_i >= t_j - 1).
-    K^B's constant is 1 - t_j (the paper prints -j/(N-1) + 1, off by one index)."""
-    out = []
-    for i, z in enumerate(z_tokens):
-        for j, t in enumerate(grid_points(N)):
-            out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (_vec(1, 1 - t), ZERO)))
-    return out
-
-
-def patches(d: int, N: int) -> list[tuple[int, ...]]:
-    return list(itertools.product(range(N), repeat=d))
-
-
-def copy_interactions(d: int, N: int, psi_base: int, prod_base: int, F: int, extra_tokens: Sequence[int] = ()) -> list[Interaction]:
-    """Factor k < d of patch n gets s_{k, n^k} (row 0, σ(1 · s) = s as s >= 0); factor d + e gets the
-    extra token e's row 0 (Theorem 2's indicator)."""
-    out = []
-    for p, n in enumerate(patches(d, N)):
-        for k in range(d):
-            out.append(Interaction(prod_base + p * F + k, psi_base + k * N + n[k], 0, (ONE, ZERO), (E0, ZERO)))
-        for e, tok in enumerate(extra_tokens):
-            out.append(Interaction(prod_base + p * F + d + e, tok, 0, (ONE, ZERO), (E0, ZERO)))
-    return out
-
-
-def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interaction]]:
-    """⌈log2 F⌉ levels of pairwise products; the result of patch p ends in its slot 0."""
-    levels, active = [], list(range(F))
-    while len(active) > 1:
-        its = []
-        for p in range(n_patches):
-            base = prod_base + p * F
-            for a, b in zip(active[0::2], active[1::2]):
-                its.append(Interaction(base + a, base + b, 1, (E0, ZERO), (E0, ZERO)))
-            if len(active) % 2:
-                c = base + active[-1]
-                its.append(Interaction(c, c, 1, (ONE, ZERO), (E0, ZERO)))
-        levels.append(its)
-        active = active[0::2]
-    return levels
-
-
-def fvalue_interactions(fvals: Sequence[Fraction], prod_base: int, F: int, R: Fraction) -> list[Interaction]:
-    """Token (n, 0) gets row 1 += σ(φ_n f_n + R) = φ_n f_n + R (|φ_n f_n| <= |f_n| <= R)."""
-    return [
-        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (_vec(0, f), _vec(0, R)))
-        for p, f in enumerate(fvals)
-    ]
-
 
 # --------------------------------------------------------------------------------------------
 # Lemma 1
@@ -284,12 +71,22 @@ class Lemma1Spec:
     blocks: list[SparseBlock] = field(default_factory=list)
 
     @property
+    def layout(self) -> resources_spec.Lemma1Layout:
+        return resources_spec.Lemma1Layout(self.d, self.N)
+
+    @property
     def l(self) -> int:
-        return self.d + self.d * self.N + self.d * self.N**self.d
+        return self.layout.l
 
     @property
     def prod_base(self) -> int:
-        return self.d + self.d * self.N
+        return self.layout.prod_base
+
+    def resources(self, arithmetic: str = "exact") -> resources_spec.ConstructionSpec:
+        """The spec's counts for this grid and these f_n (κ at this arithmetic)."""
+        fmax = max(abs(v) for v in self.fvals)
+        return resources_spec.lemma1_spec(self.d, self.N, eps=self.eps, H_f=self.H, beta=self.beta, R=float(self.R),
+                                          f_max=float(fmax), grid=self.grid, arithmetic=arithmetic)
 
 
 def lemma1_spec(target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None) -> Lemma1Spec:
@@ -307,7 +104,8 @@ def lemma1_spec(target: Target, H: float, beta: float, eps: float, R=None, grid:
     if R < fmax:
         raise TargetError(f"declared R = {float(R)} but |f| = {float(fmax):.6g} at a grid point")
     spec = Lemma1Spec(target, d, N, grid, H, beta, eps, R, fvals)
-    psi_base, prod_base, F = d, d + d * N, d
+    lay = spec.layout
+    psi_base, prod_base, F = lay.psi_base, lay.prod_base, lay.F
     blocks = [SparseBlock(psi_interactions(range(d), N, psi_base), psi_ffn(N), F1, name="psi")]
     blocks.append(SparseBlock(copy_interactions(d, N, psi_base, prod_base, F), (), F1, name="copy"))
     for k, its in enumerate(product_levels(F, N**d, prod_base)):
@@ -337,18 +135,7 @@ def lemma1_network(spec: Lemma1Spec, arithmetic: str = "exact") -> Network:
 
 def fhat(spec: Lemma1Spec, x: Sequence) -> Fraction:
     """Σ_n f_n Π_i ψ(3(N-1)(x^i - t_{n^i})) computed directly (the claim's right-hand side)."""
-    N, ts = spec.N, grid_points(spec.N)
-    a = 3 * (N - 1)
-    s = [[(j, psi(a * (Fraction(xi) - t))) for j, t in enumerate(ts)] for xi in x]
-    s = [[(j, v) for j, v in row if v] for row in s]
-    total = F0
-    for combo in itertools.product(*s):
-        idx, prod = 0, F1
-        for j, v in combo:
-            idx = idx * N + j
-            prod *= v
-        total += spec.fvals[idx] * prod
-    return total
+    return grid_value(spec.fvals, spec.N, x)
 
 
 def sample_domain(rng: np.random.Generator, n: int, d: int, N: int) -> np.ndarray:
@@ -379,13 +166,6 @@ def embed_exact(net: Network, X) -> np.ndarray:
     return H
 
 
-def stated_resources(spec: Lemma1Spec) -> dict:
-    """The paper's counts for this d and N (Appendix E.1): B_2 = B(N^d d, ·), l = d + Nd + N^d d, B_1's
-    FFN depth 7, and ⌈log2 d⌉ + 4 blocks (the paper's log(d) + 4 read for any d, not only powers of 2)."""
-    d, N = spec.d, spec.N
-    return {"L_T": math.ceil(math.log2(d)) + 4 if d > 1 else 4, "m": N**d * d, "l": d + N * d + N**d * d, "L_FFN": 7}
-
-
 def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None) -> Construction:
     """Lemma 1 as a Construction: the exact network, its claim, constants and the paper's counts.
 
@@ -406,8 +186,14 @@ def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str 
         every x in [0,1]^d.
     """
     spec = lemma1_spec(target, H, beta, eps, R, grid, N)
-    net = lemma1_network(spec, "exact")
-    l = spec.l
+    return construction_of(spec, lemma1_network(spec, "exact"))
+
+
+def construction_of(spec: Lemma1Spec, net: Network) -> Construction:
+    """The Construction of a built Lemma 1 network: rational inputs of [0,1]^d, the claim T = f̂ (computed
+    directly), and the spec's counts and κ (`theory.spec.lemma1_spec`) as the stated resources."""
+    l, H, beta, eps, grid = spec.l, spec.H, spec.beta, spec.eps, spec.grid
+    stated = spec.resources(net.arithmetic)
 
     def sample(rng, n):
         return embed_exact(net, sample_domain(rng, n, spec.d, spec.N))
@@ -431,8 +217,8 @@ def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str 
             "tight_bound": bound, "paper_bound": paper_error_bound(spec.d, H, beta, spec.N),
             "paper_N": paper_N(spec.d, H, beta, eps), "spec": spec,
         },
-        stated_kappa_bound=None,
-        stated_resources=stated_resources(spec),
+        stated_kappa_bound=stated.kappa,
+        stated_resources=stated.stated_resources(),
         compare_rows=(0,),
         compare_cols=lambda l_: [l_ - 1],
     )
@@ -443,32 +229,24 @@ def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str 
 
 
 def resource_table(spec: Lemma1Spec, net: Network) -> list[dict]:
-    """Rows (quantity, paper formula, its value at this d and N, measured, ratio) for Lemma 1.
-
-    Proof-level counts come from Appendix E.1's blocks (B_1 = B(Nd, 7), B_2 = B(N^d d, 0), log2 d
-    product blocks, B(N^d, 1), B(1, 0)); κ's formula is Lemma 3's C = 16 d_embd^4 κ_B^2 M^2 l^2/π^2
-    with the largest data kernel entry κ_B (R in the f_n block) and M = 1; the O(·) rows take the
-    hidden constant to be 1, so their ratio is the constant the O(·) hides."""
+    """Measured resources against the spec (`theory.spec.lemma1_spec`, same layout) and against the
+    paper's Appendix E.1 counts (B_1 = B(Nd, 7), log d + 4 blocks, Lemma 3's C = 16 d_embd^4 κ_B^2
+    M^2 l^2/π^2 with κ_B = R, M = 1) and O(·) forms at hidden constant 1 (the ratio is the constant hidden)."""
     from tmcheck.theory.network import resources
 
     res = resources(net)
+    sp = spec.resources(net.arithmetic)
     d, N, l, eps, beta = spec.d, spec.N, spec.l, spec.eps, spec.beta
     kB = max(F1, spec.R)
-    rows = [
-        ("L_T", "⌈log2 d⌉ + 4 (paper: log(d) + 4)", math.ceil(math.log2(d)) + 4 if d > 1 else 4, res.L_T),
-        ("m", "d N^d", d * N**d, res.m),
-        ("l", "d + dN + dN^d", d + d * N + d * N**d, res.l),
-        ("L_FFN", "7 (B_1's FFN)", 7, res.L_FFN),
-        ("w_FFN", "5 (d_embd)", 5, res.w_FFN),
-        ("kappa", "16·5^4 κ_B² M² l²/π² (Lemma 3)", float(16 * 5**4 * kB**2 * l * l) / math.pi**2, float(res.kappa)),
-        ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), res.l),
-        ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), res.m),
-        ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d / beta), float(res.kappa)),
+    paper = [
+        ("L_T (paper)", "log(d) + 4", math.log2(d) + 4, "L_T"),
+        ("L_FFN (paper)", "7 (B_1's FFN)", 7, "L_FFN"),
+        ("kappa (paper)", "16·5^4 κ_B² M² l²/π² (Lemma 3)", float(16 * 5**4 * kB**2 * l * l) / math.pi**2, "kappa_blocks"),
+        ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "l"),
+        ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "m"),
+        ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d / beta), "kappa_blocks"),
     ]
-    return [
-        {"quantity": q, "formula": f, "value": float(v), "measured": float(mv), "ratio": float(mv) / float(v) if v else float("nan")}
-        for q, f, v, mv in rows
-    ]
+    return resources_spec.resource_rows(sp, res, paper)
 
 
 def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, rng: np.random.Generator) -> dict:
@@ -496,8 +274,11 @@ def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, r
 
 
 def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, grid: str = "tight",
-                  N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0) -> dict:
-    """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources."""
+                  N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0,
+                  trials: int = 4) -> dict:
+    """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources, and the verdict
+    (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε)."""
+    from tmcheck.theory.check import verify
     from tmcheck.theory.network import resources
     from tmcheck.theory.targets import check_constants, check_target, parse_target
 
@@ -508,6 +289,8 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
     spec = lemma1_spec(target, H, beta, eps, R, grid, N)
     net = lemma1_network(spec, "exact" if backend == "exact" else "float64")
     err = measure_error(spec, net, n_points if backend != "exact" else min(n_points, 200), backend, rng)
+    exact_net = net if net.arithmetic == "exact" else lemma1_network(spec, "exact")
+    verdict = verify(construction_of(spec, exact_net), trials, True, seed, error=err["max_error"], eps=eps)
     return {
         "target": text, "d": d, "eps": eps, "beta": beta, "H_f": H, "R": float(spec.R), "grid": grid, "N": spec.N,
         "grid_points": [str(t) for t in grid_points(spec.N)], "paper_N": paper_N(d, H, beta, eps),
@@ -515,6 +298,7 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
         "paper_bound": paper_error_bound(d, H, beta, spec.N), "sampled_holder_ratio": rep.holder_ratio,
         "error": err, "within_eps": err["max_error"] <= eps, "resources": resource_table(spec, net),
         "growth_with_d": growth_table(eps, H, beta, range(1, 7)), "measured": resources(net).as_dict(),
+        "verdict": verdict["verdict"], "ok": verdict["ok"], "check": verdict["check"], "failed": verdict["failed"],
         "network": net, "spec": spec,
     }
 
@@ -523,11 +307,11 @@ def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) 
     """l, m (the construction's exact counts) and κ ≈ `sufficient_C` with b_max = 2 (the f_n block at
     R = 1) and c_max = cos(π/2l), as functions of d at fixed ε, for the paper's and the tight N;
     `ratio_l` = l / (d ε^{-d/β}) is the factor Lemma 1's O(·) hides, which should depend on H_f only."""
-    from tmcheck.theory.targets import tight_N as _tight
+    from tmcheck.theory.targets import tight_N
 
     out = []
     for d in ds:
-        for kind, N in (("paper", paper_N(d, H, beta, eps)), ("tight", _tight(d, H, beta, eps))):
+        for kind, N in (("paper", paper_N(d, H, beta, eps)), ("tight", tight_N(d, H, beta, eps))):
             l = d + d * N + d * N**d
             lf = float(l) if l < 1e300 else math.inf
             gap = 2 * math.sin(math.pi / (4 * lf)) ** 2  # 1 - cos(π/2l) without cancellation

@@ -22,7 +22,7 @@ import numpy as np
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import standalone_network, with_positional
 from tmcheck.theory.lemmas.gating import pivot
-from tmcheck.theory.network import Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import DATA, Block, Layer, interaction_vectors, zeros
 
 
 def _frac_eye(n: int) -> np.ndarray:
@@ -134,7 +134,7 @@ def parallel_ffn(l: int, split: int, ffn_a, ffn_b, Mz) -> tuple[Layer, ...]:
 
 def _head_bound(head, M) -> Fraction:
     """sup |<Q^B h, K^B h'>| <= Σ|(Q^B^T K^B)_ab| M^2: what one interaction head can add to one entry."""
-    G = head.Q[0:2].T @ head.K[0:2]
+    G = head.Q[DATA].T @ head.K[DATA]
     return sum(abs(v) for v in G.reshape(-1)) * Fraction(M) ** 2
 
 

@@ -34,12 +34,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from tmcheck.theory import spec as resources_spec
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas.lemma1 import (
+from tmcheck.theory.manifolds import Manifold
+from tmcheck.theory.network import Network, structured_positional, zeros
+from tmcheck.theory.sparse import (
     E0,
+    F1,
     ONE,
     ZERO,
-    F1,
     Interaction,
     SparseBlock,
     _layer,
@@ -47,10 +50,10 @@ from tmcheck.theory.lemmas.lemma1 import (
     copy_interactions,
     fvalue_interactions,
     grid_points,
+    grid_value,
     move_clear_ffn,
     patches,
     product_levels,
-    psi,
     psi_ffn_layers,
     psi_interactions,
     realize,
@@ -58,9 +61,7 @@ from tmcheck.theory.lemmas.lemma1 import (
     sum_head,
     zero_row0_ffn,
 )
-from tmcheck.theory.manifolds import MULTIPLICITY_SAMPLE, Manifold
-from tmcheck.theory.network import Network, structured_positional, zeros
-from tmcheck.theory.targets import Target, TargetError, tight_N
+from tmcheck.theory.targets import Target, TargetError
 
 
 def _q(v: float) -> Fraction:
@@ -134,11 +135,22 @@ class Theorem2Spec:
     V: list  # per chart (D, d) rationals
     c: list  # per chart (D,) rationals
     fvals: list  # per chart, N^d rationals
-    H_est: float
+    H_est: float  # the chart constant H̃ = H_f L_φ^β + R L_ρ the grid is chosen for
     multiplicity: int
+    H_f: float = 1.0
+    R_declared: float = 1.0
     b: int = 0
     S_I: int = 0
     blocks: list = field(default_factory=list)
+
+    @property
+    def layout(self) -> resources_spec.Theorem2Layout:
+        return resources_spec.Theorem2Layout(self.d, self.D, self.N, self.manifold.C_M)
+
+    def resources(self, arithmetic: str = "float64") -> resources_spec.ConstructionSpec:
+        """The spec's counts (N, l, m, L_T, ...) for this atlas, grid and declared H_f, R."""
+        return resources_spec.theorem2_spec(self.manifold, eps=self.eps, H_f=self.H_f, R=self.R_declared, N=self.N,
+                                            deep=self.deep, arithmetic=arithmetic)
 
     @property
     def D(self):
@@ -150,12 +162,11 @@ class Theorem2Spec:
 
     @property
     def Lc(self) -> int:
-        d, D, N = self.d, self.D, self.N
-        return D + d + 1 + d * N + (d + 1) * N**d
+        return self.layout.Lc
 
     @property
     def l(self) -> int:
-        return self.manifold.C_M * self.Lc
+        return self.layout.l
 
     @property
     def Delta(self) -> Fraction:
@@ -179,87 +190,70 @@ def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
     return out
 
 
-def estimate_chart_lipschitz(m: Manifold, target: Target, rng: np.random.Generator, n_pairs: int = 4000) -> float:
-    """max |f̃_n(z) - f̃_n(z')| / |z - z'| over sampled nearby pairs in the charts (an estimate)."""
-    X = m.sample(rng, n_pairs)
-    Y = m.sample_model(rng, n_pairs)  # perturbation directions on the model
-    best = 0.0
-    for scale in (0.05, 0.01):
-        Xp = m.project(X + scale * (Y @ m.Q.T))  # a nearby point of 𝓜
-        f1, f2 = target(X).real, target(Xp).real
-        r1, r2 = m.partition(X), m.partition(Xp)
-        for n in range(m.C_M):
-            z1, z2 = m.chart(n, X), m.chart(n, Xp)
-            dz = np.linalg.norm(z1 - z2, axis=1)
-            ok = (dz > 0) & ((r1[:, n] > 0) | (r2[:, n] > 0))
-            if ok.any():
-                best = max(best, float(np.max(np.abs(f1 * r1[:, n] - f2 * r2[:, n])[ok] / dz[ok])))
-    return best
-
-
-def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int = 60000,
-                  deep: bool = True, seed: int = 0) -> Theorem2Spec:
-    """Grid, indicator depth and values for Theorem 2; N = the proven N unless given or too large.
+def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int | None = None,
+                  deep: bool = True, seed: int = 0, H_f: float = 1.0, R: float = 1.0) -> Theorem2Spec:
+    """Grid, indicator depth and values for Theorem 2; N = the proven N (`theory.spec.theorem2_spec`)
+    unless given, or lowered until l <= max_tokens when that is given.
 
     Error budget (corrected Step 3): only charts containing x contribute (1̂_n = 0 outside B(c_n, r)),
     so |T - f|(x) <= Σ_{n: x ∈ U_n} (E_{n,1} + E_{n,3}) <= μ (δ_1 + δ_3) with μ the largest number of
-    charts containing a point (the paper sums over all C_M charts). δ_1 = δ_3 = ε/(2μ):
-      N from Lemma 1's tight bound with the chart Lipschitz constant H (estimated on samples);
-      E_{n,3} <= sup over the shell r² - Δ < ||x - c_n||² < r² of |f ρ_n| <= R e^{-r²/Δ} / b_min,
-      with b_min = e^{-1/(1-0.81)} the least bump sum (the atlas covers with margin 0.9 r); Δ = 2^-L
-      is the largest power of 2 meeting δ_3.
+    charts containing a point (the paper sums over all C_M charts). δ_1 = δ_3 = ε/(2μ): N is Lemma 1's
+    tight N for the chart constant H̃ = H_f L_φ^β + R L_ρ; E_{n,3} <= R e^{-r²/Δ} / b_min (b_min the
+    least bump sum) and Δ = 2^-L the largest power of 2 meeting δ_3. H_f and R are declared (|f| <= R,
+    f H_f-Lipschitz on 𝓜) and refuted here when a sample contradicts them.
     """
     if not (0 < eps < 1):
         raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
     if target.d != m.D:
         raise TargetError(f"the target must be a function of x0..x{m.D - 1} (D = {m.D})")
     rng = np.random.default_rng(seed)
-    Xs = m.sample(MULTIPLICITY_SAMPLE, rng)
+    Xs = m.sample(4000, rng)
     fv = target(Xs)
     if not np.all(np.isfinite(fv)) or np.abs(fv.imag).max() > 1e-12:
         raise TargetError(f"target {target.text!r} is unbounded or not real on the {m.name}")
-    mult = m.multiplicity(Xs)
-    H = max(estimate_chart_lipschitz(m, target, rng), 1e-12)
-    delta = eps / (2 * mult)
-    N_proven = tight_N(m.d, H, 1.0, delta)
-    b_min = math.exp(-1 / (1 - 0.81))
-    Rf = float(np.abs(fv.real).max())
-    L = 1
-    while Rf * math.exp(-(m.r**2) * 2**L) / b_min > delta:
-        L += 1
+    check_declared(m, target, Xs, fv.real, H_f, R, rng)
+    rs = resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, deep=deep, seed=seed, with_kappa=False)
+    N_proven = rs.N
     if N is None:
         N = N_proven
-        per = lambda n: m.C_M * (m.D + m.d + 1 + m.d * n + (m.d + 1) * n**m.d)  # noqa: E731
-        while N > 2 and per(N) > max_tokens:
-            N -= 1
+        if max_tokens is not None:
+            while N > 2 and resources_spec.Theorem2Layout(m.d, m.D, N, m.C_M).l > max_tokens:
+                N -= 1
     if N < 2:
         raise TargetError(f"the grid needs N >= 2, got {N}")
     V = [[[ _q(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
     c = [[_q(v) for v in m.centres[n]] for n in range(m.C_M)]
     fvals = [[_q(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
-    R = max(max(abs(v) for v in fs) for fs in fvals)
-    return Theorem2Spec(m, target, eps, N, N_proven, L, deep, R, V, c, fvals, H, mult)
+    Rg = max(max(abs(v) for v in fs) for fs in fvals)
+    return Theorem2Spec(m, target, eps, N, N_proven, rs.extra["L_indicator"], deep, Rg, V, c, fvals,
+                        rs.extra["H_chart"], rs.extra["mu"], H_f, R)
+
+
+def check_declared(m: Manifold, target: Target, X: np.ndarray, f: np.ndarray, H_f: float, R: float,
+                   rng: np.random.Generator) -> None:
+    """Refute |f| <= R and |f(x) - f(x')| <= H_f |x - x'| on sampled (nearby) pairs of 𝓜 (evidence, not proof)."""
+    if np.abs(f).max() > R * (1 + 1e-12):
+        raise TargetError(f"declared R = {R} but |f| = {np.abs(f).max():.6g} on the {m.name}; pass a larger --R")
+    Xp = m.project(X + 0.02 * (m.sample_model(rng, len(X)) @ m.Q.T))
+    dx = np.linalg.norm(X - Xp, axis=1)
+    ok = dx > 0
+    ratio = float(np.max(np.abs(f - target(Xp).real)[ok] / dx[ok])) if ok.any() else 0.0
+    if ratio > H_f * (1 + 1e-9):
+        raise TargetError(f"declared H_f = {H_f} but a sampled pair has |f(x) - f(x')| / |x - x'| = {ratio:.4g}; "
+                          "pass a larger --H-f")
 
 
 def build_blocks(spec: Theorem2Spec) -> None:
-    m, d, D, N, Lc = spec.manifold, spec.d, spec.D, spec.N, spec.Lc
-    F = d + 1
-    s = 1 / (2 * _q(m.r))  # s_n = 1/(2r)
-    Mx = math.ceil(m.M_inf)
-    zmax = math.ceil(0.5 + float(s) * m.diameter * 1.001)
-    b = max(zmax, 4 * Mx * Mx + Mx, math.ceil(D * float(s) * 2 * Mx))
-    S = b + 1
-    S_I = zmax + 3
+    m, d, D, N = spec.manifold, spec.d, spec.D, spec.N
+    lay = spec.layout
+    F = lay.F
+    k = resources_spec.theorem2_constants(m)
+    s, b, S, S_I, a = k.s, k.b, k.S, k.S_I, k.a
     spec.b, spec.S_I = b, S_I
-    a = Fraction(2 * S + 1, 2 * D)  # Σ_j a = S + 1/2
     B1, B2, B3, prods, Bf = [], [], [], None, []
     for n in range(m.C_M):
-        base = n * Lc
-        X = [base + j for j in range(D)]
-        z = [base + D + i for i in range(d)]
-        ind = base + D + d
-        psi_base = ind + 1
-        prod_base = psi_base + d * N
+        X, z, ind = lay.x_tokens(n), lay.z_tokens(n), lay.indicator(n)
+        psi_base, prod_base = lay.psi_base(n), lay.prod_base(n)
         V, c = spec.V[n], spec.c[n]
         for i in range(d):
             for j in range(D):
@@ -273,8 +267,7 @@ def build_blocks(spec: Theorem2Spec) -> None:
         lv = product_levels(F, N**d, prod_base)
         prods = lv if prods is None else [p + q for p, q in zip(prods, lv)]
         Bf += fvalue_interactions(spec.fvals[n], prod_base, F, spec.R)
-    M1 = Fraction(max(1, Mx))
-    M2 = Fraction(max(1, zmax, 4 * Mx * Mx))
+    M1, M2 = k.M1, k.M2
     blocks = [
         SparseBlock(B1, mailbox_ffn(b), M1, name="chart"),
         SparseBlock(B2, psi_indicator_ffn(N, S_I, spec.r2, spec.L_ind, spec.deep), M2, name="psi+indicator"),
@@ -313,26 +306,6 @@ def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network
 # the claim, computed directly, and the error split
 
 
-def lemma1_value(fvals, N: int, z) -> Fraction:
-    """L_n(z) = Σ_m f̃_n(t_m) Π_i ψ(3(N-1)(z_i - t_{m_i})) for any z (exact when z is rational)."""
-    a = 3 * (N - 1)
-    ts = grid_points(N)
-    rows = [[(j, psi(a * (zi - t))) for j, t in enumerate(ts)] for zi in z]
-    rows = [[(j, v) for j, v in r if v] for r in rows]
-    total = Fraction(0)
-
-    def rec(i, idx, prod):
-        nonlocal total
-        if i == len(rows):
-            total += fvals[idx] * prod
-            return
-        for j, v in rows[i]:
-            rec(i + 1, idx * N + j, prod * v)
-
-    rec(0, 0, F1)
-    return total
-
-
 def claim_parts(spec: Theorem2Spec, x) -> list[tuple[Fraction, Fraction, list]]:
     """Per chart: (L_n(φ_n(x)), 1̂_n(x), φ_n(x)) computed exactly from the network's rational V_n, c_n."""
     x = [Fraction(v) for v in x]
@@ -342,7 +315,7 @@ def claim_parts(spec: Theorem2Spec, x) -> list[tuple[Fraction, Fraction, list]]:
         V, c = spec.V[n], spec.c[n]
         z = [sum(s * V[j][i] * (x[j] - c[j]) for j in range(spec.D)) + Fraction(1, 2) for i in range(spec.d)]
         dist2 = sum((x[j] - c[j]) ** 2 for j in range(spec.D))
-        out.append((lemma1_value(spec.fvals[n], spec.N, z), indicator_hat(dist2, spec.r2, spec.Delta), z))
+        out.append((grid_value(spec.fvals[n], spec.N, z), indicator_hat(dist2, spec.r2, spec.Delta), z))
     return out
 
 
@@ -371,18 +344,8 @@ def error_split(spec: Theorem2Spec, X: np.ndarray) -> dict:
     return {"T": T, "err": float(np.abs(T - f).max()), "E1": E1, "E3": E3, "E2": np.zeros(m.C_M)}
 
 
-def stated_resources(spec: Theorem2Spec) -> dict:
-    """Theorem 2's orders with constant 1 (ε = the requested accuracy) and the proof's counts."""
-    d, D, eps, C = spec.d, spec.D, spec.eps, spec.manifold.C_M
-    return {
-        "L_T": math.ceil(math.log2(d + 1)) + 5,
-        "m_order": d * eps ** (-d), "l_order": d * eps ** (-d), "kappa_order": d * d * eps ** (-2 * d),
-        "L_FFN_order": math.log(1 / eps), "m_proof": C * (d * spec.N**d + d * D),
-    }
-
-
-def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int = 60000,
-             deep: bool = True, arithmetic: str = "exact") -> Construction:
+def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int | None = 60000,
+             deep: bool = True, arithmetic: str = "exact", H_f: float = 1.0, R: float = 1.0) -> Construction:
     """Theorem 2 as a Construction (exact by default; float64 for large atlases).
 
     Proof (Appendix E.2, corrected).
@@ -404,16 +367,22 @@ def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_
     Lemma 7. All charts share each block's FFN (the same N, S, S_I, Δ), so the parallel block is the
       union of the re-indexed heads (C recomputed for l = C_M L_c by `sufficient_C`) and that FFN.
     """
-    spec = theorem2_spec(m, target, eps, N, max_tokens, deep)
+    spec = theorem2_spec(m, target, eps, N, max_tokens, deep, H_f=H_f, R=R)
     build_blocks(spec)
-    net = theorem2_network(spec, arithmetic)
-    l = spec.l
+    return construction_of(spec, theorem2_network(spec, arithmetic))
+
+
+def construction_of(spec: Theorem2Spec, net: Network) -> Construction:
+    """The Construction of a built Theorem 2 network: inputs on the manifold, the exact claim, and the
+    spec's counts and κ as the stated resources."""
+    m, l = spec.manifold, spec.l
+    stated = spec.resources(net.arithmetic)
 
     def sample(rng, n):
         H = np.empty((n, 5, l), dtype=object)
         H[:] = structured_positional(l, "exact")
         H[:, 0:2, :] = Fraction(0)
-        for r, x in enumerate(m.sample(rng, n)):
+        for r, x in enumerate(m.sample(n, rng)):
             for c in range(m.C_M):
                 H[r, 0, c * spec.Lc : c * spec.Lc + spec.D] = [_q(v) for v in x]
         return H
@@ -432,60 +401,9 @@ def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_
         sample_inputs=sample,
         expected=expected,
         constants={"spec": spec, "N": spec.N, "N_proven": spec.N_proven, "Delta": spec.Delta, "L_ind": spec.L_ind,
-                   "mu": spec.multiplicity, "H_est": spec.H_est, "R": spec.R},
-        stated_resources={},
+                   "mu": spec.multiplicity, "H_est": spec.H_est, "R": spec.R, "resources_spec": stated},
+        stated_kappa_bound=stated.kappa,
+        stated_resources=stated.stated_resources(),
         compare_rows=(0,),
         compare_cols=lambda l_: [l_ - 1],
     )
-
-
-def resource_table(spec: Theorem2Spec, net: Network) -> list[dict]:
-    """Measured resources against Theorem 2's orders (hidden constant 1, so the ratio is the constant
-    the O(·) hides) and the proof's head count C_M (d N^d + d D) (Step 3)."""
-    from tmcheck.theory.network import resources
-
-    res = resources(net)
-    d, D, eps, C = spec.d, spec.D, spec.eps, spec.manifold.C_M
-    rows = [
-        ("L_T", "O(log d): ⌈log2(d+1)⌉ + 5 here", math.ceil(math.log2(d + 1)) + 5, res.L_T),
-        ("L_FFN", "O(log 1/ε): log(1/ε)", math.log(1 / eps), res.L_FFN),
-        ("w_FFN", "O(1)", 1, res.w_FFN),
-        ("l", "O(d ε^{-d/β})", d * eps ** (-d), res.l),
-        ("m", "O(d ε^{-d/β})", d * eps ** (-d), res.m),
-        ("m (proof)", "C_M (d N^d + d D)", C * (d * spec.N**d + d * D), res.m),
-        ("kappa", "O(d² ε^{-2d/β})", d * d * eps ** (-2 * d), float(res.kappa)),
-    ]
-    return [{"quantity": q, "formula": f, "value": float(v), "measured": float(mv), "ratio": float(mv) / float(v)}
-            for q, f, v, mv in rows]
-
-
-def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None = None, max_tokens: int = 20000,
-                    deep: bool = True, n_points: int = 300, seed: int = 0) -> dict:
-    """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources."""
-    from tmcheck.theory.fast_eval import evaluate_structured
-    from tmcheck.theory.manifolds import make_manifold
-    from tmcheck.theory.network import resources
-    from tmcheck.theory.targets import parse_target
-
-    if not (0 < eps < 1):
-        raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
-    m = make_manifold(manifold, D, seed)
-    target = parse_target(text, D)
-    spec = theorem2_spec(m, target, eps, N, max_tokens, deep, seed)
-    build_blocks(spec)
-    net = theorem2_network(spec, "float64")
-    X = m.sample(np.random.default_rng(seed + 7), n_points)
-    T = evaluate_structured(net, X, "float64")
-    split = error_split(spec, X)
-    err = float(np.abs(T - target(X).real).max())
-    return {
-        "manifold": manifold, "D": D, "d": m.d, "tau": m.tau, "r": m.r, "C_M": m.C_M, "target": text, "eps": eps,
-        "N": spec.N, "N_proven": spec.N_proven, "proven": spec.N >= spec.N_proven, "mu": spec.multiplicity,
-        "H_chart_estimate": spec.H_est, "Delta": str(spec.Delta), "L_indicator": spec.L_ind, "deep": deep,
-        "error": err, "within_eps": err <= eps, "n_points": n_points,
-        "network_vs_claim": float(np.abs(T - split["T"]).max()),
-        "E1_max": float(split["E1"].max()), "E2_max": 0.0, "E3_max": float(split["E3"].max()),
-        "bound_mu_E": spec.multiplicity * float(split["E1"].max() + split["E3"].max()),
-        "grid_points": [str(t) for t in grid_points(spec.N)], "resources": resource_table(spec, net),
-        "measured": resources(net).as_dict(), "network": net, "spec": spec,
-    }

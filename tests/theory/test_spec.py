@@ -1,0 +1,81 @@
+"""theory.spec: one source for the resources of Lemma 1 and Theorem 2 (Appendix E). Every count the spec
+states equals what `network.resources` measures on the network the builder makes, for every manifold."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tmcheck.theory import bounds
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec as build_lemma1
+from tmcheck.theory.lemmas.theorem2 import build_blocks, theorem2_network, theorem2_spec as build_theorem2
+from tmcheck.theory.manifolds import make_manifold
+from tmcheck.theory.network import resources
+from tmcheck.theory.spec import (
+    level_sizes,
+    lemma1_spec,
+    memory_bytes,
+    smallest_eps_within,
+    theorem2_spec,
+)
+from tmcheck.theory.targets import parse_target, tight_N
+
+COUNTS = ("l", "m", "L_T", "L_FFN", "w_FFN")
+
+
+def _measured(net):
+    r = resources(net)
+    return {**{k: getattr(r, k) for k in COUNTS}, "kappa": r.kappa_blocks}
+
+
+@pytest.mark.parametrize("d,N,text", [(1, 4, "x0"), (2, 3, "sin(3*x0)*x1"), (3, 2, "x0*x1*x2"), (5, 2, "x0*x4")])
+@pytest.mark.parametrize("arithmetic", ["exact", "float64"])
+def test_lemma1_spec_is_the_built_network(d, N, text, arithmetic):
+    sp_build = build_lemma1(parse_target(text, d), 3.0, 1.0, 0.5, N=N)
+    got = _measured(lemma1_network(sp_build, arithmetic))
+    sp = sp_build.resources(arithmetic)
+    assert {k: getattr(sp, k) for k in (*COUNTS, "kappa")} == got
+    # the closed form without the f_n values: R = max |f_n| gives the same counts
+    free = lemma1_spec(d, N, R=float(sp_build.R), arithmetic=arithmetic)
+    assert {k: getattr(free, k) for k in COUNTS} == {k: got[k] for k in COUNTS}
+
+
+@pytest.mark.parametrize("name,D,N", [("circle", 3, 3), ("sphere", 4, 2), ("torus", 5, 2)])
+def test_theorem2_spec_is_the_built_network(name, D, N):
+    m = make_manifold(name, D)
+    s = build_theorem2(m, parse_target("x0", D), 0.5, N=N)
+    build_blocks(s)
+    for arithmetic in ("float64",) if name != "circle" else ("float64", "exact"):
+        got = _measured(theorem2_network(s, arithmetic))
+        sp = theorem2_spec(name, D, 0.5, N=N, arithmetic=arithmetic)
+        assert {k: getattr(sp, k) for k in (*COUNTS, "kappa")} == got, arithmetic
+        assert (sp.extra["C_M"], sp.extra["mu"], sp.extra["N_proven"]) == (m.C_M, s.multiplicity, s.N_proven)
+
+
+def test_theorem2_proven_grid_follows_the_error_budget():
+    sp = theorem2_spec("circle", 3, 0.3, with_kappa=False)
+    mu, H = sp.extra["mu"], sp.extra["H_chart"]
+    assert sp.extra["delta"] == 0.3 / (2 * mu) and sp.N == tight_N(1, H, 1.0, 0.3 / (2 * mu))
+    assert H == pytest.approx(sp.extra["L_phi"] + sp.extra["L_rho"])  # H_f = R = 1, β = 1
+    # a larger Lipschitz constant needs a finer grid (the check can fail)
+    assert theorem2_spec("circle", 3, 0.3, H_f=5.0, with_kappa=False).N > sp.N
+
+
+def test_level_sizes_and_bounds_wrappers():
+    assert level_sizes(1) == [] and level_sizes(2) == [1] and level_sizes(3) == [2, 1] and level_sizes(5) == [3, 2, 1]
+    assert bounds.lemma1_resources(3, 4) == {"N": 4, "l": 3 + 12 + 192, "m": 192, "L_T": 6}
+    r = bounds.theorem2_resources(2, 3, 0.1, C_M=1)
+    N = tight_N(2, 1.0, 1.0, 0.05)
+    assert r["N"] == N and r["l"] == 3 + 2 + 1 + 2 * N + 3 * N**2 and r["L_T"] == 7
+
+
+def test_memory_and_the_16gb_boundary():
+    """The proven sphere network's weights, from the spec: fits for ε >= ε*, not just below."""
+    budget = 16e9
+    m = make_manifold("sphere", 8)
+    e_star, at = smallest_eps_within(m, None, budget)
+    assert 0 < e_star < 1 and memory_bytes(theorem2_spec(m, eps=e_star, with_kappa=False)) <= budget
+    below = round(e_star - 0.001, 3)
+    assert memory_bytes(theorem2_spec(m, eps=below, with_kappa=False)) > budget
+    assert at["N"] == theorem2_spec(m, eps=e_star, with_kappa=False).N and math.isfinite(at["l"])
