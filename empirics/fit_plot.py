@@ -94,7 +94,7 @@ def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"),
             ax.plot(xs, lo, xs, hi, color=color, lw=0.6, ls="--")
     p = result.params
     band = f"shaded: {level:.0%} pointwise bootstrap band" if result.samples else "no band (--bootstrap 0)"
-    ax.set_title(f"{LAW_TEXT['joint']}: E={p['E']:.3g}, α={p['alpha']:.3f}, β={p['beta']:.3f}; {band}", fontsize=9)
+    ax.set_title(f"{LAW_TEXT['joint']}: E={p['E']:.3g}, α={p['alpha']:.3f}, β={p['beta']:.3f}\n{band}", fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(labels[0])
