@@ -237,25 +237,20 @@ def command(
         n = data["x"][xs[0]]
         labels = data["group"]
         names = [None] if labels is None else list(dict.fromkeys(labels))
-        results = {}
-        for g in names:
-            sel = np.ones(len(Y), bool) if g is None else labels == g
-            results[g] = _one_dimensional(n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps,
-                                          bootstrap, seed, beta)
+        rows = {g: np.ones(len(Y), bool) if g is None else labels == g for g in names}
+        results = {g: _one_dimensional(n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps, bootstrap,
+                                       seed, beta) for g, sel in rows.items()}
         if labels is None:
             payload.update(results[None])
         else:
             payload["groups"] = results
         if compare:
-            payload["model_choice"] = {str(g): choose_form(n[np.ones(len(Y), bool) if g is None else labels == g],
-                                                           Y[np.ones(len(Y), bool) if g is None else labels == g])
-                                       for g in names}
+            payload["model_choice"] = {str(g): choose_form(n[sel], Y[sel]) for g, sel in rows.items()}
         if plot is not None:
             from tmcheck.empirics.fit_plot import plot_1d
 
-            curves = [{"label": "all runs" if g is None else str(g),
-                       "n": n if g is None else n[labels == g], "y": Y if g is None else Y[labels == g],
-                       "entry": results[g]["fit"]} for g in names]
+            curves = [{"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel],
+                       "entry": results[g]["fit"]} for g, sel in rows.items()]
             plot_1d(curves, plot, form, level, xlabel=xs[0], ylabel=y, bootstrap=bootstrap, seed=seed)
     if out is not None:
         from tmcheck.util.atomic import write_text
@@ -264,7 +259,7 @@ def command(
     if form == "joint":
         _warn("", payload["status"], payload["flags"])
     else:
-        for g, r in (results.items()):
+        for g, r in results.items():
             _warn("" if g is None else f"group {g}: ", r["status"], r["flags"])
     if as_json:
         print_json(payload)

@@ -346,7 +346,7 @@ def _bootstrap(result, x, logx, logy, theta, inverse, n_groups, n_boot, seed, ci
         (result.derived_ci if key in result.derived else result.ci)[key] = (float(lo), float(hi))
 
 
-def choose_form(x, y, forms=("offset", "power", "loglog"), groups=None) -> dict:
+def choose_form(x, y, forms=("offset", "power", "loglog")) -> dict:
     """Model choice by leave-largest-out: fit each form without the largest configuration (largest x,
     or largest N*D for 'joint') and compare the log-space RMSE of its prediction there.
 
