@@ -191,13 +191,6 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
     )
 
 
-def lemma1_l_ratio(d: int, eps: F, H_f: int = 1) -> F:
-    """l / (d ε^{−d}) for β = 1 with the paper's N (rounded up), l = d + dN + dN^d."""
-    N = math.ceil(d * 2**d * H_f / eps) + 1
-    l = d + d * N + d * N**d
-    return F(l) / (d * (1 / eps) ** d)
-
-
 ORDER_SLACK = 10  # an O(·) constant "in H_f only" cannot grow with d: at fixed H_f, ε we allow 10× the d = 1 value
 
 
@@ -211,14 +204,23 @@ ORDER_SLACK = 10  # an O(·) constant "in H_f only" cannot grow with d: at fixed
     satisfied={"ds": (1,)},
 )
 def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
-    ratios = {d: lemma1_l_ratio(d, eps) for d in ds}
-    r1 = lemma1_l_ratio(1, eps)
-    corr = {d: bounds.lemma1_resources(d, bounds.lemma1_N_corrected(d, float(eps)))["l"] / (d * float(eps) ** -d) for d in ds}
+    """l and m of the construction at the paper's grid N, from the one spec (theory.spec.lemma1_spec), each divided
+    by the paper's O(·) form at hidden constant 1 (the spec's `orders`)."""
+    from tmcheck.theory.spec import lemma1_spec as construction_spec
+
+    specs = {d: construction_spec(d, eps=float(eps), grid="paper", with_kappa=False) for d in sorted(set(ds) | {1})}
+    tight = {d: construction_spec(d, eps=float(eps), grid="tight", with_kappa=False) for d in ds}
+    wits = []
+    for q in ("l", "m"):
+        base = getattr(specs[1], q) / specs[1].orders[q]
+        wits += [Witness({"d": d, "resource": q, "N": specs[d].N, q: getattr(specs[d], q)},
+                         getattr(specs[d], q) / specs[d].orders[q], ORDER_SLACK * base, "<=") for d in ds]
     return Evidence(
-        f"H_f = β = 1, ε = {eps}, d in {list(ds)}: l/(dε^(−d/β)) with the paper's N against {ORDER_SLACK}× its value at d = 1",
-        [Witness({"d": d}, ratios[d], ORDER_SLACK * r1, "<=") for d in ds],
+        f"H_f = β = 1, ε = {eps}, d in {list(ds)}, the paper's grid N: l/(dε^(−d/β)) and m/(dε^(−d/β)) (theory.spec) "
+        f"against {ORDER_SLACK}× their values at d = 1",
+        wits,
         note="The construction has l = d + dN + dN^d with N ≈ d(2^d H_f/ε)^{1/β}: the ratio grows like d^d 2^{d²/β}. "
-        "With the corrected N it is still ≈ (2√d/3)^d: " + ", ".join(f"d = {d}: {r:.3g}" for d, r in corr.items())
+        "With the tight N it is still ≈ (2√d/3)^d: " + ", ".join(f"d = {d}: {t.l / t.orders['l']:.3g}" for d, t in tight.items())
         + ". Theorem 1's rate inherits this (theorem1.d_dependence).",
     )
 

@@ -66,10 +66,11 @@ def recheck_lemma1_choice_of_N(w):
 
 
 def recheck_lemma1_resources_d_dependence(w):
-    d = w.at["d"]
-    N = math.ceil(d * 2**d / F(1, 2)) + 1
+    d, N = w.at["d"], w.at["N"]
+    assert N == math.ceil(d * (2**d * 2)) + 1  # the paper's N at H_f = β = 1, ε = 1/2
     r = bounds.lemma1_resources(d, N)
-    assert r["l"] == d + d * N + d * N**d and F(r["l"]) / (d * 2**d) == w.lhs > w.rhs
+    assert r[w.at["resource"]] == w.at[w.at["resource"]] and r["l"] == d + d * N + d * N**d
+    assert w.lhs == pytest.approx(r[w.at["resource"]] / (d * 2**d)) and w.lhs > w.rhs
 
 
 def recheck_lemma1_token_count(w):
