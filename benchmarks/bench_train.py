@@ -161,30 +161,35 @@ def gpu_throughput(steps: int = 20, batch: int = 16) -> dict:
             "mfu": tps * flops_per_token / peak if peak else None, "batch": batch, "config": cfg.__dict__}
 
 
-def main(quick: bool = False) -> dict:
+def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_presets: tuple[str, ...] = ("cpu-demo",),
+         presets: tuple[str, ...] = ("cpu-demo", "cpu-small"), repeats: int = 5, steps: int = 5) -> dict:
+    """threads 0 = every core of this process (the trainer's default)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    threads = cpu_threads(0)  # every core this process may use: the trainer's default
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": threads,
+    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "all_cores": cpu_threads(0),
                        "torch": torch.__version__, "load_average_at_start": os.getloadavg()},
            "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
            "cases": {}, "vmap_seeds": {}}
-    for preset in ("cpu-demo", "cpu-small"):
+    for preset in presets:
         p = get_preset(preset)
         cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
-        r = measure(cfg, p.batch_size, steps=3 if quick else 5, repeats=3 if quick else 5, threads=threads,
-                    compiled=not quick)
-        out["cases"][f"preset {preset}, {threads} threads"] = r
-        tps = r["tokens_per_s"]
-        print(f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
-              f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
-              + (f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
-                 f"compile {r['compile_seconds']:.0f} s)" if "ours compiled" in tps else "")
-              + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}", flush=True)
+        for t in threads_list:
+            threads = cpu_threads(t)
+            r = measure(cfg, p.batch_size, steps=3 if quick else steps, repeats=3 if quick else repeats,
+                        threads=threads, compiled=not quick and preset in compile_presets)
+            out["cases"][f"preset {preset}, {threads} threads"] = r
+            if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
+                write_json(RESULTS, out)
+            tps = r["tokens_per_s"]
+            print(f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
+                  f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
+                  + (f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
+                     f"compile {r['compile_seconds']:.0f} s)" if "ours compiled" in tps else "")
+                  + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}", flush=True)
     tiny = get_preset("tiny")
     tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
     for k in ((2,) if quick else (2, 4, 8)):
-        v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=threads)
-        out["vmap_seeds"][f"tiny, k={k}"] = v
+        v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=1)
+        out["vmap_seeds"][f"tiny, k={k}, 1 thread"] = v
         print(f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
               f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x", flush=True)
     out["machine"]["load_average_at_end"] = os.getloadavg()
@@ -196,5 +201,19 @@ def main(quick: bool = False) -> dict:
     return out
 
 
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.split(",") if v)
+
+
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", type=_ints, default=(0, 1), help="comma list; 0 = all cores")
+    ap.add_argument("--presets", default="cpu-demo,cpu-small")
+    ap.add_argument("--compile", default="cpu-demo", help="presets whose compiled model is also timed")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=5)
+    a = ap.parse_args()
+    main(a.quick, a.threads, tuple(a.compile.split(",")), tuple(a.presets.split(",")), a.repeats, a.steps)

@@ -259,3 +259,17 @@ def test_killed_at_every_write_point_the_next_run_resumes_and_finishes(tmp_path,
     points, failures = map(int, next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")).split()[1:])
     assert points >= (5 * 9 if mode == "atomic" else 5 * 2)  # 5 files written, each through every point
     assert (failures == 0) if mode == "atomic" else (failures > 0)
+
+
+def test_no_source_file_unpickles_untrusted_data():
+    """A guard over the whole package: no weights_only=False, no pickle.load(s) outside tests."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    bad = []
+    for d in ("empirics", "cli", "util", "theory", "proofs_check", "benchmarks"):
+        for f in (root / d).rglob("*.py"):
+            text = f.read_text(encoding="utf-8")
+            if "weights_only=False" in text or "pickle.load" in text:
+                bad.append(str(f.relative_to(root)))
+    assert bad == []
