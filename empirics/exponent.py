@@ -163,9 +163,8 @@ def curvature_test(sizes, losses, level: float = 0.95) -> dict:
 def _windows(sizes: np.ndarray) -> list[tuple[str, np.ndarray]]:
     K = len(sizes)
     out = [("all sizes", sizes)]
-    if K >= 4:
+    if K >= 4:  # with 3 sizes the upper half and the one window would repeat "all sizes"
         out.append(("upper half", sizes[K // 2:]))
-    if K >= 4:
         out += [(f"window {i + 1}", sizes[i:i + 3]) for i in range(K - 2)]
     return out
 

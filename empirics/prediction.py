@@ -67,7 +67,8 @@ def prediction_test(alpha_samples, *, kind: str = "D", beta: float = 1.0, d=None
         verdict = "not decidable at this precision"
     else:
         verdict = f"consistent at {level:.0%}"
-    centre = float(_predicted(kind, float(d if d is not None else (d_hat if d_hat is not None else np.median(d_draws))), beta))
+    d_point = d if d is not None else d_hat if d_hat is not None else float(np.median(d_draws))
+    centre = float(_predicted(kind, float(d_point), beta))
     p_text = f"p < {p_floor:.1g}" if p_value < p_floor else f"p = {p_value:.2g}"
     name = "alpha_D = 2beta/(2beta+d)" if kind == "D" else "alpha_N = 2beta/d"
     words = (f"alpha-hat - {name}: {float(np.median(diff)):+.3f} [{lo:+.3f}, {hi:+.3f}] ({level:.0%}), {p_text}; "
