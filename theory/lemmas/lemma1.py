@@ -304,19 +304,18 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
 
 
 def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) -> list[dict]:
-    """l, m (the construction's exact counts) and κ ≈ `sufficient_C` with b_max = 2 (the f_n block at
-    R = 1) and c_max = cos(π/2l), as functions of d at fixed ε, for the paper's and the tight N;
-    `ratio_l` = l / (d ε^{-d/β}) is the factor Lemma 1's O(·) hides, which should depend on H_f only."""
-    from tmcheck.theory.targets import tight_N
-
+    """l, m (the spec's counts, `theory.spec.lemma1_spec`) and κ ≈ `sufficient_C` with b_max = 2 (the
+    f_n block at R = 1) and c_max = cos(π/2l), as functions of d at fixed ε, for the paper's and the
+    tight N; `ratio_l` = l / (d ε^{-d/β}) is the factor Lemma 1's O(·) hides (it should depend on H_f only)."""
     out = []
     for d in ds:
-        for kind, N in (("paper", paper_N(d, H, beta, eps)), ("tight", tight_N(d, H, beta, eps))):
-            l = d + d * N + d * N**d
+        for kind in ("paper", "tight"):
+            sp = resources_spec.lemma1_spec(d, eps=eps, H_f=H, beta=beta, grid=kind, with_kappa=False)
+            N, l = sp.N, sp.l
             lf = float(l) if l < 1e300 else math.inf
             gap = 2 * math.sin(math.pi / (4 * lf)) ** 2  # 1 - cos(π/2l) without cancellation
             kappa = 2 / gap if gap > 0 else math.inf
             order = d * eps ** (-d / beta)
-            out.append({"d": d, "grid": kind, "N": N, "l": lf, "m": float(d * N**d) if lf < math.inf else math.inf,
+            out.append({"d": d, "grid": kind, "N": N, "l": lf, "m": float(sp.m) if lf < math.inf else math.inf,
                         "kappa": kappa, "ratio_l": lf / order, "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta))})
     return out
