@@ -27,12 +27,15 @@ def find_tokenizer(checkpoint: Path) -> Path | None:
     """tokenizer.json of the run: beside the checkpoint, OUT/data/ for OUT/run/ (`tmcheck train`), or
     SWEEP/data/<corpus>/ for SWEEP/runs/<run>/ (`tmcheck sweep`, corpus from the checkpoint)."""
     from tmcheck.empirics.checkpoint import load_checkpoint
+    from tmcheck.empirics.data import corpus_slug
 
     ck = resolve(checkpoint)
     cands = [ck.parent, ck.parent.parent / "data"]
     corpus = (load_checkpoint(ck).get("meta") or {}).get("corpus")
-    if isinstance(corpus, str) and corpus and "/" not in corpus:
-        cands.append(ck.parent.parent.parent / "data" / corpus)
+    try:
+        cands.append(ck.parent.parent.parent / "data" / corpus_slug(str(corpus)))
+    except ValueError:  # not a corpus name: only the first two places
+        pass
     return next((d / "tokenizer.json" for d in cands if (d / "tokenizer.json").is_file()), None)
 
 

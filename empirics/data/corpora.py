@@ -195,6 +195,16 @@ def source_digest(name: str) -> str | None:
     return h.hexdigest()
 
 
+def corpus_slug(name: str) -> str:
+    """A file-name-safe name for a corpus: the name itself for built-in and optional corpora, else
+    `text-<stem>-<8 hex of sha256(name)>` (a path from a config never becomes a path on disk)."""
+    if name in CORPORA:
+        return name
+    kind = check_corpus(name).partition(":")[0]
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(name.partition(":")[2]).stem)[:40].strip("_") or "corpus"
+    return f"{kind}-{stem}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
 def check_corpus(name: str) -> str:
     """The corpus name if tmcheck can load it (built-in, optional, text:PATH, dir:PATH); ValueError otherwise."""
     if name in CORPORA or (name.startswith(OWN) and name.partition(":")[2]):

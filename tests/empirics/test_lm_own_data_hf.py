@@ -46,6 +46,18 @@ def test_own_directory_is_a_corpus(tmp_path):
     assert load_corpus(f"dir:{tmp_path}") == ["first file\n\nsecond paragraph", "another file"]
 
 
+def test_corpus_slugs_are_safe_names(tmp_path):
+    from tmcheck.empirics.data import check_corpus, corpus_slug
+
+    assert corpus_slug("stories") == "stories"
+    slug = corpus_slug("text:/a/../../etc/my notes.txt")
+    assert slug.startswith("text-my_notes-") and "/" not in slug and ".." not in slug
+    assert corpus_slug("dir:/x") != corpus_slug("dir:/y")
+    for bad in ("../stories", "/some/where/stories", "text:", "nope"):
+        with pytest.raises(ValueError, match="unknown corpus"):
+            check_corpus(bad)
+
+
 def test_train_on_own_text_with_model_sizes(trained):
     out, row = trained
     cfg = row["model_config"]
