@@ -7,6 +7,7 @@ tmcheck.empirics.id.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import io
@@ -18,6 +19,7 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import console, err_console, handle_errors, print_json, to_jsonable
+from tmcheck.cli.options import BootstrapOpt, DeviceOpt, JsonOpt, SeedOpt, nonneg_finite, positive_int
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension of point clouds (paper Sec. 5).")
 
@@ -27,32 +29,44 @@ def _notes(caught) -> None:
         err_console.print(f"[yellow]note:[/] {w.message}", highlight=False, soft_wrap=True)
 
 
+PROGRESS_MIN_POINTS = 20000  # below this an estimate takes about a second: no progress display
+
+
 @app.command()
 @handle_errors
 def estimate(
     file: Path = typer.Argument(..., help="Points, one per row: .npy, .pt or .safetensors."),
     estimator: str = typer.Option("mle", "--estimator", "-e",
-                                  help="mle (MacKay-Ghahramani inverse mean; the paper's), mle-mean, twonn, twonn-mle, scaling."),
-    k: int = typer.Option(20, "--k", help="Neighbours per point (the paper's K = 20)."),
+                                  help="mle (MacKay-Ghahramani inverse mean; the paper's), mle-mean, mle-curve, "
+                                       "twonn, twonn-mle, gride, scaling."),
+    k: int = typer.Option(20, "--k", "--n-neighbors", callback=positive_int,
+                          help="Neighbours per point (the paper's K = 20)."),
     protocol: str = typer.Option("full", "--protocol",
                                  help="full: all points at once; paper: random disjoint batches, mean of batch estimates."),
-    batch_size: int = typer.Option(4096, "--batch-size", help="Batch size of the paper protocol."),
-    bootstrap: int = typer.Option(200, "--bootstrap", help="Bootstrap resamples for the interval (0: none)."),
-    device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
+    batch_size: int = typer.Option(4096, "--batch-size", callback=positive_int, help="Batch size of the paper protocol."),
+    bootstrap: BootstrapOpt = 200,
+    device: DeviceOpt = "auto",
     duplicates: str = typer.Option("remove", "--duplicates", help="Duplicate rows: remove (warn, count), keep, error."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", callback=nonneg_finite,
+                                         help="Near-duplicate tolerance relative to the points' norms "
+                                              "(default: 16 eps of their dtype)."),
     key: Optional[str] = typer.Option(None, "--key", help="Tensor name inside a .pt dict or .safetensors file."),
-    seed: int = typer.Option(0, "--seed", help="Seed for batches and bootstrap."),
+    seed: SeedOpt = 0,
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    as_json: JsonOpt = False,
 ) -> None:
     """Estimate the intrinsic dimension of the rows of FILE."""
     from tmcheck.empirics.id import estimate_id, load_points
 
     X = load_points(file, key=key)
-    with warnings.catch_warnings(record=True) as caught:
+    shape = getattr(X, "shape", ())
+    show = not as_json and len(shape) == 2 and shape[0] >= PROGRESS_MIN_POINTS
+    status = (err_console.status(f"{estimator} on {shape[0]:,} x {shape[1]} points: exact kNN search, then the "
+                                 f"estimate ({bootstrap} bootstrap resamples)") if show else contextlib.nullcontext())
+    with warnings.catch_warnings(record=True) as caught, status:
         warnings.simplefilter("always")
         result = estimate_id(X, estimator=estimator, k=k, protocol=protocol, batch_size=batch_size,
-                             bootstrap=bootstrap, duplicates=duplicates, device=device, seed=seed)
+                             bootstrap=bootstrap, duplicates=duplicates, device=device, seed=seed, rtol=rtol)
     _notes(caught)
     payload = {"file": str(file), "shape": list(X.shape), **result.as_dict()}
     if out is not None:
@@ -64,21 +78,30 @@ def estimate(
     if as_json:
         print_json(payload)
         return
-    table = Table(title=f"intrinsic dimension of {file.name} ({X.shape[0]} x {X.shape[1]})")
+    _table(file, X.shape, estimator, result)
+
+
+def _table(file: Path, shape, estimator: str, result) -> None:
+    p = result.protocol
+    table = Table(title=f"intrinsic dimension of {file.name} ({shape[0]} x {shape[1]})")
     table.add_column("quantity")
     table.add_column("value")
     table.add_row("estimator", f"{estimator}, k={result.k}" if result.k else estimator)
-    table.add_row("protocol", result.protocol["name"])
+    table.add_row("protocol", p["name"])
     table.add_row("dimension", f"{result.dimension:.3f}")
-    table.add_row("95% interval", "-" if result.ci is None else f"[{result.ci[0]:.3f}, {result.ci[1]:.3f}]")
+    level = p.get("ci_level", 0.95)
+    table.add_row(f"{level:.0%} interval", "-" if result.ci is None else
+                  f"[{result.ci[0]:.3f}, {result.ci[1]:.3f}] ({p.get('interval', '')})")
     table.add_row("points used", str(result.n_used))
-    table.add_row("duplicates removed", str(result.n_duplicates))
-    if result.protocol["name"] == "paper":
-        table.add_row("batches", f"{result.protocol['n_batches']} x {result.protocol['batch_size']}"
-                      f" (dropped {result.protocol['n_dropped_remainder']})")
-    if "curve" in result.protocol:
-        curve = ", ".join(f"{c['n']}: {c['dimension']:.2f}" for c in result.protocol["curve"])
-        table.add_row("MLE vs N", curve)
+    table.add_row("duplicates removed", f"{result.n_duplicates} (rule: distance <= {p['duplicate_rtol']:.3g} x norm)"
+                  if "duplicate_rtol" in p else str(result.n_duplicates))
+    if p["name"] == "paper":
+        table.add_row("batches", f"{p['n_batches']} x {p['batch_size']} (dropped {p['n_dropped_remainder']})")
+    if "curve" in p:
+        by = "n" if "n" in p["curve"][0] else "k"
+        table.add_row(f"MLE vs {by.upper()}", ", ".join(f"{c[by]}: {c['dimension']:.2f}" for c in p["curve"]))
+    if "scales" in p:
+        table.add_row("GRIDE vs scale", ", ".join(f"n1={c['n1']}: {c['dimension']:.2f}" for c in p["scales"]))
     console.print(table)
 
 

@@ -52,12 +52,12 @@ class IDResult:
 
 
 def make_estimator(estimator: str, *, k: int = 20, bootstrap: int = 0, duplicates: str = "remove",
-                   device: str = "auto", seed=None, ci_level: float = 0.95):
+                   device: str = "auto", seed=None, ci_level: float = 0.95, rtol: float | None = None):
     """An unfitted estimator by name (see ESTIMATORS)."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
     cls, fixed, _ = ESTIMATORS[estimator]
-    params = dict(duplicates=duplicates, device=device, ci_level=ci_level, **fixed)
+    params = dict(duplicates=duplicates, device=device, ci_level=ci_level, rtol=rtol, **fixed)
     if cls is not GRIDE:
         params.update(bootstrap=bootstrap, seed=seed)
     if cls not in (TwoNN, GRIDE):
@@ -65,32 +65,44 @@ def make_estimator(estimator: str, *, k: int = 20, bootstrap: int = 0, duplicate
     return cls(**params)
 
 
+def _interval_method(est) -> str:
+    if isinstance(est, GRIDE):
+        return "likelihood ratio (chi2_1)"
+    if est.ci_ is None:
+        return "none"
+    if isinstance(est, MLEScaling):
+        return f"percentile bootstrap of the extrapolation over subsets, {est.bootstrap} resamples"
+    return f"percentile bootstrap over points, {est.bootstrap} resamples"
+
+
 def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", batch_size: int = 4096,
                 bootstrap: int = 200, duplicates: str = "remove", device: str = "auto", seed=0,
-                ci_level: float = 0.95) -> IDResult:
+                ci_level: float = 0.95, rtol: float | None = None) -> IDResult:
     """Estimate the intrinsic dimension of the rows of X under a named protocol.
 
     estimator: a key of ESTIMATORS. protocol: 'full' (all points, bootstrap interval) or 'paper'
     (random disjoint batches of batch_size, mean of batch estimates). duplicates: 'remove' (default;
     warns with the count), 'keep', 'error'. Raises ValueError on bad input (NaN/inf, N <= k,
-    constant data, too few distinct points).
+    constant data, too few distinct points). rtol: the near-duplicate tolerance relative to the points'
+    norms (None: 16 eps of their dtype; see ``_points``).
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
     make = lambda boot: make_estimator(estimator, k=k, bootstrap=boot, duplicates=duplicates,  # noqa: E731
-                                       device=device, seed=seed, ci_level=ci_level)
+                                       device=device, seed=seed, ci_level=ci_level, rtol=rtol)
     est = make(bootstrap)
     k_used = getattr(est, "k", None)
     X = check_points(X, est._n_neighbors_needed())
     if protocol == "full":
         est.fit(X)
-        details = {"name": "full", "description": ESTIMATORS[estimator][2]}
+        details = {"name": "full", "description": ESTIMATORS[estimator][2], "ci_level": ci_level,
+                   "interval": _interval_method(est), "duplicate_rtol": est.duplicate_rtol_}
         if isinstance(est, MLEScaling):
             details.update(curve=est.curve_, bias_at_N=est.bias_, exponent=est.exponent_)
         if isinstance(est, MLECurve):
             details.update(curve=est.curve_)
         if isinstance(est, GRIDE):
-            details.update(error=est.error_, interval="likelihood ratio", scales=[
+            details.update(error=est.error_, scales=[
                 {"n1": int(s), "n2": int(2 * s), "dimension": float(d), "error": float(e), "ci": list(c),
                  "radius": float(r)}
                 for s, d, e, c, r in zip(est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_,
@@ -116,6 +128,10 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
         ci = batch_est[0].ci_
     details = {
         "name": "paper",
+        "ci_level": ci_level,
+        "interval": (f"t-interval over {n_batches} batch estimates" if n_batches > 1
+                     else _interval_method(batch_est[0])),
+        "duplicate_rtol": batch_est[0].duplicate_rtol_,
         "description": "Havrilla & Liao Sec. 5: K=20, random disjoint batches, mean of batch estimates",
         "estimator": ESTIMATORS[estimator][2],
         "batch_size": size,

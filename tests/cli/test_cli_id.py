@@ -73,3 +73,50 @@ def test_nan_points_rejected(tmp_path):
     np.save(tmp_path / "bad.npy", X)
     res = runner.invoke(app, ["id", "estimate", str(tmp_path / "bad.npy")])
     assert res.exit_code == 2 and "NaN or inf" in res.stderr
+
+
+def test_gride_and_mle_curve_tables(points):
+    res = runner.invoke(app, ["id", "estimate", str(points), "--estimator", "gride"])
+    assert res.exit_code == 0, res.output
+    assert "likelihood ratio" in res.stdout and "GRIDE vs scale" in res.stdout
+    res = runner.invoke(app, ["id", "estimate", str(points), "--estimator", "mle-curve", "--json"])
+    got = json.loads(res.stdout)
+    assert [c["k"] for c in got["protocol"]["curve"]] == [5, 10, 20, 40, 80]
+    assert got["protocol"]["interval"].startswith("percentile bootstrap over points, 200")
+
+
+def test_rtol_option_merges_near_duplicates(points, tmp_path):
+    X = np.load(points).astype(np.float64)
+    path = tmp_path / "near.npy"
+    np.save(path, np.concatenate([X, X[:30] + 1e-9]))  # distinct in float64, 1e-9 apart
+    res = runner.invoke(app, ["id", "estimate", str(path), "--bootstrap", "0", "--json"])
+    assert json.loads(res.stdout)["n_duplicates"] == 0
+    res = runner.invoke(app, ["id", "estimate", str(path), "--bootstrap", "0", "--json", "--rtol", "1e-6"])
+    got = json.loads(res.stdout)
+    assert got["n_duplicates"] == 30 and got["protocol"]["duplicate_rtol"] == 1e-6
+
+
+def test_progress_only_without_json(points, monkeypatch):
+    import tmcheck.cli.id as cli_id
+
+    shown = []
+    monkeypatch.setattr(cli_id, "PROGRESS_MIN_POINTS", 100)
+    monkeypatch.setattr(cli_id.err_console, "status", lambda text: shown.append(text) or __import__("contextlib").nullcontext())
+    res = runner.invoke(app, ["id", "estimate", str(points), "--json"])
+    assert res.exit_code == 0 and not shown and res.stderr == ""
+    json.loads(res.stdout)
+    res = runner.invoke(app, ["id", "estimate", str(points)])
+    assert res.exit_code == 0 and len(shown) == 1 and "1,500 x 16" in shown[0]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--bootstrap", "-1"], "--bootstrap"),
+    (["--device", "gpu"], "unknown device"),
+    (["--k", "0"], "--k"),
+    (["--rtol", "-1"], "--rtol"),
+    (["--estimator", "mle-curve", "--k", "7"], "k=7 must be one of"),
+])
+def test_option_validation_is_one_line(points, args, message):
+    res = runner.invoke(app, ["id", "estimate", str(points), *args])
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1

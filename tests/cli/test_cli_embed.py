@@ -1,0 +1,64 @@
+"""`tmcheck embed` through the real CLI app, on tiny models of both kinds made here: --batch-size does
+not change an embedding, options that do not apply are one line and exit 2."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from tmcheck.cli.main import app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "empirics"))  # the model makers beside the library tests
+from test_embed_models import TEXTS, make_bert  # noqa: E402
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from transformers import PreTrainedTokenizerFast
+
+    from tmcheck.empirics.data.tokens import train_tokenizer
+    from tmcheck.empirics.model import GPT, GPTConfig, to_hf
+
+    root = tmp_path_factory.mktemp("embed")
+    make_bert(root / "bert", TEXTS)
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(vocab_size=300, block_size=64, n_layer=2, n_head=2, n_embd=16)).eval()
+    to_hf(gpt).save_pretrained(root / "gpt2")
+    PreTrainedTokenizerFast(tokenizer_object=train_tokenizer(TEXTS, 300), eos_token="<|endoftext|>").save_pretrained(root / "gpt2")
+    (root / "docs.txt").write_text("\n\n".join(TEXTS), encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("model,kind", [("bert", "encoder"), ("gpt2", "causal")])
+def test_batch_size_1_and_16_identical(setup, model, kind):
+    outs = []
+    for bs in (1, 16):
+        out = setup / f"{model}-{bs}.npy"
+        res = runner.invoke(app, ["embed", str(setup / model), "--text", str(setup / "docs.txt"), "--out", str(out),
+                                  "--batch-size", str(bs), "--context", "64", "--tokens-per-doc", "8", "--json"])
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["kind"] == kind
+        outs.append(np.load(out))
+    assert outs[0].shape == (8 * len(TEXTS), 32 if model == "bert" else 16)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--final-ln", "before"], "--final-ln before does not apply"),
+    (["--layer", "5"], "--layer must be in 0..2"),
+    (["--batch-size", "0"], "--batch-size"),
+    (["--device", "tpu"], "unknown device"),
+    (["--special-tokens", "drop"], "special_tokens"),
+])
+def test_options_that_do_not_apply_are_one_line(setup, args, message):
+    res = runner.invoke(app, ["embed", str(setup / "bert"), "--text", str(setup / "docs.txt"),
+                              "--out", str(setup / "x.npy"), *args])
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert res.stdout == ""  # and loading printed nothing
