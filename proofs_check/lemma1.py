@@ -14,8 +14,7 @@ from fractions import Fraction as F
 import numpy as np
 import sympy as sp
 
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
-from tmcheck.theory import bounds
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
 from tmcheck.theory.network import Block, Layer, resources
@@ -189,9 +188,6 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
         "N = ceil(d(2^d H_f/ε)^{1/β}) + 1 (the error bound 2^d d^β H_f/(N−1)^β only shrinks when N is rounded up).",
         note=f"Symbolically 2^d d^β H_f/(N−1)^β = ε at the unrounded N: {exact}.",
     )
-
-
-ORDER_SLACK = 10  # an O(·) constant "in H_f only" cannot grow with d: at fixed H_f, ε we allow 10× the d = 1 value
 
 
 @obligation(

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.proofs_check.lemma1 import ORDER_SLACK
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.fast_eval import evaluate_structured
 from tmcheck.theory.lemmas.lemma1 import fhat, lemma1, lemma1_network, lemma1_report, lemma1_spec, sample_domain

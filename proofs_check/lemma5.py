@@ -6,8 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tmcheck.proofs_check.lemma1 import ORDER_SLACK
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.lemmas.addition import addition, addition_kernels, shift_ffn

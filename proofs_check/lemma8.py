@@ -26,7 +26,6 @@ def sphere_check(tau: float, r: float, rng: np.random.Generator, n: int = 4000) 
     """(min height above the tangent plane's orthogonal direction, min |det| of the chart's differential) on U for S² of radius τ."""
     theta_max = 2 * np.arcsin(min(1.0, r / (2 * tau)))
     th = np.arccos(rng.uniform(np.cos(theta_max), 1, n))
-    ph = rng.uniform(0, 2 * np.pi, n)
     z = tau * np.cos(th)  # c = (0, 0, τ); P(x) = (x1, x2) is injective on {z > 0}
     # the map (θ, φ) -> P(x) = τ sin θ (cos φ, sin φ) has |det| = τ² sin θ cos θ; relative to the area element τ² sin θ
     det_rel = np.cos(th)

@@ -67,6 +67,11 @@ RELATIONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+# An O(·) claim whose hidden constant must not depend on a variable (d, ε, l, C_M) is evaluated on a finite search
+# as: the ratio to the O(·) form at each witness is at most ORDER_SLACK times its value at the smallest witness.
+ORDER_SLACK = 10
+
+
 @dataclass(frozen=True)
 class Witness:
     """One point of a search: where (`at`), the two sides of the claim there, and their relation."""

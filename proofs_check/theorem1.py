@@ -10,8 +10,7 @@ import math
 
 import sympy as sp
 
-from tmcheck.proofs_check.lemma1 import ORDER_SLACK
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds
 
 n, d, beta, eps = sp.symbols("n d beta epsilon", positive=True)

@@ -12,8 +12,7 @@ from fractions import Fraction as F
 import numpy as np
 import sympy as sp
 
-from tmcheck.proofs_check.lemma1 import ORDER_SLACK
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds
 
 

@@ -11,8 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from tmcheck.proofs_check.lemma1 import ORDER_SLACK
-from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
 from tmcheck.theory.lemmas.theorem2 import _q, claim_parts, claim_value, error_split, theorem2, theorem2_spec
 from tmcheck.theory.manifolds import make_manifold

@@ -11,7 +11,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from tmcheck.proofs_check import lemma1, lemma2, lemma3, lemma4, registry, theorem1
+from tmcheck.proofs_check import lemma1, lemma2, lemma2_lipschitz, lemma3, lemma4, registry, theorem1
 from tmcheck.theory import bounds
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.lemmas.addition import addition_kernels
@@ -224,7 +224,7 @@ def recheck_lemma2_embedding_bound(w):
 def recheck_lemma2_parameter_count(w):
     a = w.at
     c = _class(L_T=a["L_T"], L_FFN=a["L_FFN"], w=a["w"], d_embd=a["d_embd"], m=a["m"])
-    blocks = lemma2.lipschitz.draw_blocks(np.random.default_rng(0), c)  # count the weights of a real member
+    blocks = lemma2_lipschitz.lipschitz.draw_blocks(np.random.default_rng(0), c)  # count the weights of a real member
     counted = sum(h.Q.size + h.K.size + h.V.size for b in blocks for h in b.heads) + sum(
         x.W.size + x.b.size for b in blocks for x in b.ffn)
     assert counted == bounds.n_params(c) == w.rhs != w.lhs
@@ -241,10 +241,10 @@ def recheck_lemma2_grid_count(w):
 def recheck_lemma2_lipschitz_constant(w):
     c = bounds.TransformerClass(**w.at["class"])
     if "T" in w.at:  # the exact instance: all weights 0, T' with last bias η
-        gap, ct = lemma2.zero_network_gap(c.kappa, w.at["eta"])
+        gap, ct = lemma2_lipschitz.zero_network_gap(c.kappa, w.at["eta"])
         assert gap == pytest.approx(w.at["eta"]) and gap > ct
     else:
-        ratio = lemma2.lipschitz.sweep([c], seed=0, eta=1e-6, nets_per_class=2)[0].T_paper
+        ratio = lemma2_lipschitz.lipschitz.sweep([c], seed=0, eta=1e-6, nets_per_class=2)[0].T_paper
         assert ratio > 1
     assert bounds.corrected_lipschitz(c).log_CT > bounds.log_CT_statement(c)
 
