@@ -162,14 +162,19 @@ def gpu_throughput(steps: int = 20, batch: int = 16) -> dict:
 
 
 def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_presets: tuple[str, ...] = ("cpu-demo",),
-         presets: tuple[str, ...] = ("cpu-demo", "cpu-small"), repeats: int = 5, steps: int = 5) -> dict:
-    """threads 0 = every core of this process (the trainer's default)."""
+         presets: tuple[str, ...] = ("cpu-demo", "cpu-small"), repeats: int = 5, steps: int = 5,
+         vmap: bool = True, merge: bool = False) -> dict:
+    """threads 0 = every core of this process (the trainer's default). With merge, the cases of this run
+    are added to those already in the results file (each case keeps its own load record)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "all_cores": cpu_threads(0),
                        "torch": torch.__version__, "load_average_at_start": os.getloadavg()},
            "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
            "cases": {}, "vmap_seeds": {}}
-    for preset in presets:
+    if merge and RESULTS.exists():
+        old = json.loads(RESULTS.read_text())
+        out = {**old, "runs": [*old.get("runs", [old["machine"]]), out["machine"]], "machine": out["machine"]}
+    for preset in [p for p in presets if p]:
         p = get_preset(preset)
         cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
         for t in threads_list:
@@ -187,7 +192,7 @@ def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_pr
                   + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}", flush=True)
     tiny = get_preset("tiny")
     tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
-    for k in ((2,) if quick else (2, 4, 8)):
+    for k in ((2,) if quick else (2, 4, 8)) if vmap else ():
         v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=1)
         out["vmap_seeds"][f"tiny, k={k}, 1 thread"] = v
         print(f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
@@ -215,5 +220,8 @@ if __name__ == "__main__":
     ap.add_argument("--compile", default="cpu-demo", help="presets whose compiled model is also timed")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--no-vmap", action="store_true", help="skip the vmap-over-seeds measurement")
+    ap.add_argument("--merge", action="store_true", help="add to the cases already in the results file")
     a = ap.parse_args()
-    main(a.quick, a.threads, tuple(a.compile.split(",")), tuple(a.presets.split(",")), a.repeats, a.steps)
+    main(a.quick, a.threads, tuple(a.compile.split(",")), tuple(a.presets.split(",")), a.repeats, a.steps,
+         vmap=not a.no_vmap, merge=a.merge)
