@@ -3,7 +3,8 @@
 The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once, here, in torch
 (CUDA when present), in three steps:
 
-1. **Candidate search in low precision.** The data are centred in float64 (which removes most of the
+1. **Candidate search in low precision.** The data are scaled by a power of two (by their largest
+   entry, so squares stay in range at any scale), centred in float64 (which removes most of the
    cancellation of the Gram trick), scaled by a power of two so the largest norm is in [1/2, 1), and
    rounded to the search type: bfloat16 on CPUs with native bf16 dot products (avx512_bf16 or AMX;
    about 3x the float32 GEMM rate here), else float32. Squared distances ``|x_i|^2 + |x_j|^2 -
@@ -49,7 +50,22 @@ products; with R < 1 every such absolute term is below 2^-100, which the bound a
 
 ``lower(T) = T / (1 + u_o) - slack`` (u_o = 2^-8 for bf16 output, else 0), where slack is the matching
 bound above plus ``4 gamma64 (|x_i|^2 + R^2)`` (gamma64 = (D + 3) 2^-53) for the float64 re-ranking,
-the whole slack inflated by 2^-20 for the float64 arithmetic that evaluates it.
+the whole slack inflated by 2^-20 for the float64 arithmetic that evaluates it;
+``upper(t) = t + slack`` bounds the float32 search value of any point at squared distance <= t.
+
+**Local maxima.** R, H, E (and max |r|, max |s'|_1) only enter through the other point j of a pair,
+and only points that can be among the k nearest of x_i matter: those satisfy
+``|x_j| <= |x_i| + dk_i =: rho_i`` (triangle inequality; a point farther out is farther than dk_i).
+With the measured ratios ``eps = max |e_j| / |x_j|``, ``alpha = max |s'_j|_1 / |x_j|^2``,
+``sigma = max |r_j| / |x_j|^2`` (zero points have e = s' = r = 0), each global maximum is replaced by
+the smaller of itself and ``rho_i``, ``(1 + eps) rho_i``, ``eps rho_i``, ``alpha rho_i^2``,
+``sigma rho_i^2``. On clustered embeddings, where a few far points set the global maxima, this is
+what lets a small-norm row pass (all-MiniLM-L6-v2 tokens, N = 8192: 1200 rows fail instead of 2021).
+
+**Input frame.** The re-ranking measures distances on the input scaled by a power of two (exact, so
+they are the input's own float64 distances), while the bound is about the centred points; centring
+rounds each coordinate once, moving a distance by at most 2^-52 (|x_i| + |x_j|), so the certificate
+and the range query use ``reach_i = dk_i + 2^-52 (|x_i| + rho_i)`` in place of dk_i.
 """
 
 from __future__ import annotations
@@ -440,7 +456,7 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     dim = x64.shape[1]
     q = x64 if rows is None else x64[rows]
     n, m = cand.shape
-    chunk = max(1, min(64, rerank_bytes // (8 * m * dim)))
+    chunk = max(1, min(16, rerank_bytes // (8 * m * dim)))  # 16 rows: the gathered block stays in L2 (15% less CPU than 64)
     if isinstance(cand, np.ndarray):
         xn, qn = x64.numpy(), q.numpy()
         dist = np.empty(cand.shape, dtype=np.float64)
