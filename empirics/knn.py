@@ -415,7 +415,9 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     # so they are the input's own float64 distances. xs: x0 centred (removing most of the Gram
     # trick's cancellation) and scaled by a second power of two, s1, so its largest norm is in [1/2, 1).
     x0 = torch.as_tensor(X, dtype=torch.float64).to(dev)
-    amax = float(x0.abs().max())
+    amax = float(x0.abs().max())  # NaN or inf when any entry is (torch's max propagates NaN)
+    if not np.isfinite(amax):
+        raise ValueError("kNN needs finite points: X has NaN or infinite entries")
     s0 = float(np.ldexp(1.0, -int(np.frexp(amax)[1]))) if amax > 0 else 1.0
     x0 = x0 * s0  # (N, D), a new tensor: the caller's array is never modified
     xs = x0 - x0.mean(dim=0, keepdim=True)

@@ -149,3 +149,12 @@ def test_mutation_range_query_without_slack_is_caught(monkeypatch):
     except RuntimeError:
         return
     assert not np.allclose(nb.distances, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_points_are_refused(bad):
+    X = np.random.default_rng(16).normal(size=(20, 3))
+    X[4, 1] = bad
+    with pytest.raises(ValueError, match="finite"):
+        kneighbors(X, 3)
+    kneighbors(np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0), 3)  # the same points made finite pass
