@@ -1,13 +1,14 @@
 """`tmcheck demo`: the whole story in one command (what `make demo` runs).
 
-Each stage is a function that prints its part and returns a one-line summary; stages run in order
-and the run ends with a summary table. Later parts of tmcheck add their stage to STAGES.
+Each stage is a function (out, quick) -> str that prints its part and returns a one-line summary;
+stages run in order and the run ends with a summary table (or, with --json, one JSON document).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import importlib.util
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -17,7 +18,8 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from tmcheck.cli.common import console, handle_errors
+from tmcheck.cli.common import console, handle_errors, print_json
+from tmcheck.cli.options import JsonOpt, OutOpt, parse_list
 from tmcheck.cli.network import resource_table
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate
@@ -46,7 +48,8 @@ def stage_network(out: Path, quick: bool) -> str:
     return f"worked example T(1/2,3/2) = {got[0]} exactly; exact vs float64 rel. diff {rel:.1e}"
 
 
-# (title, "module:function") in story order; a stage whose module is not built yet is skipped.
+# (title, "module:function") in story order; a stage's module is imported when the stage runs, so
+# `tmcheck --help` stays fast.
 STAGES = [
     ("network class (Def. 1-7)", "tmcheck.cli.demo:stage_network"),
     ("building blocks (Lemmas 3-7)", "tmcheck.cli.stage_lemmas:stage"),
@@ -58,33 +61,46 @@ STAGES = [
 ]
 
 
-def _load_stage(spec: str):
+def _stage(spec: str):
     module, func = spec.split(":")
-    if importlib.util.find_spec(module) is None:
-        return None
     return getattr(importlib.import_module(module), func)
+
+
+def selected(only: str) -> list[tuple[str, str]]:
+    """The stages whose titles start with one of the comma-separated words of --only (all if empty)."""
+    words = [w.lower() for w in parse_list(only, "--only")] if only else []
+    chosen = [(t, s) for t, s in STAGES if not words or any(t.lower().startswith(w) for w in words)]
+    if not chosen:
+        raise typer.BadParameter(f"--only {only!r} matches no stage; stages: {'; '.join(t for t, _ in STAGES)}")
+    return chosen
 
 
 @handle_errors
 def command(
-    out: Path = typer.Option(Path("demo-out"), "--out", help="Directory for the demo's files."),
+    out: OutOpt = Path("demo-out"),
     quick: bool = typer.Option(False, "--quick", help="Smallest sizes everywhere (used by the tests)."),
     only: str = typer.Option("", "--only", help="Comma-separated stage titles' first words to run (default: all)."),
+    json_: JsonOpt = False,
 ) -> None:
-    """Run the whole story: constructions, proofs, and an empirical scaling run; print a summary."""
+    """Run the whole story: constructions, proofs, and an empirical scaling run; print a summary.
+
+    With --json the stages' own output goes to stderr and stdout holds one JSON document:
+    {"out": DIR, "quick": bool, "stages": [{"title", "summary", "seconds"}, ...]}."""
+    stages = selected(only)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for title, spec in STAGES:
-        stage = _load_stage(spec)
-        if stage is None or (only and not any(title.lower().startswith(w.strip().lower()) for w in only.split(","))):
-            continue
-        console.rule(f"[bold]{title}")
-        t0 = time.perf_counter()
-        summary = stage(out, quick)
-        rows.append((title, summary, f"{time.perf_counter() - t0:.1f}s"))
+    with contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext():
+        for title, spec in stages:
+            console.rule(f"[bold]{title}")
+            t0 = time.perf_counter()
+            summary = _stage(spec)(out, quick)
+            rows.append({"title": title, "summary": summary, "seconds": round(time.perf_counter() - t0, 3)})
+    if json_:
+        print_json({"out": str(out), "quick": quick, "stages": rows})
+        return
     table = Table(title="tmcheck demo summary")
     for c in ("stage", "result", "time"):
         table.add_column(c)
     for r in rows:
-        table.add_row(*r)
+        table.add_row(r["title"], r["summary"], f"{r['seconds']:.1f}s")
     console.print(Panel(table, expand=False))

@@ -1,15 +1,12 @@
-"""The `tmcheck` command: one Typer app per group of DESIGN.md.
+"""The `tmcheck` command: one Typer app per group of DESIGN.md, registered statically below.
 
 Each group lives in its own module under tmcheck.cli and exposes either `app` (a Typer group,
-attached with add_typer) or `command` (a single command). Modules are imported when present, so a
-part of tmcheck that is not built yet is simply absent; an import error in a present module is raised.
-Group modules import heavy libraries (torch, transformers) inside their commands, keeping start-up fast.
+attached with add_typer) or `command` (a single command). Group modules import heavy libraries
+(torch, transformers) inside their commands, keeping start-up fast.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Optional
@@ -19,24 +16,30 @@ from typer import exceptions as typer_exc
 from typer._click import exceptions as click_exc  # Typer vendors click; its errors live here
 from typer.core import TyperGroup
 
-# (command name, module under tmcheck.cli), in the order `tmcheck --help` lists them.
+from tmcheck.cli import (bound, data, demo, embed, export, fit, lemma, network, predict, proofs, report, sweep,
+                         synth, theorem, train)
+from tmcheck.cli import id as id_group  # `id` would shadow the builtin
+
+# (command name, module), in the order `tmcheck --help` lists them.
 GROUPS = [
-    ("demo", "demo"),
-    ("network", "network"),
-    ("lemma", "lemma"),
-    ("theorem", "theorem"),
-    ("proofs", "proofs"),
-    ("bound", "bound"),
-    ("predict", "predict"),
-    ("id", "id"),
-    ("fit", "fit"),
-    ("data", "data"),
-    ("train", "train"),
-    ("sweep", "sweep"),
-    ("embed", "embed"),
-    ("report", "report"),
-    ("synth", "synth"),
+    ("demo", demo),
+    ("network", network),
+    ("lemma", lemma),
+    ("theorem", theorem),
+    ("proofs", proofs),
+    ("bound", bound),
+    ("predict", predict),
+    ("id", id_group),
+    ("fit", fit),
+    ("data", data),
+    ("train", train),
+    ("sweep", sweep),
+    ("embed", embed),
+    ("report", report),
+    ("synth", synth),
+    ("export", export),
 ]
+
 
 class OneLineErrorsGroup(TyperGroup):
     """The root group: a usage error (bad option value, unknown command) is one line on stderr, exit 2.
@@ -91,16 +94,8 @@ def main(
     """tmcheck: the paper's theory as checked constructions, and its empirics as measurements."""
 
 
-def _register() -> None:
-    for name, module in GROUPS:
-        full = f"tmcheck.cli.{module}"
-        if importlib.util.find_spec(full) is None:
-            continue
-        mod = importlib.import_module(full)
-        if hasattr(mod, "app"):
-            app.add_typer(mod.app, name=name)
-        else:
-            app.command(name)(mod.command)
-
-
-_register()
+for _name, _module in GROUPS:
+    if hasattr(_module, "app"):
+        app.add_typer(_module.app, name=_name)
+    else:
+        app.command(_name)(_module.command)

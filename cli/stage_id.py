@@ -12,12 +12,11 @@ from rich.table import Table
 
 from tmcheck.cli.common import console
 
-CHINCHILLA = Path(__file__).resolve().parents[1] / "tests" / "data" / "chinchilla_svg_extracted.csv"
-
 
 def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.fit import EPOCH_CHINCHILLA, chinchilla_points, fit_law
     from tmcheck.empirics.id import MANIFOLDS, estimate_id, make_manifold
+    from tmcheck.empirics.reference import CHINCHILLA_CSV, reference_path
 
     n = 1024 if quick else 8192
     table = Table(title=f"intrinsic dimension, N={n} points in R^64 (K=20)")
@@ -34,11 +33,9 @@ def stage(out: Path, quick: bool) -> str:
         worst = max(worst, abs(mle - d) / d)
         table.add_row(name, str(d), f"{mle:.2f}", f"{two:.2f}", f"{paper:.2f}")
     console.print(table)
-    summary = f"ID: MLE within {worst:.0%} of the true d on 5 manifolds"
-    if CHINCHILLA.exists():
-        x, y = chinchilla_points(CHINCHILLA)
-        r = fit_law(x, y, form="joint", bootstrap=0 if quick else 200)
-        cmp = ", ".join(f"{k} {r.params[k]:.3f} (Epoch {EPOCH_CHINCHILLA[k][0]})" for k in ("E", "alpha", "beta"))
-        console.print(f"Chinchilla joint fit (240 points): {cmp}; converged: {r.converged}")
-        summary += f"; Chinchilla E={r.params['E']:.3f} alpha={r.params['alpha']:.3f} beta={r.params['beta']:.3f}"
-    return summary
+    summary = f"ID: MLE within {worst:.0%} of the true d on {len(MANIFOLDS)} manifolds"
+    x, y = chinchilla_points(reference_path(CHINCHILLA_CSV))
+    r = fit_law(x, y, form="joint", bootstrap=0 if quick else 200)
+    cmp = ", ".join(f"{k} {r.params[k]:.3f} (Epoch {EPOCH_CHINCHILLA[k][0]})" for k in ("E", "alpha", "beta"))
+    console.print(f"Chinchilla joint fit ({len(x)} points): {cmp}; converged: {r.converged}")
+    return summary + f"; Chinchilla E={r.params['E']:.3f} alpha={r.params['alpha']:.3f} beta={r.params['beta']:.3f}"

@@ -10,16 +10,15 @@ from tmcheck.cli.common import console
 
 def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.embed import corpus_id
-    from tmcheck.empirics.report import build_report, markdown_table
+    from tmcheck.empirics.report import build_report, summary
     from tmcheck.empirics.sweep import run_sweep
 
     preset = "tiny" if quick else "cpu-demo"
     sweep_dir = Path(out) / f"pretrain-{preset}"
-    run_sweep(sweep_dir, preset, progress=True, log=lambda s: console.print(s, highlight=False))
+    run_sweep(sweep_dir, "pretrain", preset, log=lambda s: console.print(s, highlight=False))
     corpus_id(sweep_dir)
     rep = build_report(sweep_dir)
-    console.print(markdown_table(rep), highlight=False, soft_wrap=True)
-    console.print(f"report: {sweep_dir / 'report.md'}")
+    console.print(summary(rep), highlight=False, soft_wrap=True)
     parts = [f"{c}: d={e['d']:.1f}, alpha_D={e['alpha_D']:.3f}, observed {e['alpha_hat']:.3f}"
              for c, e in rep["table"].items() if "d" in e]
     return f"{preset}: " + "; ".join(parts)

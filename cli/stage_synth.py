@@ -10,15 +10,14 @@ from tmcheck.cli.common import console
 
 
 def stage(out: Path, quick: bool) -> str:
-    from tmcheck.empirics.synthetic_report import data_table, write_report
-    from tmcheck.empirics.synthetic_sweep import get_preset, run_sweep
+    from tmcheck.empirics.report import build_report, summary
+    from tmcheck.empirics.sweep import run_sweep
 
     preset = "tiny" if quick else "demo"
     sweep_dir = Path(out) / f"synth-{preset}"
-    run_sweep(sweep_dir, get_preset(preset), log=lambda s: console.print(s, highlight=False))
-    rep = write_report(sweep_dir, bootstrap=200 if quick else 1000)
-    console.print(data_table(rep["data_scaling"]), highlight=False)
-    console.print(f"report: {sweep_dir / 'report.md'}", highlight=False)
+    run_sweep(sweep_dir, "synthetic", preset, log=lambda s: console.print(s, highlight=False))
+    rep = build_report(sweep_dir, bootstrap=200 if quick else 1000)
+    console.print(summary(rep), highlight=False)
     fits = {(e["d"], e["method"]): e for e in rep["data_scaling"]}
     parts = []
     for d in sorted({d for d, _ in fits}):

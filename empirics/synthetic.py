@@ -3,16 +3,13 @@
 The paper checks α_D = 2β/(2β+d) and α_N = 2β/d only on language, where neither d nor β is known.
 Here both are chosen:
 
-- manifolds M ⊂ R^D of known dimension d (Assumption 1), each the image of a standard embedding z
-  under a random orthonormal frame Q (D x k, QᵀQ = I), so x = Q z:
-  - `torus`: the flat torus T^d, z = (cos θ_1, sin θ_1, ..., cos θ_d, sin θ_d), k = 2d (isometric);
-  - `sphere`: S^d, z a unit vector of R^{d+1}, k = d+1;
-  - `cube`: [0,1]^d under the smooth embedding z = (u, sin(ω A u + c)/ω), k = d + min(d, D-d);
-  sampled uniformly in the intrinsic coordinates or with the stated density `tilted`, which
-  multiplies the uniform density by 1 + t/2 with t = z_0 (torus, sphere) or 2u_1 - 1 (cube);
-- targets f with known regularity (Assumption 2), normalised to mean 0 and variance 1:
+- manifolds M ⊂ R^D of known dimension d (Assumption 1) from the one manifolds module,
+  tmcheck.theory.manifolds (`embed`: a shape carried into R^D by a random isometry Q; the flat torus,
+  the sphere, the cube under a smooth embedding, ...), sampled uniformly in the intrinsic
+  coordinates or with its `tilted` density;
+- Hölder fields f with known regularity (Assumption 2), normalised to mean 0 and variance 1:
   - `holder`: the classical lower-bound field on the intrinsic coordinates u ∈ [0,1)^d (torus:
-    u = θ/2π; cube: u itself), f(u) = Σ_k 2^{-kβ} s_k(c) ψ(2^k u - c), c the level-k cell holding u,
+    u = θ/2π; circle: angle/2π; cube: u itself), f(u) = Σ_k 2^{-kβ} s_k(c) ψ(2^k u - c), c the level-k cell holding u,
     s_k(c) = ±1 random, ψ the product tent vanishing on the cell's boundary. It is β-Hölder and
     no smoother at every scale down to 2^-K, and genuinely d-dimensional, so it is the function
     for which the rate n^{-2β/(2β+d)} cannot be beaten (sums of ridge functions can);
@@ -32,9 +29,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-MANIFOLDS = ("torus", "sphere", "cube")
+from tmcheck.theory.manifolds import DENSITIES, MANIFOLDS, SHAPES, Manifold, embed
+
 TARGETS = ("holder", "kinks", "relu")
-DENSITIES = ("uniform", "tilted")
+CHARTED = ("torus", "circle", "cube")  # shapes whose global chart maps onto [0,1)^d (the holder field's domain)
 HOLDER_CELLS = 2**24  # the holder field stops at the level K where 2^{Kd} would exceed this
 HOLDER_MAX_LEVEL = 14
 KINKS = 8
@@ -44,7 +42,7 @@ NORMALISATION_POINTS = 20_000
 
 @dataclass(frozen=True)
 class Problem:
-    """A regression problem with known d and β; the frame and the target are drawn from `seed`."""
+    """A regression problem with known d and β; the frame and the field are drawn from `seed`."""
 
     manifold: str = "torus"
     d: int = 2
@@ -77,100 +75,26 @@ def check_problem(p: Problem) -> None:
         raise ValueError(f"Hölder exponent beta must lie in (0, 1], got {p.beta}")
     if p.noise < 0:
         raise ValueError(f"noise sigma must be >= 0, got {p.noise}")
-    k = embedding_dim(p.manifold, p.d, p.D)
+    shape = SHAPES[p.manifold]
+    if shape.fixed_d is not None and p.d != shape.fixed_d:
+        raise ValueError(f"the {p.manifold} has d = {shape.fixed_d}, got d={p.d}")
+    k = shape.k(p.d, p.D)
     if k > p.D:
         raise ValueError(f"a {p.manifold} of dimension d={p.d} needs D >= {k}, got D={p.D}")
-    if p.target == "holder" and p.manifold == "sphere":
-        raise ValueError("the holder field needs a global chart (torus or cube); use target kinks or relu on the sphere")
+    if p.target == "holder" and p.manifold not in CHARTED:
+        raise ValueError(f"the holder field needs a global chart onto [0,1)^d ({', '.join(CHARTED)}); "
+                         f"use target kinks or relu on the {p.manifold}")
     if p.target == "relu" and p.beta != 1.0:
         raise ValueError(f"the ReLU teacher is Lipschitz (beta = 1); got beta={p.beta}")
 
 
-def embedding_dim(manifold: str, d: int, D: int) -> int:
-    """k, the dimension of the standard embedding z before the frame Q maps it into R^D."""
-    if manifold == "torus":
-        return 2 * d
-    if manifold == "sphere":
-        return d + 1
-    return d + min(d, max(D - d, 0))
+def manifold_of(p: Problem) -> Manifold:
+    """The problem's manifold in R^D: frame and shape parameters drawn from (seed, 1)."""
+    return embed(p.manifold, p.d, p.D, np.random.default_rng([p.seed, 1]))
 
 
 # --------------------------------------------------------------------------------------------
-# manifolds
-
-
-class Manifold:
-    """x = Q z(u) for intrinsic coordinates u; Q (D, k) has orthonormal columns."""
-
-    def __init__(self, problem: Problem):
-        self.problem = problem
-        p = problem
-        self.k = embedding_dim(p.manifold, p.d, p.D)
-        rng = np.random.default_rng([p.seed, 1])
-        G = rng.standard_normal((p.D, self.k))
-        self.Q, _ = np.linalg.qr(G)  # (D, k)
-        m = self.k - p.d
-        self.omega = 2.0
-        self.A = rng.standard_normal((m, p.d))  # cube embedding frequencies
-        self.c = rng.uniform(0, 2 * np.pi, m)
-
-    def _cube_z(self, u: np.ndarray) -> np.ndarray:
-        bend = np.sin(self.omega * u @ self.A.T + self.c) / self.omega  # (n, k-d)
-        return np.concatenate([u, bend], axis=1)
-
-    def _uniform(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Standard embedding z (n, k) of n uniform points."""
-        p = self.problem
-        if p.manifold == "torus":
-            theta = rng.uniform(0, 2 * np.pi, (n, p.d))
-            return np.stack([np.cos(theta), np.sin(theta)], axis=2).reshape(n, 2 * p.d)
-        if p.manifold == "sphere":
-            g = rng.standard_normal((n, p.d + 1))
-            return g / np.linalg.norm(g, axis=1, keepdims=True)
-        return self._cube_z(rng.uniform(0, 1, (n, p.d)))
-
-    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """n points of M in R^D (n, D) from the problem's density (rejection sampling for `tilted`)."""
-        if self.problem.density == "uniform":
-            return self._uniform(n, rng) @ self.Q.T
-        parts, have = [], 0
-        while have < n:
-            z = self._uniform(2 * (n - have) + 16, rng)
-            t = z[:, 0] if self.problem.manifold != "cube" else 2 * z[:, 0] - 1
-            keep = rng.uniform(0, 1.5, len(z)) < 1 + t / 2
-            parts.append(z[keep])
-            have += int(keep.sum())
-        return np.concatenate(parts)[:n] @ self.Q.T
-
-    def chart(self, X: np.ndarray) -> np.ndarray:
-        """Intrinsic coordinates u ∈ [0,1)^d of points of the torus (θ/2π) or the cube (u): (n, d)."""
-        p = self.problem
-        z = X @ self.Q
-        if p.manifold == "torus":
-            pairs = z.reshape(len(z), p.d, 2)
-            return np.mod(np.arctan2(pairs[..., 1], pairs[..., 0]) / (2 * np.pi), 1.0)
-        if p.manifold == "cube":
-            return np.clip(z[:, : p.d], 0.0, 1.0)
-        raise ValueError("the sphere has no global chart")
-
-    def residual(self, X: np.ndarray) -> np.ndarray:
-        """How far each row of X is from satisfying the equations of M (0 on M, up to rounding)."""
-        p = self.problem
-        z = X @ self.Q  # (n, k)
-        off = np.linalg.norm(X - z @ self.Q.T, axis=1)  # component outside span(Q)
-        if p.manifold == "torus":
-            pairs = z.reshape(len(z), p.d, 2)
-            eq = np.abs((pairs**2).sum(axis=2) - 1).max(axis=1)
-        elif p.manifold == "sphere":
-            eq = np.abs(np.linalg.norm(z, axis=1) - 1)
-        else:
-            u = z[:, : p.d]
-            eq = np.linalg.norm(z - self._cube_z(u), axis=1) + np.clip(-u, 0, None).sum(1) + np.clip(u - 1, 0, None).sum(1)
-        return off + eq
-
-
-# --------------------------------------------------------------------------------------------
-# targets
+# Hölder fields
 
 
 def _directions(rng: np.random.Generator, Q: np.ndarray, count: int) -> np.ndarray:
@@ -213,8 +137,9 @@ def holder_field(u: np.ndarray, beta: float, levels: int, salt: int) -> np.ndarr
     return out
 
 
-class Target:
-    """f: M -> R with known regularity, normalised to mean 0, variance 1 under the problem's density."""
+class HolderField:
+    """f: M -> R, β-Hölder (Assumption 2) with a known exponent, normalised to mean 0, variance 1 under
+    the problem's density: the `holder`, `kinks` or `relu` target of the problem."""
 
     def __init__(self, problem: Problem, manifold: Manifold):
         p = problem
@@ -226,21 +151,21 @@ class Target:
             self.salt = int(rng.integers(1, 2**62))
         elif p.target == "kinks":
             self.W = _directions(rng, manifold.Q, KINKS)  # (J, D)
-            anchors = manifold.sample(KINKS, rng)
+            anchors = manifold.sample(KINKS, rng, p.density)
             self.b = np.einsum("jD,jD->j", self.W, anchors)  # each kink passes through M
             self.a = rng.choice([-1.0, 1.0], KINKS) * rng.uniform(0.5, 1.5, KINKS)
         else:
             self.W = rng.standard_normal((TEACHER_WIDTH, p.D)) / math.sqrt(p.D)
-            anchors = manifold.sample(TEACHER_WIDTH, rng)
+            anchors = manifold.sample(TEACHER_WIDTH, rng, p.density)
             self.b = -np.einsum("jD,jD->j", self.W, anchors)  # each ReLU switches on M
             self.a = rng.standard_normal(TEACHER_WIDTH) / math.sqrt(TEACHER_WIDTH)
-        ref = self.raw(manifold.sample(NORMALISATION_POINTS, np.random.default_rng([p.seed, 3])))
+        ref = self.raw(manifold.sample(NORMALISATION_POINTS, np.random.default_rng([p.seed, 3]), p.density))
         self.mean, self.scale = float(ref.mean()), float(ref.std())
 
     def raw(self, X: np.ndarray) -> np.ndarray:
         p = self.problem
         if p.target == "holder":
-            return holder_field(self.manifold.chart(X), p.beta, self.levels, self.salt)
+            return holder_field(self.manifold.coords(X), p.beta, self.levels, self.salt)
         if p.target == "kinks":
             return (self.a * np.abs(X @ self.W.T - self.b) ** p.beta).sum(axis=1)
         return np.maximum(X @ self.W.T + self.b, 0) @ self.a
@@ -277,24 +202,27 @@ def validation_size(n: int, val_fraction: float, min_val: int) -> int:
 
 
 class Experiment:
-    """One problem with its manifold and target; data sets drawn by seed, nested in n."""
+    """One problem with its manifold and Hölder field; data sets drawn by seed, nested in n."""
 
     def __init__(self, problem: Problem):
         self.problem = problem
-        self.manifold = Manifold(problem)
-        self.target = Target(problem, self.manifold)
+        self.manifold = manifold_of(problem)
+        self.field = HolderField(problem, self.manifold)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self.manifold.sample(n, rng, self.problem.density)
 
     def pool(self, n_max: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """The first n of these n_max labelled points are the size-n data set (nested in n)."""
         rng = np.random.default_rng([self.problem.seed, 4, seed])
-        X = self.manifold.sample(n_max, rng)
-        y = self.target(X) + self.problem.noise * rng.standard_normal(n_max)
+        X = self.sample(n_max, rng)
+        y = self.field(X) + self.problem.noise * rng.standard_normal(n_max)
         return X, y
 
     def test_set(self, n_test: int) -> tuple[np.ndarray, np.ndarray]:
         """Held out, the same for every seed and n: (X_test, f(X_test))."""
-        X = self.manifold.sample(n_test, np.random.default_rng([self.problem.seed, 5]))
-        return X, self.target(X)
+        X = self.sample(n_test, np.random.default_rng([self.problem.seed, 5]))
+        return X, self.field(X)
 
     def split(self, n: int, n_max: int, seed: int, n_test: int, val_fraction: float = 0.2, min_val: int = 8) -> Split:
         n_val = validation_size(n, val_fraction, min_val)

@@ -1,8 +1,9 @@
 """The validation set: point clouds with known intrinsic dimension d, embedded in R^D.
 
-Every manifold is placed in R^D by a random isometry (orthonormal columns of a QR factor), so
-distances, and hence every kNN estimator, see exactly the intrinsic geometry; ``noise`` adds
-isotropic Gaussian noise of that standard deviation per ambient coordinate.
+The shapes are those of the one manifolds module, tmcheck.theory.manifolds; each is drawn in its own
+model space R^k (k = `MANIFOLDS[name][1](d)`) and carried into R^D by a random isometry, so
+distances, and hence every kNN estimator, see exactly the intrinsic geometry and do not depend on D;
+``noise`` adds isotropic Gaussian noise of that standard deviation per ambient coordinate.
 
 - ``linear``: a standard Gaussian in a random d-dimensional linear subspace.
 - ``sphere``: the uniform distribution on the unit sphere S^d in R^(d+1).
@@ -16,35 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-# name -> (default d, ambient dimension of the chart before the isometry, or None if fixed by d)
-MANIFOLDS = {
-    "linear": (8, lambda d: d),
-    "sphere": (16, lambda d: d + 1),
-    "swissroll": (2, lambda d: 3),
-    "torus": (4, lambda d: 2 * d),
-    "cube-image": (6, lambda d: max(2 * d + 1, 16)),
-}
+from tmcheck.theory.manifolds import SHAPES, embed, random_isometry
 
-
-def _chart(name: str, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    if name == "linear":
-        return rng.standard_normal((n, d))
-    if name == "sphere":
-        z = rng.standard_normal((n, d + 1))
-        return z / np.linalg.norm(z, axis=1, keepdims=True)
-    if name == "swissroll":
-        from sklearn.datasets import make_swiss_roll
-
-        return make_swiss_roll(n, noise=0.0, random_state=int(rng.integers(2**31)))[0]
-    if name == "torus":
-        t = rng.uniform(0.0, 2 * np.pi, size=(n, d))
-        return np.concatenate([np.cos(t), np.sin(t)], axis=1)
-    if name == "cube-image":
-        m = MANIFOLDS[name][1](d)
-        W = 2.0 * rng.standard_normal((d, m))
-        b = rng.uniform(0.0, 2 * np.pi, size=m)
-        return np.sin(rng.uniform(size=(n, d)) @ W + b) / np.sqrt(m)
-    raise ValueError(f"unknown manifold {name!r}; choose from {', '.join(MANIFOLDS)}")
+# The ID validation set's default d per shape (higher than the shared registry's, so the estimators
+# are tested where they are hard); k(d) the dimension of the shape's model space.
+DEFAULT_D = {"linear": 8, "sphere": 16, "swissroll": 2, "torus": 4, "cube-image": 6}
+# name -> (default d, model-space dimension k as a function of d)
+MANIFOLDS = {name: (d, lambda d_, s=SHAPES[name]: s.k(d_, 0)) for name, d in DEFAULT_D.items()}
 
 
 def make_manifold(name: str, n: int, d: int | None = None, D: int = 768, noise: float = 0.0,
@@ -53,16 +32,14 @@ def make_manifold(name: str, n: int, d: int | None = None, D: int = 768, noise: 
     if name not in MANIFOLDS:
         raise ValueError(f"unknown manifold {name!r}; choose from {', '.join(MANIFOLDS)}")
     d = MANIFOLDS[name][0] if d is None else int(d)
-    if name == "swissroll" and d != 2:
-        raise ValueError("the swiss roll has d = 2")
     if d < 1 or n < 1:
         raise ValueError(f"need d >= 1 and n >= 1, got d={d}, n={n}")
+    k = MANIFOLDS[name][1](d)
+    if D < k:
+        raise ValueError(f"{name} with d={d} needs D >= {k}, got D={D}")
     rng = np.random.default_rng(seed)
-    Y = _chart(name, n, d, rng)
-    if D < Y.shape[1]:
-        raise ValueError(f"{name} with d={d} needs D >= {Y.shape[1]}, got D={D}")
-    Q, _ = np.linalg.qr(rng.standard_normal((D, Y.shape[1])))  # (D, m), orthonormal columns
-    X = Y @ Q.T
+    shape = embed(name, d, k, rng)  # in its model space: the points do not depend on D
+    X = shape.sample(n, rng) @ random_isometry(D, k, np.random.default_rng([seed, 1])).T
     if noise:
         X += noise * rng.standard_normal(X.shape)
     return X.astype(dtype)

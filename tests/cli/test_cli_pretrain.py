@@ -74,9 +74,9 @@ def test_errors_are_one_line_exit_2(sweep, tmp_path):
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     res = runner.invoke(app, cases[0])
     assert "exceeds the training split" in res.stderr
-    from tmcheck.empirics.sweep import sweep_lock
+    from tmcheck.empirics.sweep import SweepDir
 
-    with sweep_lock(d):
+    with SweepDir(d).lock():
         res = runner.invoke(app, ["sweep", "data", str(d)])
     assert res.exit_code == 2 and "in use by another process" in res.stderr
     (d / "runs" / "x").mkdir()

@@ -38,11 +38,12 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--dims", "5", "--D", "4"], "exceeds the ambient dimension D=4"),
-        (["--betas", "1.5"], "beta must lie in (0, 1]"),
-        (["--betas", "0"], "beta must lie in (0, 1]"),
-        (["--ns", "10,100"], "smaller than the validation split"),
-        (["--dims", "one"], "comma-separated integers"),
+        (["--d", "5", "--D", "4"], "exceeds the ambient dimension D=4"),
+        (["--beta", "1.5"], "β must lie in (0, 1]"),
+        (["--beta", "0"], "β must lie in (0, 1]"),
+        (["--n", "10,100"], "smaller than the validation split"),
+        (["--d", "one"], "cannot read 'one' as int"),
+        (["--d", "1,,2"], "empty item"),
         (["--preset", "huge"], "unknown preset"),
         (["--min-steps", "10", "--max-steps", "5"], "min_steps <= max_steps"),
         (["--baselines", "svm"], "unknown baseline"),
@@ -60,6 +61,9 @@ def test_report_of_a_directory_that_is_not_a_synthetic_sweep(tmp_path):
     res = runner.invoke(app, ["synth", "report", str(tmp_path)])
     assert res.exit_code == 2 and "config.json" in res.stderr
     (tmp_path / "config.json").write_text(json.dumps({"preset": {}}))
+    res = runner.invoke(app, ["synth", "report", str(tmp_path)])
+    assert res.exit_code == 2 and "names no sweep kind" in res.stderr
+    (tmp_path / "config.json").write_text(json.dumps({"preset": {}, "corpora": ["stories"]}))
     res = runner.invoke(app, ["synth", "report", str(tmp_path)])
     assert res.exit_code == 2 and "not a synthetic sweep" in res.stderr
 

@@ -7,7 +7,8 @@ import pytest
 
 from tmcheck.util import atomic
 from tmcheck.empirics.presets import get_preset
-from tmcheck.empirics.report import build_report, fit_corpus
+from tmcheck.empirics.report import build_report
+from tmcheck.empirics.report.pretrain import fit_corpus
 
 
 def fake_sweep(path, alpha=0.2, d=8.0):
@@ -35,9 +36,10 @@ def test_recovers_exponent_and_writes_report(tmp_path):
     rows = fake_sweep(tmp_path)
     fit = fit_corpus(rows, bootstrap=200)
     assert fit["alpha_hat"] == pytest.approx(0.2, abs=0.01)
-    lo, hi = fit["alpha_hat_ci"]
+    lo, hi = fit["ci"]
     assert lo < 0.2 < hi and hi - lo < 0.05
     rep = build_report(tmp_path, bootstrap=200)
+    assert rep["kind"] == "pretrain"
     e = rep["table"]["stories"]
     assert e["alpha_D"] == pytest.approx(0.2) and e["predicted_in_ci"]
     assert e["difference"] == pytest.approx(fit["alpha_hat"] - 0.2)
@@ -49,7 +51,8 @@ def test_recovers_exponent_and_writes_report(tmp_path):
 
 
 def test_report_needs_results(tmp_path):
-    atomic.write_json(tmp_path / "config.json", {"preset": get_preset("tiny").as_dict(), "corpora": ["stories"]})
+    atomic.write_json(tmp_path / "config.json", {"kind": "pretrain", "preset": get_preset("tiny").as_dict(),
+                                                 "corpora": ["stories"]})
     with pytest.raises(ValueError, match="no finished runs"):
         build_report(tmp_path)
     with pytest.raises(FileNotFoundError):

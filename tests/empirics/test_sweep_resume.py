@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tmcheck.util.atomic import read_jsonl
-from tmcheck.empirics.sweep import SweepBusy, run_sweep, sweep_lock
+from tmcheck.empirics.sweep import SweepBusy, SweepDir, run_sweep
 
 SCRIPT = """
 import sys
@@ -19,7 +19,7 @@ from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.sweep import run_sweep
 p = get_preset("tiny")
 p = replace(p, n_sizes=2, n_max=12_000, train=replace(p.train, max_steps=60, eval_every=6, patience=0))
-run_sweep(sys.argv[1], p, progress=False, log=lambda s: None)
+run_sweep(sys.argv[1], "pretrain", p, progress=False, log=lambda s: None)
 """
 KEYS = ("run", "n", "seed", "test_loss", "best_val", "best_step", "steps")
 
@@ -39,38 +39,41 @@ def test_sigkill_then_rerun_equals_uninterrupted(tmp_path):
     ref = _sweep(tmp_path, "ref")
     victim = _sweep(tmp_path, "kill")
     runs = tmp_path / "kill" / "runs"
-    deadline = time.time() + 240
+    deadline = time.time() + 600
     # kill once the second run has a checkpoint but is not finished
     while time.time() < deadline and victim.poll() is None:
-        done = sorted(runs.glob("*/result.json")) if runs.exists() else []
-        mid = [p for p in runs.glob("*/last.pt") if not (p.parent / "result.json").exists()] if runs.exists() else []
+        done = sorted(runs.glob("*/row.json")) if runs.exists() else []
+        mid = [p for p in runs.glob("*/last.pt") if not (p.parent / "row.json").exists()] if runs.exists() else []
         if done and mid:
             break
         time.sleep(0.05)
     assert victim.poll() is None, "the sweep finished before it could be killed"
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
-    finished = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/result.json")}
+    finished = {p.parent.name: p.stat().st_mtime_ns for p in runs.glob("*/row.json")}
     assert finished
     rerun = _sweep(tmp_path, "kill")
-    assert rerun.wait(timeout=240) == 0 and ref.wait(timeout=240) == 0
+    assert rerun.wait(timeout=900) == 0 and ref.wait(timeout=900) == 0
     assert _rows(tmp_path / "kill") == _rows(tmp_path / "ref")
     assert len(_rows(tmp_path / "ref")) == 4
     for name, mtime in finished.items():  # finished runs were not redone
-        assert (runs / name / "result.json").stat().st_mtime_ns == mtime
+        assert (runs / name / "row.json").stat().st_mtime_ns == mtime
 
 
 def test_second_process_is_refused(tmp_path):
-    with sweep_lock(tmp_path / "s"):
+    with SweepDir(tmp_path / "s").lock():
         with pytest.raises(SweepBusy, match="in use by another process"):
-            run_sweep(tmp_path / "s", "tiny", progress=False, log=lambda s: None)
+            run_sweep(tmp_path / "s", "pretrain", "tiny", progress=False, log=lambda s: None)
 
 
 def test_sweep_config_mismatch(tmp_path):
     (tmp_path / "s").mkdir()
+    # written before sweeps had a kind: read as a pretraining sweep
     (tmp_path / "s" / "config.json").write_text(json.dumps({"preset": _tiny_dict(), "corpora": ["stories"]}))
     with pytest.raises(ValueError, match="preset 'tiny'"):
-        run_sweep(tmp_path / "s", "cpu-demo", progress=False)
+        run_sweep(tmp_path / "s", "pretrain", "cpu-demo", progress=False)
+    with pytest.raises(ValueError, match="not a synthetic sweep"):
+        run_sweep(tmp_path / "s", "synthetic", "tiny", progress=False)
 
 
 def _tiny_dict():
@@ -84,7 +87,7 @@ def test_grid():
 
     g = get_preset("cpu-demo").grid(128_000)
     assert len(g) >= 5 and decades(g) >= 1.5 and g == sorted(g)
-    assert all(len(p.seeds) >= 2 for p in PRESETS.values())
+    assert all(len(p.seeds) >= 2 for p in PRESETS["pretrain"].values())
     assert decades(get_preset("gpu-quick").grid(8_000_000)) >= 3
     assert decades(get_preset("gpu-paper").grid(10**9)) >= 3
     with pytest.raises(ValueError, match="fewer than n_min"):

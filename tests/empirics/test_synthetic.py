@@ -1,5 +1,6 @@
 """Known answers for the synthetic data: points on the manifold, the targets' regularity, the
-stated density, reproducibility, one-line errors, and the kNN baseline's rate on an easy case."""
+stated density, reproducibility, one-line errors, and the kNN baseline's rate on an easy case. The
+manifolds are tmcheck.theory.manifolds' (one registry); the fields are empirics' HolderField."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from tmcheck.empirics.synthetic import (
     DENSITIES,
     Experiment,
-    Manifold,
+    HolderField,
     Problem,
     holder_field,
     knn_baseline,
@@ -24,9 +25,9 @@ ON_MANIFOLD = [("torus", "kinks"), ("sphere", "kinks"), ("cube", "kinks"), ("tor
 @pytest.mark.parametrize("manifold,target", ON_MANIFOLD)
 @pytest.mark.parametrize("density", DENSITIES)
 def test_samples_lie_on_the_manifold(manifold, target, density):
-    p = Problem(manifold=manifold, d=3, D=11, target=target, density=density)
-    m = Manifold(p)
-    X = m.sample(2000, np.random.default_rng(1))
+    exp = Experiment(Problem(manifold=manifold, d=3, D=11, target=target, density=density))
+    m = exp.manifold
+    X = exp.sample(2000, np.random.default_rng(1))
     assert X.shape == (2000, 11)
     assert m.residual(X).max() < 1e-12
     # and the residual does detect points off the manifold
@@ -35,20 +36,20 @@ def test_samples_lie_on_the_manifold(manifold, target, density):
 
 
 def test_torus_is_flat_product_of_unit_circles_and_sphere_unit():
-    m = Manifold(Problem(manifold="torus", d=2, D=7))
+    m = Experiment(Problem(manifold="torus", d=2, D=7)).manifold
     X = m.sample(500, np.random.default_rng(0))
     z = X @ m.Q
     np.testing.assert_allclose(z[:, 0] ** 2 + z[:, 1] ** 2, 1.0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(X, axis=1), np.sqrt(2), atol=1e-12)
-    s = Manifold(Problem(manifold="sphere", d=4, D=9, target="kinks"))
+    s = Experiment(Problem(manifold="sphere", d=4, D=9, target="kinks")).manifold
     np.testing.assert_allclose(np.linalg.norm(s.sample(500, np.random.default_rng(0)), axis=1), 1.0, atol=1e-12)
 
 
 def test_tilted_density_is_the_stated_one():
     # torus: t = cos θ_1 with θ_1 uniform; density ∝ 1 + t/2 gives E[t] = E[t²]/2 / 1 = 1/4.
     for density, want in (("uniform", 0.0), ("tilted", 0.25)):
-        m = Manifold(Problem(manifold="torus", d=2, D=6, density=density))
-        t = (m.sample(40_000, np.random.default_rng(3)) @ m.Q)[:, 0]
+        exp = Experiment(Problem(manifold="torus", d=2, D=6, density=density))
+        t = (exp.sample(40_000, np.random.default_rng(3)) @ exp.manifold.Q)[:, 0]
         assert abs(t.mean() - want) < 0.015
 
 
@@ -82,7 +83,7 @@ def test_kinks_target_has_exponent_beta_across_a_kink():
     beta = 0.5
     p = Problem(manifold="torus", d=1, D=4, target="kinks", beta=beta)
     exp = Experiment(p)
-    f = exp.target
+    f = exp.field
     # walk along the circle through the point where the first kink's argument vanishes
     theta = np.linspace(0, 2 * np.pi, 200_001)
     z = np.stack([np.cos(theta), np.sin(theta)], 1)
@@ -98,7 +99,7 @@ def test_kinks_target_has_exponent_beta_across_a_kink():
 def test_relu_teacher_is_lipschitz_with_its_weight_bound():
     p = Problem(manifold="sphere", d=3, D=8, target="relu", beta=1.0)
     exp = Experiment(p)
-    f = exp.target
+    f = exp.field
     lip = np.sum(np.abs(f.a) * np.linalg.norm(f.W, axis=1)) / f.scale
     rng = np.random.default_rng(0)
     X, Y = exp.manifold.sample(5000, rng), exp.manifold.sample(5000, rng)
@@ -109,7 +110,8 @@ def test_relu_teacher_is_lipschitz_with_its_weight_bound():
 def test_targets_are_normalised():
     for target, beta, manifold in (("holder", 0.5, "torus"), ("kinks", 1.0, "sphere"), ("relu", 1.0, "cube")):
         exp = Experiment(Problem(manifold=manifold, d=2, D=8, target=target, beta=beta))
-        f = exp.target(exp.manifold.sample(20_000, np.random.default_rng(9)))
+        assert isinstance(exp.field, HolderField)
+        f = exp.field(exp.sample(20_000, np.random.default_rng(9)))
         assert abs(f.mean()) < 0.05 and abs(f.std() - 1) < 0.05
 
 
@@ -129,7 +131,7 @@ def test_everything_is_seeded():
 def test_noise_is_the_stated_sigma():
     exp = Experiment(Problem(d=1, D=4, noise=0.3))
     X, y = exp.pool(40_000, seed=0)
-    assert abs(np.std(y - exp.target(X)) - 0.3) < 0.01
+    assert abs(np.std(y - exp.field(X)) - 0.3) < 0.01
 
 
 @pytest.mark.parametrize(
@@ -140,6 +142,8 @@ def test_noise_is_the_stated_sigma():
         (dict(beta=0.0), "beta must lie in (0, 1]"),
         (dict(d=3, D=5, manifold="torus"), "needs D >= 6"),
         (dict(manifold="sphere", target="holder"), "global chart"),
+        (dict(manifold="linear", target="holder"), "global chart"),
+        (dict(manifold="circle", d=2, target="kinks"), "the circle has d = 1"),
         (dict(target="relu", beta=0.5), "Lipschitz"),
         (dict(manifold="klein"), "unknown manifold"),
         (dict(noise=-1.0), "noise"),
@@ -171,3 +175,12 @@ def test_krr_baseline_beats_the_mean_predictor():
     s = Experiment(Problem(d=2, D=6, beta=1.0)).split(600, 600, 0, 2000)
     assert krr_baseline(s)["test_mse"] < 0.5 * np.mean(s.f_test**2)
 
+
+
+def test_the_manifolds_are_the_one_registry_and_the_circle_works():
+    from tmcheck.theory import manifolds
+
+    exp = Experiment(Problem(manifold="circle", d=1, D=5, target="holder", beta=0.5))
+    assert isinstance(exp.manifold, manifolds.Manifold) and exp.manifold.name == "circle"
+    X, y = exp.pool(500, seed=0)
+    assert exp.manifold.residual(X).max() < 1e-12 and abs(np.std(exp.field(X)) - 1) < 0.1

@@ -14,21 +14,23 @@ import numpy as np
 import pytest
 
 from tmcheck.util import atomic
-from tmcheck.empirics.sweep import SweepBusy, sweep_lock
+from tmcheck.empirics.presets import SYNTHETIC as PRESETS
+from tmcheck.empirics.presets import SynthPreset
+from tmcheck.empirics.report import build_report
+from tmcheck.empirics.report.synthetic import build_tables
+from tmcheck.empirics.sweep import SweepBusy, SweepDir
+from tmcheck.empirics.sweep import run_sweep as core_run_sweep
+from tmcheck.empirics.sweep.synthetic import check_preset, model_config, plan_specs, theory_width
 from tmcheck.empirics.synthetic_model import n_params
-from tmcheck.empirics.synthetic_report import build_tables, write_report
-from tmcheck.empirics.synthetic_sweep import (
-    PRESETS,
-    SynthPreset,
-    check_preset,
-    is_synthetic_sweep,
-    model_config,
-    plan,
-    run_sweep,
-    theory_width,
-    with_overrides,
-)
 from tmcheck.theory.bounds import alpha_D
+
+def run_sweep(path, preset, log):
+    return core_run_sweep(path, "synthetic", preset, progress=False, log=log)
+
+
+def plan(p):
+    return [{**s.params, "run": s.run} for s in plan_specs(p)]
+
 
 MICRO = SynthPreset(name="micro", dims=(1,), betas=(1.0,), ns=(40, 80), seeds=(0,), D=4, n_test=300, min_val=8,
                     d_embd=5, n_blocks=1, n_heads=1, ffn_width=8, min_steps=60, max_steps=60, eval_every=20,
@@ -74,14 +76,16 @@ def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
                                               (dict(size="huge"), "unknown size rule")])
 def test_bad_sweep_parameters(override, message):
     with pytest.raises(ValueError, match=message):
-        with_overrides(PRESETS["tiny"], **override)
+        PRESETS["tiny"].with_overrides(**override)
 
 
 def test_resume_after_sigkill_loses_nothing(tmp_path):
     reference = run_sweep(tmp_path / "ref", MICRO, log=lambda s: None)
     killed = tmp_path / "killed"
-    code = ("import json, sys; from tmcheck.empirics.synthetic_sweep import preset_from_config, run_sweep; "
-            "run_sweep(sys.argv[1], preset_from_config({'preset': json.loads(sys.argv[2])}), log=lambda s: None)")
+    code = ("import json, sys; from tmcheck.empirics.presets import preset_from_dict; "
+            "from tmcheck.empirics.sweep import run_sweep; "
+            "run_sweep(sys.argv[1], 'synthetic', preset_from_dict('synthetic', json.loads(sys.argv[2])), "
+            "progress=False, log=lambda s: None)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(killed), json.dumps(MICRO.as_dict())])
     deadline = time.time() + 120
     # kill mid-training: once a transformer run has a checkpoint but before the sweep is done
@@ -100,7 +104,7 @@ def test_resume_after_sigkill_loses_nothing(tmp_path):
 
 def test_sweep_refuses_a_second_process_and_another_preset(tmp_path):
     run_sweep(tmp_path, MICRO, log=lambda s: None)
-    with sweep_lock(tmp_path):
+    with SweepDir(tmp_path).lock():
         with pytest.raises(SweepBusy):
             run_sweep(tmp_path, MICRO, log=lambda s: None)
     with pytest.raises(ValueError, match="other settings"):
@@ -129,10 +133,10 @@ def test_report_recovers_a_known_exponent_and_gives_verdicts():
 
 
 def test_write_report_on_a_finished_micro_sweep(tmp_path):
-    assert not is_synthetic_sweep(tmp_path)
+    assert not SweepDir(tmp_path).exists()
     run_sweep(tmp_path, MICRO, log=lambda s: None)
-    assert is_synthetic_sweep(tmp_path)
-    rep = write_report(tmp_path, bootstrap=50)
+    assert SweepDir(tmp_path).kind == "synthetic"
+    rep = build_report(tmp_path, bootstrap=50)
     for name in ("report.md", "report.json", "fig_alpha.png", "fig_loss.png", "fig_model.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert rep["kind"] == "synthetic" and rep["data_scaling"] and rep["model_scaling"]

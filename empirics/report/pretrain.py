@@ -1,10 +1,10 @@
-"""The data-scaling report (the paper's Figure 2 and Section 3 table, on our sweeps).
+"""The report of a pretraining sweep (kind "pretrain"): the paper's Figure 2 and Section 3 table.
 
-For each corpus: the observed exponent alpha_hat_D is the slope of log test loss against log n
-(the paper's method: an ordinary least-squares line in log-log, `fit_law(form="loglog")`), with a
-bootstrap interval that resamples training-set sizes (all seeds of a size together); the
-predicted exponent is alpha_D = 2 beta / (2 beta + d) from the ID measured by `tmcheck id corpus`.
-Writes report.md, report.json, fig_scaling.png (Figure 2 analogue) and fig_curves.png.
+For each corpus: the observed exponent alpha_hat_D (report.common.fit_exponent: log test loss
+against log n, bootstrap interval over sizes) against alpha_D = 2 beta / (2 beta + d) from the ID
+that `tmcheck id corpus` measured and stored in id.json (keyed by corpus, with its embedding and
+estimator options). Writes report.md, report.json, fig_scaling.png (Figure 2 analogue) and
+fig_curves.png.
 """
 
 from __future__ import annotations
@@ -15,36 +15,28 @@ from pathlib import Path
 import numpy as np
 
 from tmcheck.util import atomic
-from tmcheck.empirics.sweep import load_config, preset_from_config
+from tmcheck.empirics.report.common import fit_exponent, format_interval, pyplot, save_figure
+from tmcheck.empirics.sweep import SweepDir, layout
 
 COLORS = {"code": "tab:blue", "prose": "tab:red", "stories": "tab:green", "sql": "tab:purple", "prose-large": "tab:orange"}
 
 
+FIGURES = ("fig_scaling.png", "fig_curves.png")
+
+
 def fit_corpus(rows: list[dict], bootstrap: int = 1000, seed: int = 0) -> dict:
-    """log-log least-squares exponent of test loss against n, bootstrap CI over sizes."""
-    from tmcheck.empirics.fit import fit_law
-
-    n = np.array([r["n"] for r in rows], dtype=float)
-    loss = np.array([r["test_loss"] for r in rows], dtype=float)
-    if len(np.unique(n)) < 2:
-        raise ValueError("need results at two or more training-set sizes to fit an exponent")
-    fit = fit_law(n, loss, form="loglog", groups=n, bootstrap=bootstrap, seed=seed)
-    ci = fit.ci.get("alpha") if fit.ci else None
-    return {"alpha_hat": float(fit.alpha), "alpha_hat_ci": [float(ci[0]), float(ci[1])] if ci is not None else None,
-            "params": {k: float(v) for k, v in fit.params.items()}, "rmse_log": fit.rmse_log,
-            "sizes": sorted({int(v) for v in n}), "points": len(rows), "fit": fit.as_dict()}
+    """alpha_hat_D of one corpus's rows (test loss against n)."""
+    return fit_exponent([r["n"] for r in rows], [r["test_loss"] for r in rows], bootstrap, seed)
 
 
-def build_report(sweep_dir: Path, bootstrap: int = 1000) -> dict:
+def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     """Fit every corpus of the sweep, draw the figures, write report.md/.json; returns the report dict."""
-    sweep_dir = Path(sweep_dir)
-    config = load_config(sweep_dir)
-    preset = preset_from_config(config)
-    rows = atomic.read_jsonl(sweep_dir / "results.jsonl")
+    config = sweep.read_config()
+    preset = sweep.preset()
+    rows = sweep.rows()
     if not rows:
-        raise ValueError(f"{sweep_dir} has no finished runs yet (results.jsonl is empty); run the sweep first")
-    id_path = sweep_dir / "id.json"
-    ids = json.loads(id_path.read_text()) if id_path.exists() else {}
+        raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
+    ids = json.loads(sweep.id_path.read_text()) if sweep.id_path.exists() else {}
     corpora = [c for c in config["corpora"] if any(r["corpus"] == c for r in rows)]
     table = {}
     for c in corpora:
@@ -53,20 +45,22 @@ def build_report(sweep_dir: Path, bootstrap: int = 1000) -> dict:
             e = ids[c]
             entry.update(d=e["d"], d_ci=e["d_ci"], alpha_D=e["alpha_D"], alpha_D_ci=e["alpha_D_ci"], beta=e["beta"],
                          alpha_D_beta=e["alpha_D_beta"], difference=entry["alpha_hat"] - e["alpha_D"])
-            lo, hi = entry["alpha_hat_ci"] or (entry["alpha_hat"],) * 2
+            lo, hi = entry["ci"] or (entry["alpha_hat"],) * 2
             entry["predicted_in_ci"] = bool(lo <= e["alpha_D"] <= hi)
         table[c] = entry
-    report = {"sweep": str(sweep_dir), "preset": preset.name, "corpora": corpora, "table": table,
-              "runs": len(rows), "train_seconds": float(sum(r["seconds"] for r in rows))}
-    figure_scaling(rows, table, sweep_dir / "fig_scaling.png")
-    figure_curves(sweep_dir, rows, sweep_dir / "fig_curves.png")
-    atomic.write_json(sweep_dir / "report.json", report)
-    atomic.write_text(sweep_dir / "report.md", markdown(report, preset, ids))
+    report = {"kind": "pretrain", "sweep": str(sweep.path), "preset": preset.name, "corpora": corpora,
+              "table": table, "runs": len(rows), "train_seconds": float(sum(r["seconds"] for r in rows)),
+              "files": [layout.REPORT_MD, layout.REPORT_JSON, *FIGURES]}
+    figure_scaling(rows, table, sweep.path / FIGURES[0])
+    figure_curves(sweep, rows, sweep.path / FIGURES[1])
+    atomic.write_json(sweep.path / layout.REPORT_JSON, report)
+    atomic.write_text(sweep.path / layout.REPORT_MD, markdown(report, preset, ids))
     return report
 
 
-def _fmt_ci(ci, digits=3) -> str:
-    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "n/a"
+def summary(report: dict) -> str:
+    files = ", ".join(str(Path(report["sweep"]) / f) for f in report["files"])
+    return f"{markdown_table(report)}\n\nwritten: {files}"
 
 
 def markdown_table(report: dict) -> str:
@@ -74,11 +68,11 @@ def markdown_table(report: dict) -> str:
              "|---|---|---|---|---|---|"]
     for c, e in report["table"].items():
         if "d" in e:
-            lines.append(f"| {c} | {e['d']:.1f} {_fmt_ci(e['d_ci'], 1)} | {e['alpha_D']:.3f} {_fmt_ci(e['alpha_D_ci'])} "
-                         f"| {e['alpha_hat']:.3f} {_fmt_ci(e['alpha_hat_ci'])} | {e['difference']:+.3f} "
+            lines.append(f"| {c} | {e['d']:.1f} {format_interval(e['d_ci'], 1)} | {e['alpha_D']:.3f} {format_interval(e['alpha_D_ci'])} "
+                         f"| {e['alpha_hat']:.3f} {format_interval(e['ci'])} | {e['difference']:+.3f} "
                          f"| {'yes' if e['predicted_in_ci'] else 'no'} |")
         else:
-            lines.append(f"| {c} | not measured | n/a | {e['alpha_hat']:.3f} {_fmt_ci(e['alpha_hat_ci'])} | n/a | n/a |")
+            lines.append(f"| {c} | not measured | n/a | {e['alpha_hat']:.3f} {format_interval(e['ci'])} | n/a | n/a |")
     return "\n".join(lines)
 
 
@@ -108,11 +102,9 @@ def markdown(report: dict, preset, ids: dict) -> str:
 
 def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
     """Figure 2 analogue: test loss vs n (log-log), fitted law, and a line of the predicted slope."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    plt = pyplot()
 
     corpora = list(table)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.0), squeeze=False)
@@ -144,8 +136,7 @@ def figure_scaling(rows: list[dict], table: dict, path: Path) -> None:
         ax.legend(fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _short(v: float) -> str:
@@ -156,12 +147,9 @@ def _short(v: float) -> str:
     return f"{v:.0f}"
 
 
-def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
+def figure_curves(sweep: SweepDir, rows: list[dict], path: Path) -> None:
     """Validation loss against optimizer step for every run; colour = n, line style = seed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     corpora = list(dict.fromkeys(r["corpus"] for r in rows))
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 3.8), squeeze=False)
@@ -170,7 +158,7 @@ def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
         pts = sorted((r for r in rows if r["corpus"] == c), key=lambda r: (r["n"], r["seed"]))
         sizes = sorted({r["n"] for r in pts})
         for r in pts:
-            res = json.loads((Path(sweep_dir) / "runs" / r["run"] / "result.json").read_text())
+            res = json.loads((sweep.run_dir(r["run"]) / layout.TRAIN_RESULT).read_text())
             h = res["history"]
             color = cmap(sizes.index(r["n"]) / max(1, len(sizes) - 1))
             ax.plot([p["step"] for p in h], [p["val_loss"] for p in h], color=color,
@@ -186,5 +174,4 @@ def figure_curves(sweep_dir: Path, rows: list[dict], path: Path) -> None:
     fig.suptitle(f"Validation loss during training (dots: best-validation checkpoint, whose test loss is reported; "
                  f"solid: seed {first}, dotted: other seeds)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)

@@ -1,9 +1,10 @@
-"""The synthetic experiment's report: predicted against observed exponents where d and β are known.
+"""The report of a synthetic sweep (kind "synthetic"): predicted against observed exponents where d
+and β are known.
 
-For each (d, β, method) of the data-scaling sweep, α̂_D is the slope of log test MSE against log n
-(the paper's method, `fit_law(form="loglog")`) with a bootstrap interval resampling training-set
-sizes (all seeds of a size together). It is compared with α_D = 2β/(2β+d) from the true d and from
-the d that our ID estimator (Levina-Bickel MLE, K = 20) gives on the same x; the verdict is whether
+For each (d, β, method) of the data-scaling sweep, α̂_D (report.common.fit_exponent: log test MSE
+against log n, bootstrap interval over sizes) is compared with α_D = 2β/(2β+d) from the true d and
+from the d that our ID estimator (Levina-Bickel MLE, K = 20) gives on the same x, cached in id.json
+with the protocol that made it; the verdict is whether
 the predicted value lies inside the interval. The model-scaling sweep gives α̂_N against 2β/d the
 same way, with the number of trained parameters N as the size.
 
@@ -18,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from tmcheck.util import atomic
-from tmcheck.empirics.synthetic_sweep import estimated_dimensions, load_config, preset_from_config
+from tmcheck.empirics.report.common import cached_id, fit_exponent, format_interval, pyplot, save_figure, verdict
+from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.theory.bounds import alpha_D, alpha_N
 
 METHOD_STYLE = {"transformer": ("tab:blue", "o", "transformer (paper's, ReLU attention)"),
@@ -27,21 +29,36 @@ METHOD_STYLE = {"transformer": ("tab:blue", "o", "transformer (paper's, ReLU att
 BETA_STYLE = {1.0: "-", 0.5: "--"}
 
 
-def fit_exponent(x, y, groups, bootstrap: int, seed: int = 0) -> dict:
-    """log-log least-squares slope of y against x with a bootstrap interval over groups."""
-    from tmcheck.empirics.fit import fit_law
-
-    fit = fit_law(np.asarray(x, float), np.asarray(y, float), form="loglog", groups=groups, bootstrap=bootstrap,
-                  seed=seed)
-    ci = fit.ci.get("alpha")
-    return {"alpha_hat": float(fit.alpha), "ci": [float(ci[0]), float(ci[1])] if ci is not None else None,
-            "rmse_log": fit.rmse_log, "points": fit.n_points}
+ID_ESTIMATOR, ID_K, ID_BOOTSTRAP = "mle", 20, 100
 
 
-def _verdict(value: float, ci) -> str:
-    if ci is None:
-        return "no interval"
-    return "inside" if ci[0] <= value <= ci[1] else "outside"
+def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
+    """The ID estimate of tmcheck.empirics.id on the same x as the largest data-scaling runs, per d,
+    through id.json (recomputed only when the protocol changes).
+
+    This closes the paper's loop: α_D predicted from the estimated d rather than the true one.
+    """
+    from tmcheck.empirics.id import estimate_id
+    from tmcheck.empirics.sweep.synthetic import problem
+    from tmcheck.empirics.synthetic import Experiment
+
+    out = []
+    for d in preset.dims:
+        prob = problem(preset, d, preset.betas[0], preset.noise)
+        n = max(preset.ns)
+        k = min(ID_K, n - 1)
+        protocol = {"problem": prob.as_dict(), "n": n, "pool_seed": preset.seeds[0], "estimator": ID_ESTIMATOR,
+                    "k": k, "protocol": "full", "bootstrap": ID_BOOTSTRAP, "seed": 0}
+
+        def compute(prob=prob, n=n, k=k) -> dict:
+            X, _ = Experiment(prob).pool(n, preset.seeds[0])
+            r = estimate_id(X, estimator=ID_ESTIMATOR, k=k, protocol="full", bootstrap=ID_BOOTSTRAP,
+                            device=preset.device, seed=0)
+            return {"d": d, "estimator": ID_ESTIMATOR, "k": r.k, "n": len(X), "dimension": float(r.dimension),
+                    "ci": [float(v) for v in r.ci] if r.ci is not None else None}
+
+        out.append(cached_id(sweep.id_path, f"synthetic-d{d}", protocol, compute))
+    return out
 
 
 def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[list[dict], list[dict]]:
@@ -55,16 +72,15 @@ def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[lis
                 sel = [r for r in data_rows if (r["d"], r["beta"], r["method"]) == (d, beta, method)]
                 if len({r["n"] for r in sel}) < 2:
                     continue
-                fit = fit_exponent([r["n"] for r in sel], [r["test_mse"] for r in sel], [r["n"] for r in sel],
-                                   bootstrap)
+                fit = fit_exponent([r["n"] for r in sel], [r["test_mse"] for r in sel], bootstrap)
                 entry = {"d": d, "beta": beta, "method": method, "predicted": alpha_D(d, beta), **fit,
                          "seeds": len({r["seed"] for r in sel}), "ns": sorted({r["n"] for r in sel})}
-                entry["verdict"] = _verdict(entry["predicted"], fit["ci"])
+                entry["verdict"] = verdict(entry["predicted"], fit["ci"])
                 if d in id_of:
                     e = id_of[d]
                     entry["d_hat"] = e["dimension"]
                     entry["predicted_from_d_hat"] = alpha_D(e["dimension"], beta)
-                    entry["verdict_d_hat"] = _verdict(entry["predicted_from_d_hat"], fit["ci"])
+                    entry["verdict_d_hat"] = verdict(entry["predicted_from_d_hat"], fit["ci"])
                 data.append(entry)
     model_rows = [r for r in rows if r["sweep"] == "model"]
     for d in sorted({r["d"] for r in model_rows}):
@@ -72,62 +88,55 @@ def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[lis
             sel = [r for r in model_rows if (r["d"], r["beta"]) == (d, beta)]
             if len({r["params"] for r in sel}) < 2:
                 continue
-            fit = fit_exponent([r["params"] for r in sel], [r["test_mse"] for r in sel], [r["params"] for r in sel],
-                               bootstrap)
+            fit = fit_exponent([r["params"] for r in sel], [r["test_mse"] for r in sel], bootstrap)
             entry = {"d": d, "beta": beta, "predicted": alpha_N(d, beta), **fit,
                      "sizes": sorted({r["params"] for r in sel})}
-            entry["verdict"] = _verdict(entry["predicted"], fit["ci"])
+            entry["verdict"] = verdict(entry["predicted"], fit["ci"])
             model.append(entry)
     return data, model
 
 
-def write_report(sweep_dir: Path, bootstrap: int = 1000) -> dict:
+FIGURES = ("fig_alpha.png", "fig_loss.png", "fig_model.png")
+
+
+def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     """Fit, draw and write the report of a synthetic sweep directory; returns the report dict."""
-    sweep_dir = Path(sweep_dir)
-    preset = preset_from_config(load_config(sweep_dir))
-    rows = atomic.read_jsonl(sweep_dir / "results.jsonl")
+    preset = sweep.preset()
+    rows = sweep.rows()
     if not rows:
-        raise ValueError(f"{sweep_dir} has no finished runs yet (results.jsonl is empty); run the sweep first")
-    ids = estimated_dimensions(preset)
+        raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
+    ids = estimated_dimensions(sweep, preset)
     data, model = build_tables(rows, ids, bootstrap)
-    report = {"kind": "synthetic", "sweep": str(sweep_dir), "preset": preset.as_dict(), "data_scaling": data,
+    figures = FIGURES if model else FIGURES[:2]
+    report = {"kind": "synthetic", "sweep": str(sweep.path), "preset": preset.as_dict(), "data_scaling": data,
               "model_scaling": model, "id_estimates": ids, "rows": len(rows),
               "transformer_seconds": float(sum(r.get("seconds", 0.0) for r in rows)),
-              "wall_seconds": float(sum(r["wall_s"] for r in rows))}
-    figure_alpha(data, sweep_dir / "fig_alpha.png")
-    figure_loss(rows, sweep_dir / "fig_loss.png")
+              "wall_seconds": float(sum(r["wall_s"] for r in rows)),
+              "files": [layout.REPORT_MD, layout.REPORT_JSON, *figures]}
+    figure_alpha(data, sweep.path / FIGURES[0])
+    figure_loss(rows, sweep.path / FIGURES[1])
     if model:
-        figure_model(rows, model, sweep_dir / "fig_model.png")
-    atomic.write_json(sweep_dir / "report.json", report)
-    atomic.write_text(sweep_dir / "report.md", markdown(report))
+        figure_model(rows, model, sweep.path / FIGURES[2])
+    atomic.write_json(sweep.path / layout.REPORT_JSON, report)
+    atomic.write_text(sweep.path / layout.REPORT_MD, markdown(report))
     return report
+
+
+def summary(report: dict) -> str:
+    parts = [data_table(report["data_scaling"]), *summary_lines(report["data_scaling"])]
+    if report["model_scaling"]:
+        parts.append(model_table(report["model_scaling"]))
+    parts.append("written: " + ", ".join(str(Path(report["sweep"]) / f) for f in report["files"]))
+    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
 # figures
 
 
-def _save(fig, path: Path) -> None:
-    """PNG written atomically (a report is never left with half a figure)."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    atomic.write_bytes(path, buf.getvalue())
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def figure_alpha(data: list[dict], path: Path) -> None:
     """α̂_D with intervals against d, per β, over the predicted curve 2β/(2β+d)."""
-    plt = _plt()
+    plt = pyplot()
     betas = sorted({e["beta"] for e in data}, reverse=True)
     fig, axes = plt.subplots(1, len(betas), figsize=(5.2 * len(betas), 4.2), squeeze=False, sharey=True)
     dims = sorted({e["d"] for e in data})
@@ -152,8 +161,7 @@ def figure_alpha(data: list[dict], path: Path) -> None:
     axes[0][0].set_ylabel("α_D (test MSE ∝ n^-α_D), 95% bootstrap CI")
     axes[0][0].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _null_formatter():
@@ -169,7 +177,7 @@ def _mean_by(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
 
 def figure_loss(rows: list[dict], path: Path) -> None:
     """Test MSE against n, log-log: one panel per d, a line per method and β (mean over seeds)."""
-    plt = _plt()
+    plt = pyplot()
     data = [r for r in rows if r["sweep"] == "data"]
     dims = sorted({r["d"] for r in data})
     fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.0), squeeze=False)
@@ -195,13 +203,12 @@ def figure_loss(rows: list[dict], path: Path) -> None:
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
     axes[0][-1].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
     """Test MSE against the number of trained parameters N (model-scaling sweep), per d and β."""
-    plt = _plt()
+    plt = pyplot()
     sel_rows = [r for r in rows if r["sweep"] == "model"]
     fig, ax = plt.subplots(figsize=(6.0, 4.2))
     cmap = plt.get_cmap("viridis")
@@ -220,16 +227,11 @@ def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 # --------------------------------------------------------------------------------------------
 # markdown
-
-
-def _ci(ci) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "n/a"
 
 
 def data_table(data: list[dict]) -> str:
@@ -244,9 +246,9 @@ def data_table(data: list[dict]) -> str:
         ref = t or next(iter(by.values()))
         dh = f"{ref['d_hat']:.2f}" if "d_hat" in ref else "n/a"
         adh = f"{ref['predicted_from_d_hat']:.3f}" if "d_hat" in ref else "n/a"
-        cell = lambda m: f"{by[m]['alpha_hat']:.3f} {_ci(by[m]['ci'])} ({by[m]['verdict']})" if m in by else "—"  # noqa: E731
+        cell = lambda m: f"{by[m]['alpha_hat']:.3f} {format_interval(by[m]['ci'])} ({by[m]['verdict']})" if m in by else "—"  # noqa: E731
         tv = f"{t['verdict']} (true d); {t.get('verdict_d_hat', 'n/a')} (d̂)" if t else "—"
-        tcol = f"{t['alpha_hat']:.3f} {_ci(t['ci'])}" if t else "—"
+        tcol = f"{t['alpha_hat']:.3f} {format_interval(t['ci'])}" if t else "—"
         lines.append(f"| {d} | {beta:g} | {ref['predicted']:.3f} | {dh} | {adh} | {tcol} | {tv} | {cell('knn')} | "
                      f"{cell('krr')} |")
     return "\n".join(lines)
@@ -256,7 +258,7 @@ def model_table(model: list[dict]) -> str:
     lines = ["| d | β | predicted α_N = 2β/d | transformer α̂_N [95% CI] | verdict | N range |",
              "|---|---|---|---|---|---|"]
     for e in model:
-        lines.append(f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {e['alpha_hat']:.3f} {_ci(e['ci'])} | "
+        lines.append(f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {e['alpha_hat']:.3f} {format_interval(e['ci'])} | "
                      f"{e['verdict']} | {min(e['sizes'])}–{max(e['sizes'])} |")
     return "\n".join(lines)
 
@@ -329,7 +331,7 @@ def markdown(report: dict) -> str:
     parts += ["## Intrinsic dimension from the same x",
               "",
               "| true d | MLE d̂ (K=20) [95% CI] | points |", "|---|---|---|",
-              *[f"| {e['d']} | {e['dimension']:.2f} {_ci(e['ci'])} | {e['n']} |" for e in ids],
+              *[f"| {e['d']} | {e['dimension']:.2f} {format_interval(e['ci'])} | {e['n']} |" for e in ids],
               "",
               "## Reading",
               "",

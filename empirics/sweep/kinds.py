@@ -1,0 +1,69 @@
+"""The registry of sweep kinds: what a sweep of each kind plans, runs and reports.
+
+A kind is a `Kind` record in a module of its own (tmcheck.empirics.sweep.pretrain,
+tmcheck.empirics.sweep.synthetic), imported on first use. Adding a kind: write a module whose
+`KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Mapping
+
+if TYPE_CHECKING:
+    from tmcheck.empirics.sweep.core import Context, RunSpec
+
+# kind name -> module holding its KIND
+BUILTIN = {
+    "pretrain": "tmcheck.empirics.sweep.pretrain",
+    "synthetic": "tmcheck.empirics.sweep.synthetic",
+}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What the sweep core needs from a kind; every function is pure apart from the files it writes.
+
+    new_config(preset, options) -> dict: the config (without "kind") of a new sweep; validates the
+        preset and the options (None values: the preset's defaults) and raises ValueError.
+    plan(ctx, log) -> list[RunSpec]: every run of the sweep in order; may prepare inputs shared by
+        the runs under ctx.sweep.data_dir(...) (idempotent: a second call finds them ready).
+    run_name(params) -> str: the run's name, through layout.run_name with the kind's template; every
+        spec's `run` must equal it (run_spec checks, so a spec read from a file names its own directory).
+    run(ctx, spec) -> dict: run one spec in ctx.sweep.run_dir(spec.run), resuming whatever that
+        directory holds; returns the result row (plain JSON data). Called by `run_spec` only.
+    describe(row) -> str: one log line for a finished row.
+    report: module with `build(sweep, bootstrap) -> dict` and `summary(report) -> str`.
+    """
+
+    name: str
+    description: str
+    new_config: Callable[..., dict]
+    plan: Callable[["Context", Callable[[str], None]], list["RunSpec"]]
+    run_name: Callable[[Mapping], str]
+    run: Callable[["Context", "RunSpec"], dict]
+    describe: Callable[[dict], str]
+    report: str
+
+
+_REGISTERED: dict[str, Kind] = {}
+
+
+def register_kind(kind: Kind) -> None:
+    _REGISTERED[kind.name] = kind
+
+
+def kind_names() -> list[str]:
+    return list(dict.fromkeys([*BUILTIN, *_REGISTERED]))
+
+
+def get_kind(name: str) -> Kind:
+    if name not in _REGISTERED:
+        if name not in BUILTIN:
+            raise ValueError(f"unknown sweep kind {name!r}; expected one of {', '.join(kind_names())}")
+        kind = importlib.import_module(BUILTIN[name]).KIND
+        if kind.name != name:
+            raise RuntimeError(f"module {BUILTIN[name]} defines kind {kind.name!r}, not {name!r}")
+        _REGISTERED[name] = kind
+    return _REGISTERED[name]

@@ -1,0 +1,159 @@
+"""The synthetic manifold-regression sweep (kind "synthetic"): data scaling (eq. 3) and model
+scaling (eq. 4) where d and β are known.
+
+Specs: {"sweep": "data" | "model", "method": "transformer" | "knn" | "krr", "d", "beta", "n",
+"seed"} (+ "width" in the model sweep). Rows add "params" (transformer N), "test_mse", ...; an
+interrupted transformer fit continues from its last checkpoint in its run directory. The presets
+are tmcheck.empirics.presets.SynthPreset.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Callable, Mapping
+
+from tmcheck.empirics.synthetic import Experiment, Problem, knn_baseline, krr_baseline, validation_size
+from tmcheck.empirics.sweep import layout
+from tmcheck.empirics.sweep.core import Context, RunSpec
+from tmcheck.empirics.sweep.kinds import Kind
+
+if TYPE_CHECKING:
+    from tmcheck.empirics.presets import SynthPreset
+
+SIZES = ("fixed", "theory")
+METHODS = ("transformer", "knn", "krr")
+NAMES = {"data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}", "model": "model-d{d}-b{beta}-w{width}-s{seed}"}
+
+
+def check_preset(p: "SynthPreset") -> None:
+    """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
+    if p.size not in SIZES:
+        raise ValueError(f"unknown size rule {p.size!r}; expected one of {', '.join(SIZES)}")
+    for m in p.baselines:
+        if m not in METHODS[1:]:
+            raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
+    if not 1 <= p.min_steps <= p.max_steps:
+        raise ValueError(f"need 1 <= min_steps <= max_steps, got {p.min_steps} and {p.max_steps}")
+    if not p.ns or not p.seeds:
+        raise ValueError("the data-scaling grid needs at least one n and one seed")
+    for d in {*p.dims, *p.model_dims}:
+        for beta in {*p.betas, *p.model_betas}:
+            problem(p, d, beta, p.noise)
+    for n in (*p.ns, p.model_n):
+        validation_size(n, p.val_fraction, p.min_val)
+    model_config(p, p.ffn_width)
+
+
+def problem(p: "SynthPreset", d: int, beta: float, noise: float) -> Problem:
+    return Problem(manifold=p.manifold, d=d, D=p.D, target=p.target, beta=beta, density=p.density,
+                   noise=noise, seed=p.problem_seed)
+
+
+def model_config(p: "SynthPreset", width: int):
+    from tmcheck.empirics.synthetic_model import ModelConfig
+
+    return ModelConfig(D=p.D, d_embd=p.d_embd, n_blocks=p.n_blocks, n_heads=p.n_heads, ffn_width=width,
+                       attention=p.attention)
+
+
+def theory_width(p: "SynthPreset", d: int, beta: float, n: int) -> int:
+    """FFN width w ∝ n^{d/(2β+d)}, reaching `ffn_width` at the largest n (Theorem 1's sizing).
+
+    The FFN's parameters are linear in w, so they follow n^{d/(2β+d)}; the attention's (3 m d_embd²
+    per block) stay fixed, which is what keeps small-n models trainable.
+    """
+    return max(1, round(p.ffn_width * (n / max(p.ns)) ** (d / (2 * beta + d))))
+
+
+def train_config(p: "SynthPreset", n_train: int):
+    from tmcheck.empirics.train import TrainConfig
+
+    steps = int(min(p.max_steps, max(p.min_steps, p.epochs * n_train // p.batch_size)))
+    return TrainConfig(max_steps=steps, lr=p.lr, min_lr=p.lr / 10, warmup_steps=min(100, steps // 10),
+                       weight_decay=p.weight_decay, eval_every=p.eval_every, patience=p.patience,
+                       device=p.device, progress=False)
+
+
+def run_name(params: Mapping) -> str:
+    return layout.run_name(NAMES[params["sweep"]], params)
+
+
+def _spec(params: dict) -> RunSpec:
+    return RunSpec("synthetic", run_name(params), params)
+
+
+def plan_specs(p: "SynthPreset") -> list[RunSpec]:
+    """Every run of the sweep, seeds outermost so that a partial sweep already has whole seeds."""
+    specs = []
+    for seed in p.seeds:
+        for d in p.dims:
+            for beta in p.betas:
+                for n in p.ns:
+                    for method in ("transformer", *p.baselines):
+                        if method == "krr" and n > p.krr_max_n:
+                            continue
+                        specs.append(_spec({"sweep": "data", "method": method, "d": d, "beta": beta, "n": n,
+                                            "seed": seed}))
+    for seed in p.model_seeds:
+        for d in p.model_dims:
+            for beta in p.model_betas:
+                for w in p.model_widths:
+                    specs.append(_spec({"sweep": "model", "method": "transformer", "d": d, "beta": beta,
+                                        "n": p.model_n, "seed": seed, "width": w}))
+    return specs
+
+
+def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
+    return plan_specs(ctx.preset)
+
+
+def run(ctx: Context, spec: RunSpec) -> dict:
+    """One run: the data split of (d, β, n, seed) and the method's test MSE against f."""
+    import torch
+
+    p, row, cache = ctx.preset, dict(spec.params), ctx.cache
+    if "threads" not in cache:
+        torch.set_num_threads(1)  # small models: one thread is fastest on shared cores
+        cache["threads"] = 1
+
+    noise = p.noise if row["sweep"] == "data" else p.model_noise
+    key = (row["d"], row["beta"], noise)
+    if cache.get("problem") != key:
+        # specs come grouped by problem; keep one problem (and its test set) in memory
+        cache.update(problem=key, experiment=Experiment(problem(p, row["d"], row["beta"], noise)))
+    exp = cache["experiment"]
+    n_max = max(p.ns) if row["sweep"] == "data" else p.model_n
+    split = exp.split(row["n"], n_max, row["seed"], p.n_test, p.val_fraction, p.min_val)
+    t0 = time.perf_counter()
+    if row["method"] == "knn":
+        out = knn_baseline(split)
+    elif row["method"] == "krr":
+        out = krr_baseline(split, row["seed"])
+    else:
+        from tmcheck.empirics.synthetic_model import RegressionTransformer, fit_transformer, n_params
+
+        if row["sweep"] == "model":
+            width = row["width"]
+        else:
+            width = p.ffn_width if p.size == "fixed" else theory_width(p, row["d"], row["beta"], row["n"])
+        cfg = model_config(p, width)
+        torch.manual_seed(row["seed"])
+        model = RegressionTransformer(cfg)
+        out = fit_transformer(model, split, train_config(p, len(split.X_train)), p.batch_size, row["seed"],
+                              ctx.sweep.run_dir(spec.run))
+        out.update(width=width, params=n_params(cfg))
+    return {**row, **out, "n_train": len(split.X_train), "wall_s": time.perf_counter() - t0}
+
+
+def new_config(preset: "SynthPreset", options: Mapping) -> dict:
+    check_preset(preset)
+    return {"preset": preset.as_dict()}
+
+
+def describe(row: dict) -> str:
+    return f"test MSE {row['test_mse']:.4g} ({row['wall_s']:.1f}s)"
+
+
+KIND = Kind(name="synthetic", description="synthetic manifold regression with known d and β (eq. 3-4)",
+            new_config=new_config, plan=plan, run_name=run_name, run=run, describe=describe,
+            report="tmcheck.empirics.report.synthetic")
