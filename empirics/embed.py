@@ -94,8 +94,8 @@ class LanguageModel:
                              f"got {opts.layer}")
         last = opts.layer is None or opts.layer == self.n_layer
         if opts.final_ln == "before" and last and self.kind != "tmcheck" and _final_norm(self.model) is None:
-            raise ValueError(f"--final-ln before does not apply to {self.source}: a {self.kind} "
-                             f"({type(self.model).__name__}) without a final LayerNorm; its last layer has one value")
+            raise ValueError(f"--final-ln before does not apply to {self.source}: this {self.kind} model "
+                             f"({type(self.model).__name__}) has no final LayerNorm, so its last layer has one value")
 
     def hidden(self, ids, mask=None, layer: int | None = None, final_ln: str = "after"):
         """Residual stream after block `layer` (None: last), (B, T, C); mask (B, T) marks real tokens."""

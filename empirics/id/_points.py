@@ -15,7 +15,9 @@ i.e. when they differ by no more than a few units in the last place of their own
 points that agree to ~2e-6 of their norm, float64 points to ~4e-15. The rule is relative to the
 points' own magnitude, so it is scale-invariant, and it is tied to the precision in which the points
 (hence their distances) are known. The default policy keeps the lowest-indexed row of each
-duplicate cluster, drops the rest, and warns with the count.
+duplicate cluster, drops the rest, and warns with the count. Pairs that are distinct at this
+precision but far closer than the data's own spacing (a first-neighbour distance below 1e-6 times
+the median one) are not merged but counted in a warning that names ``rtol``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tmcheck.empirics.knn import Neighbors, kneighbors
 
 DUPLICATE_POLICIES = ("error", "keep", "remove")
 ULPS = 16  # near-duplicate tolerance in units of the points' machine epsilon
+SUSPECT = 1e-6  # a first-neighbour distance this small against the median one is worth a warning
 
 
 def check_points(X, k: int) -> np.ndarray:
@@ -140,6 +143,12 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
         if len(kept) <= k:
             raise ValueError(f"only {len(kept)} distinct points after removing duplicates; need more than K={k}")
     removed = n - len(kept)
+    t1 = nb.distances[:, 0]
+    suspect = int(np.sum(t1 < SUSPECT * np.median(t1)))
+    if suspect and duplicates != "keep":
+        warnings.warn(f"{suspect} rows have a neighbour closer than {SUSPECT:g} x the median nearest-neighbour "
+                      "distance: distinct at this precision, but such pairs dominate TwoNN and the MLE; "
+                      "merge them with a larger rtol (--rtol) if they are copies", stacklevel=3)
     if removed:
         warnings.warn(f"removed {removed} duplicate or near-duplicate rows (distance <= {rtol:.3g} x norm)",
                       stacklevel=3)

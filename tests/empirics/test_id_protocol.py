@@ -100,3 +100,18 @@ def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
                 p = prepare(X * scale, 5)
             assert p.n_duplicates == int(merged), (factor, scale)
             assert p.representative[1] == (0 if merged else 1)
+
+
+def test_close_pairs_distinct_at_the_precision_are_reported_not_merged():
+    from tmcheck.empirics.id._points import prepare
+
+    X = make_manifold("sphere", 1000, d=4, D=10, seed=1)
+    Xn = np.concatenate([X, X[:30] + 1e-9])  # distinct in float64, 1e-9 apart
+    with pytest.warns(UserWarning, match="60 rows have a neighbour closer than 1e-06 x the median") as rec:
+        p = prepare(Xn, 10)
+    assert p.n_duplicates == 0 and not any("removed" in str(w.message) for w in rec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the clean set raises no warning at all
+        prepare(X, 10)
+    with pytest.warns(UserWarning, match="removed 30 duplicate"):
+        assert prepare(Xn, 10, rtol=1e-6).n_duplicates == 30
