@@ -117,7 +117,7 @@ def _print_spec(sp, title: str) -> None:
         v = getattr(sp, q)
         t.add_row(q, _fmt(float(v)) if q == "kappa" else str(v), _fmt(sp.orders[q]) if q in sp.orders else "-")
     console.print(t)
-    console.print("constants: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in sp.extra.items() if k != "ffn_entries"))
+    console.print("constants: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in sp.extra.items()))
 
 
 @app.command("lemma1")

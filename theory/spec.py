@@ -84,8 +84,9 @@ class ConstructionSpec:
         return out
 
     def n_weights(self) -> int:
-        """Entries stored by the structured representation: 3 (5 x 5) per head, the FFN layers, PE."""
-        return 75 * sum(n for _, n in self.heads_per_block) + 5 * self.l + self.extra.get("ffn_entries", 0)
+        """Entries of the heads (3 matrices 5 x 5 each) and the positional rows (5 l): the weights that grow
+        with N. The FFNs, shared by all tokens, add fewer than 10^4 entries and are left out."""
+        return 75 * sum(n for _, n in self.heads_per_block) + 5 * self.l
 
 
 def _c_max(l: int, arithmetic: str):
@@ -165,7 +166,7 @@ def lemma1_spec(d: int, N: int | None = None, *, eps: float | None = None, H_f: 
                   "L_T": math.log2(d) + 4, "L_FFN": 7}
     return ConstructionSpec(
         "lemma1", d, N, lay.l, max(n for _, n in heads), 4 + product_depth(lay.F), 2, 5, kappa, arithmetic,
-        tuple(heads), orders, {"R": R, "grid": grid, "ffn_entries": 60 + 25 * (len(heads) - 2)},
+        tuple(heads), orders, {"R": R, "grid": grid},
     )
 
 
@@ -330,8 +331,7 @@ def theorem2_spec(manifold: str | Manifold, D: int | None = None, eps: float = 0
               "L_T": math.log2(d + 1) + 5, "L_FFN": math.log(1 / eps)}
     extra = {"manifold": m.name, "D": m.D, "C_M": C, "mu": atlas.mu, "delta": delta, "H_chart": H, "H_f": H_f, "R": R,
              "L_phi": atlas.L_phi, "L_rho": atlas.L_rho, "N_proven": N_proven, "proven": N >= N_proven,
-             "L_indicator": L_ind, "deep": deep, "Lc": lay.Lc,
-             "ffn_entries": 20 + (L_ind + 3) * 81 + (len(heads) - 3) * 25}
+             "L_indicator": L_ind, "deep": deep, "Lc": lay.Lc}
     return ConstructionSpec("theorem2", d, N, lay.l, max(n for _, n in heads), L_T, L_FFN, 9,
                             kappa, arithmetic, tuple(heads), orders, extra)
 
@@ -363,7 +363,7 @@ def _theorem2_kappa(m: Manifold, k: Theorem2Constants, lay: Theorem2Layout, R: f
 
 
 def memory_bytes(spec: ConstructionSpec) -> int:
-    """float64 bytes of the structured network's weights (heads 3 · 25 entries, FFNs, PE)."""
+    """float64 bytes of the structured network's head and positional weights (`n_weights`)."""
     return BYTES_PER_FLOAT * spec.n_weights()
 
 
