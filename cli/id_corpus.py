@@ -47,6 +47,7 @@ def corpus(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tmcheck.empirics.embed import EmbedOptions, IDOptions, corpus_id
+    from tmcheck.empirics.report.common import format_interval
     from tmcheck.empirics.sweep import SweepDir
 
     sweep = SweepDir(sweep_dir)
@@ -72,8 +73,7 @@ def corpus(
     for col in ("corpus", "points", "d", "95% CI", "alpha_D (b=1)", f"alpha_D (b={beta:g})"):
         table.add_column(col, justify="left" if col == "corpus" else "right")
     for c, e in res.items():
-        ci = f"[{e['d_ci'][0]:.2f}, {e['d_ci'][1]:.2f}]" if e["d_ci"] else "n/a"
-        table.add_row(c, str(e["points"]), f"{e['d']:.2f}", ci, f"{e['alpha_D']:.3f}", f"{e['alpha_D_beta']:.3f}")
+        table.add_row(c, str(e["points"]), f"{e['d']:.2f}", format_interval(e["d_ci"], 2), f"{e['alpha_D']:.3f}", f"{e['alpha_D_beta']:.3f}")
     console.print(table)
 
 
