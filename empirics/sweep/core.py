@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -27,6 +28,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.kinds import Kind, get_kind
+
+
+LOCK_TRIES, LOCK_WAIT_S = 10, 0.05
 
 
 class SweepBusy(ValueError):
@@ -38,13 +42,17 @@ def _flock(path: Path, what: str):
     """An exclusive, non-blocking flock on `path` (released by the OS even on SIGKILL)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     f = open(path, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip() or "unknown"
-        f.close()
-        raise SweepBusy(f"{what} is in use by another process (pid {holder}); wait for it to finish") from None
+    for attempt in range(LOCK_TRIES):  # `status` probes locks for an instant: retry briefly before refusing
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if attempt == LOCK_TRIES - 1:
+                f.seek(0)
+                holder = f.read().strip() or "unknown"
+                f.close()
+                raise SweepBusy(f"{what} is in use by another process (pid {holder}); wait for it to finish") from None
+            time.sleep(LOCK_WAIT_S)
     try:
         f.seek(0)
         f.truncate()
