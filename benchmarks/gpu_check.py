@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+_T0 = time.monotonic()  # this process's start, before torch is imported (stage limits count from here)
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "gpu.json"
 STAGES = ("parity", "throughput", "id_large", "sweep")
@@ -352,11 +353,21 @@ def _cli(args: list[str], timeout: float) -> tuple[dict | list, float]:
     return json.loads(proc.stdout), seconds
 
 
+class Partial(Exception):
+    """A stage that stopped part way: its message and what it measured before."""
+
+    def __init__(self, message: str, result: dict):
+        super().__init__(message)
+        self.result = result
+
+
 def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, limit: float) -> dict:
-    """sweep data -> id corpus -> report through the CLI; the preset is stored first (SweepDir.open)."""
+    """sweep data -> id corpus -> report through the CLI; the preset is stored first (SweepDir.open).
+    Each command gets the stage's remaining time (less a reserve for the later ones); on a failure or
+    a timeout the runs finished so far are recorded."""
     from tmcheck.empirics.sweep import SweepDir
 
-    deadline = time.monotonic() + limit
+    deadline = _T0 + limit - 10  # the parent kills this process at _T0 + limit
     preset = sweep_preset(small, variant)
     sweep = SweepDir(sweep_dir)
     with sweep.lock():
@@ -364,19 +375,30 @@ def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, li
     out = {"variant": "smoke" if small else variant, "preset": preset.as_dict(), "sweep_dir": str(sweep_dir),
            "device": str(dev)}
     reserve = 30 if small else 45  # for id corpus and report
-    rows, out["sweep_seconds"] = _cli(["sweep", "data", str(sweep_dir)], deadline - time.monotonic() - reserve)
-    out["runs"] = len(rows)
-    out["train_seconds"] = sum(r["seconds"] for r in rows)
-    out["train_tokens"] = sum(r["tokens_seen"] for r in rows)
-    out["train_tokens_per_s"] = out["train_tokens"] / out["train_seconds"] if out["train_seconds"] else None
-    out["rows"] = [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows]
     dev_opt = ["--device", "cpu"] if dev.type == "cpu" else ["--device", str(dev)]
-    ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
-    out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
-    rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
-    out["report"] = {c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")}
-                     for c, e in rep["table"].items()}
+    try:
+        rows, out["sweep_seconds"] = _cli(["sweep", "data", str(sweep_dir)], deadline - time.monotonic() - reserve)
+        out.update(_rows_summary(rows))
+        ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
+        out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
+        rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
+        out["report"] = {c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")}
+                         for c, e in rep["table"].items()}
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        if "runs" not in out:
+            try:
+                out.update(_rows_summary(sweep.merge()))
+            except FileNotFoundError:  # stopped before the plan was written
+                out.update(_rows_summary([]))
+        raise Partial(str(exc).splitlines()[0], out) from None
     return out
+
+
+def _rows_summary(rows: list[dict]) -> dict:
+    secs, tokens = sum(r["seconds"] for r in rows), sum(r["tokens_seen"] for r in rows)
+    return {"runs": len(rows), "train_seconds": secs, "train_tokens": tokens,
+            "train_tokens_per_s": tokens / secs if secs else None,
+            "rows": [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows]}
 
 
 # --------------------------------------------------------------------------------- orchestration
@@ -442,7 +464,8 @@ def child(args) -> int:
             res = globals()[f"stage_{args.stage}"](dev, args.cpu_smoke, faults)
     except Exception as exc:  # recorded in the JSON; the parent goes on with the next stage
         traceback.print_exc()
-        write_json(Path(args.stage_out), {"error": f"{type(exc).__name__}: {exc}"})
+        write_json(Path(args.stage_out), {"error": f"{type(exc).__name__}: {exc}",
+                                          "result": exc.result if isinstance(exc, Partial) else None})
         return 1
     write_json(Path(args.stage_out), {"result": res})
     return 0
@@ -481,6 +504,8 @@ def parent(args) -> int:
                          f"(--cpu-smoke tests the script on the CPU)\n")
         return 2
     dev = torch.device("cpu" if args.cpu_smoke else "cuda")
+    if args.sweep_dir is None:
+        args.sweep_dir = Path(tempfile.mkdtemp(prefix="gpu_check_sweep_"))
     limits = dict(SMOKE_LIMITS if args.cpu_smoke else LIMITS)
     for item in args.stage_timeout:
         name, _, secs = item.partition("=")
@@ -537,8 +562,6 @@ def parse(argv: list[str]):
         [float(t.partition("=")[2]) for t in args.stage_timeout]
     except ValueError:
         ap.error("--stage-timeout takes STAGE=SECONDS")
-    if args.sweep_dir is None and args.stage is None:
-        args.sweep_dir = Path(tempfile.mkdtemp(prefix="gpu_check_sweep_"))
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="gpu_check_")) / "gpu.json" if args.cpu_smoke else RESULTS
     return args

@@ -16,16 +16,16 @@ if [ -z "$PY" ]; then
 fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu_check_env.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
-if ! "$PY" -c "import tmcheck.cli.main" 2>/dev/null && compgen -G ".whl/*.whl" >/dev/null; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$WORK/site" .whl/*.whl \
-    || { echo "error: could not install the wheels in .whl/" >&2; exit 2; }
-  export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
-fi
 if ! "$PY" -c "import tmcheck.empirics.knn" 2>/dev/null; then
   # not installed here: the package dirs map onto tmcheck.* (pyproject's package-dir) through links
   mkdir -p "$WORK/shim/tmcheck"
   for d in theory proofs_check empirics cli util; do ln -s "$ROOT/$d" "$WORK/shim/tmcheck/$d"; done
   export PYTHONPATH="$WORK/shim${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if ! "$PY" -c "import tmcheck.cli.main" 2>/dev/null && compgen -G ".whl/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$WORK/site" .whl/*.whl \
+    || { echo "error: could not install the wheels in .whl/" >&2; exit 2; }
+  export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1
 "$PY" -m benchmarks.gpu_check "$@"

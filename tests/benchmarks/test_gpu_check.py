@@ -127,3 +127,14 @@ def test_an_injected_fault_makes_the_script_exit_1(tmp_path):
     assert p.returncode == 1
     r = json.loads(out.read_text())
     assert r["failed_checks"] == ["knn_default"] and r["injected_faults"] == ["knn_default"]
+
+
+def test_a_sweep_cut_short_keeps_what_it_finished(tmp_path):
+    out = tmp_path / "gpu.json"
+    p = run("--cpu-smoke", "--stages", "sweep", "--stage-timeout", "sweep=42", "--out", str(out),
+            "--sweep-dir", str(tmp_path / "sweep"))
+    assert p.returncode == 0, p.stdout + p.stderr  # no correctness check was asked for
+    st = json.loads(out.read_text())["stages"]["sweep"]
+    assert st["status"] == "error" and "timed out" in st["error"]
+    assert st["result"]["runs"] == len(st["result"]["rows"]) and "id" not in st["result"]
+    assert json.loads(out.read_text())["all_checks_passed"] is None
