@@ -19,6 +19,7 @@ SCRIPT = ROOT / "benchmarks" / "gpu_check.sh"
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import gpu_check as gc  # noqa: E402
+from benchmarks import gpu_stages as gs  # noqa: E402
 from benchmarks.gpu_peaks import bf16_dense_peak  # noqa: E402
 
 
@@ -58,35 +59,35 @@ def test_comparisons_fail_on_mutated_inputs():
 
     X = np.random.default_rng(0).standard_normal((200, 8))
     nb = kneighbors(X, 5, device="cpu")
-    assert gc.same_neighbors(nb, nb)["passed"]
+    assert gs.same_neighbors(nb, nb)["passed"]
     idx = nb.indices.copy()
     idx[3, 2] = idx[3, 1]
-    assert not gc.same_neighbors(nb, type(nb)(nb.distances, idx, 0, "cpu"))["passed"]
-    assert not gc.same_neighbors(nb, type(nb)(nb.distances * (1 + 1e-10), nb.indices, 0, "cpu"))["passed"]
+    assert not gs.same_neighbors(nb, type(nb)(nb.distances, idx, 0, "cpu"))["passed"]
+    assert not gs.same_neighbors(nb, type(nb)(nb.distances * (1 + 1e-10), nb.indices, 0, "cpu"))["passed"]
     a = np.linspace(-1, 1, 50)
-    assert gc.close_arrays(a, a + 5e-5, 1e-4)["passed"]
-    assert not gc.close_arrays(a, a + 2e-4, 1e-4)["passed"]
-    assert not gc.close_arrays(a, a[:-1], 1.0)["passed"]
-    assert gc.close_scalars(7.0, 7.0 + 5e-10, 1e-9)["passed"]
-    assert not gc.close_scalars(7.0, 7.0 + 2e-9, 1e-9)["passed"]
+    assert gs.close_arrays(a, a + 5e-5, 1e-4)["passed"]
+    assert not gs.close_arrays(a, a + 2e-4, 1e-4)["passed"]
+    assert not gs.close_arrays(a, a[:-1], 1.0)["passed"]
+    assert gs.close_scalars(7.0, 7.0 + 5e-10, 1e-9)["passed"]
+    assert not gs.close_scalars(7.0, 7.0 + 2e-9, 1e-9)["passed"]
 
 
 def test_every_check_fails_when_its_device_side_is_perturbed():
-    res = gc.stage_parity(torch.device("cpu"), True, set(gc.CHECKS))
-    assert set(res["checks"]) == set(gc.CHECKS)
+    res = gs.stage_parity(torch.device("cpu"), True, set(gs.CHECKS))
+    assert set(res["checks"]) == set(gs.CHECKS)
     assert [n for n, c in res["checks"].items() if c["passed"]] == []
     report = {"stages": {"parity": {"status": "ok", "result": res}}}
     ok, failed = gc.summarize(report)
-    assert ok is False and set(failed) == set(gc.CHECKS)
+    assert ok is False and set(failed) == set(gs.CHECKS)
 
 
 def test_summary_when_the_parity_stage_did_not_finish():
     assert gc.summarize({"stages": {}}) == (None, [])
     ok, failed = gc.summarize({"stages": {"parity": {"status": "timeout", "result": None}}})
     assert ok is False and failed == ["parity stage timeout"]
-    partial = {"checks": {n: {"passed": True} for n in gc.CHECKS[:-1]}}
+    partial = {"checks": {n: {"passed": True} for n in gs.CHECKS[:-1]}}
     ok, failed = gc.summarize({"stages": {"parity": {"status": "ok", "result": partial}}})
-    assert ok is False and failed == [f"{gc.CHECKS[-1]} (not run)"]
+    assert ok is False and failed == [f"{gs.CHECKS[-1]} (not run)"]
 
 
 def test_a_stage_past_its_limit_is_killed_and_recorded(tmp_path):
@@ -107,7 +108,7 @@ def test_cpu_smoke_runs_every_stage(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     r = json.loads(out.read_text())
     assert r["mode"] == "cpu-smoke" and r["all_checks_passed"] is True and r["exit_code"] == 0
-    assert {s: r["stages"][s]["status"] for s in gc.STAGES} == {s: "ok" for s in gc.STAGES}
+    assert {s: r["stages"][s]["status"] for s in gs.STAGES} == {s: "ok" for s in gs.STAGES}
     checks = r["stages"]["parity"]["result"]["checks"]
     assert checks["knn_small_tiles"]["rows_recomputed_device"] > 0  # the range query ran
     tp = r["stages"]["throughput"]["result"]
@@ -116,7 +117,7 @@ def test_cpu_smoke_runs_every_stage(tmp_path):
     assert abs(idl["dimension"] - idl["true_d"]) < 1.0
     sw = r["stages"]["sweep"]["result"]
     assert sw["runs"] == 3 and set(sw["id"]) == {"stories"} and "alpha_hat" in sw["report"]["stories"]
-    for stage in gc.STAGES:  # every stage printed its elapsed time
+    for stage in gs.STAGES:  # every stage printed its elapsed time
         assert f"stage {stage}: ok in " in p.stdout
 
 
