@@ -140,8 +140,8 @@ def summarize(report: dict) -> tuple[bool | None, list[str]]:
 
 def _stage_line(name: str, st: dict) -> str:
     r = st["result"] or {}
-    mfu = lambda v: "null (no peak for this device)" if v is None else f"{v:.1%}"  # noqa: E731
-    extra = {"throughput": lambda: f"{r['tokens_per_s']:,.0f} tok/s, MFU {mfu(r['mfu'])} of the datasheet peak, "
+    mfu = lambda v: "null (no datasheet peak for this device)" if v is None else f"{v:.1%} of the datasheet peak"  # noqa: E731
+    extra = {"throughput": lambda: f"{r['tokens_per_s']:,.0f} tok/s, MFU {mfu(r['mfu'])}, "
                                    f"{r['mfu_vs_measured_gemm']:.1%} of the measured bf16 GEMM",
              "id_large": lambda: f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN {r['knn_seconds']:.1f} s",
              "sweep": lambda: f"{r['runs']} runs, {r['train_tokens_per_s']:,.0f} train tok/s, d = "
