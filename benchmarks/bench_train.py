@@ -9,8 +9,8 @@ Also measured: torch.compile of our model (compile seconds and tokens/s), and, f
 training k seeds in one process with torch.func.stack_module_state + vmap against k models one after
 another. Results: benchmarks/results/train.json.
 
-Target (issue 15): ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. On a CUDA machine
-the script also measures tokens/s and MFU of the 125M configuration in bf16 (`gpu_throughput`).
+Target (issue 15): ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. The CUDA figures
+(tokens/s and MFU of the 125M configuration in bf16) are measured by benchmarks/gpu_check.sh.
 """
 
 from __future__ import annotations
@@ -132,35 +132,6 @@ def vmap_seeds(cfg: GPTConfig, batch: int, k: int, steps: int, repeats: int, thr
     return {"k": k, "tokens_per_s": med, "vmap_over_sequential": med["vmap"] / med["sequential"], "all": rates}
 
 
-PEAK_BF16_FLOPS = {"H100": 989e12, "H200": 989e12, "A100": 312e12}  # dense bf16, per GPU
-
-
-def gpu_throughput(steps: int = 20, batch: int = 16) -> dict:
-    """tokens/s and MFU of the paper's 125M configuration in bf16 on one CUDA device (never run here)."""
-    from tmcheck.empirics.train import _autocast
-
-    dev = torch.device("cuda")
-    cfg = GPTConfig(vocab_size=50_304, block_size=1024, n_layer=12, n_head=12, n_embd=768)
-    model = GPT(cfg).to(dev)
-    step = _step_fn(model, "ours")
-    x = torch.randint(0, cfg.vocab_size, (batch, cfg.block_size), device=dev)
-    y = torch.roll(x, -1, dims=1)
-    for i in range(steps + 3):
-        if i == 3:
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-        with _autocast(dev):
-            step(x, y)
-    torch.cuda.synchronize()
-    tps = batch * cfg.block_size * steps / (time.perf_counter() - t0)
-    # 6 N per token for the weights, plus 12 L T C for attention scores and values (PaLM appendix B)
-    flops_per_token = 6 * model.num_params() + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
-    name = torch.cuda.get_device_name()
-    peak = next((v for k, v in PEAK_BF16_FLOPS.items() if k in name), None)
-    return {"device": name, "tokens_per_s": tps, "flops_per_token": flops_per_token,
-            "mfu": tps * flops_per_token / peak if peak else None, "batch": batch, "config": cfg.__dict__}
-
-
 def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_presets: tuple[str, ...] = ("cpu-demo",),
          presets: tuple[str, ...] = ("cpu-demo", "cpu-small"), repeats: int = 5, steps: int = 5,
          vmap: bool = True, merge: bool = False) -> dict:
@@ -198,9 +169,6 @@ def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_pr
         print(f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
               f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x", flush=True)
     out["machine"]["load_average_at_end"] = os.getloadavg()
-    if torch.cuda.is_available():
-        out["gpu_125M_bf16"] = gpu_throughput(steps=5 if quick else 20)
-        print(f"GPU 125M bf16: {out['gpu_125M_bf16']['tokens_per_s']:,.0f} tok/s, MFU {out['gpu_125M_bf16']['mfu']}")
     if not quick:
         write_json(RESULTS, out)
     return out
