@@ -373,8 +373,6 @@ def kneighbors(
     search's type, 'bfloat16', 'float32', or 'auto' (bfloat16 on CPUs with native bf16 dot products,
     else float32); it changes the speed, never the result.
     """
-    import torch
-
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"expected a 2-D array of points, got shape {X.shape}")

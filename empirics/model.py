@@ -8,7 +8,7 @@ everywhere, so the weights map one to one onto transformers' GPT-2 (`to_hf` / `f
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
