@@ -1,0 +1,40 @@
+"""`tmcheck sweep model`: the model-scaling sweep of the paper's Section 3 (Figure 3, eq. 4).
+
+A grid of GPT widths and depths trained on one corpus at a fixed n until early stopping, plus a
+data arm for the same corpus's alpha-hat_D; `tmcheck report DIR` fits alpha-hat_N and tests it
+against 2 beta / d-hat and the ID-free conversion. Library: tmcheck.empirics.sweep.model (kind "model").
+Registered into `tmcheck sweep` by cli/sweep.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tmcheck.cli.common import console, handle_errors, print_json
+from tmcheck.cli.options import JsonOpt
+
+
+@handle_errors
+def model(
+    sweep_dir: Optional[Path] = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Sweep directory (default runs/sweep-model)."),
+    preset: Optional[str] = typer.Option(None, "--preset", help="tiny or cpu (default: the sweep's own, or tiny for a "
+                                         "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
+    json_: JsonOpt = False,
+) -> None:
+    """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
+    from tmcheck.cli.sweep import sweep_directory
+    from tmcheck.empirics.sweep import run_sweep
+
+    path = sweep_directory(sweep_dir, out) if (sweep_dir or out) else Path("runs/sweep-model")
+    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
+    rows = run_sweep(path, "model", preset, {"corpus": corpus}, progress=not json_, log=log)
+    if json_:
+        print_json(rows)
+    else:
+        console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}; `tmcheck report {path}` fits "
+                      f"alpha-hat_N")

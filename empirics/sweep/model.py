@@ -1,0 +1,176 @@
+"""The model-scaling sweep (kind "model"; Section 3, Figure 3 and eq. 4 of the paper).
+
+A grid of GPT sizes (width x depth) trained on one corpus at one fixed, large n (the full
+training split, capped at the preset's `n_max`) until early stopping on the validation loss; the
+test loss at the best-validation checkpoint against the non-embedding parameter count N gives
+alpha-hat_N, to compare with alpha_N = 2 beta / d-hat (d-hat: the ID of the largest model's
+test-set embeddings) and with the ID-free conversion alpha_N = alpha_D / (1 - alpha_D) of the same
+corpus's alpha-hat_D (Table 1's relation). alpha-hat_D comes from the sweep's own data arm: the
+model (`data_layers`, `data_width`) trained at the geometric n grid `data_ns` (plus the full n,
+which is its model-arm run), with the same tokenizer and recipe.
+
+One run per (n_layer, n_embd, n, seed), name "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"; a run is
+tmcheck.empirics.lm.train_lm with the preset's GPT resized. Each row records whether training
+stopped on patience (`stopped_early`) or at the step cap (`capped`): the report gives no verdict
+from capped runs. The presets live here (ModelPreset registers itself with the preset family).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, ClassVar, Mapping
+
+from tmcheck.empirics.data import check_corpus, prepare_dataset
+from tmcheck.empirics.data.corpora import OPTIONAL, data_root
+from tmcheck.empirics.lm import dataset_spec, train_lm
+from tmcheck.empirics.model import GPTConfig
+from tmcheck.empirics.presets import PRESETS, Preset
+from tmcheck.empirics.sweep import layout
+from tmcheck.empirics.sweep.core import Context, RunSpec
+from tmcheck.empirics.sweep.kinds import Kind
+from tmcheck.empirics.sweep.pretrain import corpus_tag
+from tmcheck.empirics.train import TrainConfig
+
+NAME = "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"
+
+
+def non_embedding_params(n_layer: int, n_embd: int) -> int:
+    """Parameters of our GPT without token and position embeddings (Kaplan et al.'s N, the paper's
+    Figure 3 axis): per block 12 C^2 + 13 C (attention 4 C^2 + 4 C, MLP 8 C^2 + 5 C, two LayerNorms
+    4 C), plus the final LayerNorm 2 C. The output head is tied to the token embedding."""
+    return n_layer * (12 * n_embd**2 + 13 * n_embd) + 2 * n_embd
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelPreset(Preset):
+    """A model-scaling sweep: one corpus, a width x depth grid at a fixed n, and a data arm."""
+
+    kind: ClassVar[str] = "model"
+    corpus: str                       # the one corpus (`--corpus` overrides)
+    model: GPTConfig                  # context and head size of every model; n_layer/n_embd from the grid
+    train: TrainConfig
+    widths: tuple[int, ...]           # n_embd of the grid
+    depths: tuple[int, ...]           # n_layer of the grid
+    head_dim: int = 16                # n_head = n_embd // head_dim (at least 1)
+    batch_size: int = 32
+    vocab_size: int = 512
+    tokenizer_bytes: int = 2_000_000
+    n_max: int = 10**9                # the fixed n: the training split, capped here (tokens)
+    data_ns: tuple[int, ...] = ()     # data arm: smaller training-set sizes (the full n is added)
+    data_layers: int = 1              # data arm's model
+    data_width: int = 32
+    seeds: tuple[int, ...] = (0,)
+    max_eval_tokens: int = 32_768
+    id_docs: int = 256                # test documents embedded for d-hat
+    id_context: int = 256
+    id_tokens_per_doc: int = 32
+    beta: float = 1.0                 # smoothness in alpha_N = 2 beta / d (the paper: beta = 1)
+
+    def validate(self) -> None:
+        if not self.widths or not self.depths or min(self.widths + self.depths) < 1:
+            raise ValueError("a model preset needs positive widths and depths")
+        if len(set(self.grid())) < 3:
+            raise ValueError("a model-scaling sweep needs at least 3 distinct model sizes")
+        for w in (*self.widths, self.data_width):
+            if w > self.head_dim and w % self.head_dim:  # narrower models get one head of their width
+                raise ValueError(f"width {w} is not divisible by head_dim {self.head_dim}")
+        if any(n < 1 or n >= self.n_max for n in self.data_ns):
+            raise ValueError(f"data_ns must lie in [1, n_max={self.n_max:,})")
+        if not self.seeds:
+            raise ValueError("a model preset needs at least one seed")
+
+    def heads(self, width: int) -> int:
+        return max(1, width // self.head_dim)
+
+    def grid(self) -> list[tuple[int, int]]:
+        """(n_layer, n_embd) of the model arm, smallest N first."""
+        return sorted({(L, w) for L in self.depths for w in self.widths}, key=lambda s: non_embedding_params(*s))
+
+    def sized(self, n_layer: int, n_embd: int) -> "ModelPreset":
+        """This preset with its GPT resized: what train_lm trains."""
+        return replace(self, model=replace(self.model, n_layer=n_layer, n_embd=n_embd, n_head=self.heads(n_embd)))
+
+
+MODEL: dict[str, ModelPreset] = {
+    "tiny": ModelPreset(
+        name="tiny", corpus="stories", model=GPTConfig(block_size=32),
+        train=TrainConfig(max_steps=60, lr=3e-3, min_lr=3e-4, warmup_steps=5, eval_every=10, patience=2, threads=1),
+        widths=(8, 16, 32), depths=(1,), head_dim=8, batch_size=16, vocab_size=320, tokenizer_bytes=200_000,
+        n_max=20_000, data_ns=(3_000, 8_000), data_layers=1, data_width=16, max_eval_tokens=2_048,
+        id_docs=64, id_context=32, id_tokens_per_doc=8,
+        notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests"),
+    "cpu": ModelPreset(
+        name="cpu", corpus="sql", model=GPTConfig(block_size=64),
+        train=TrainConfig(max_steps=1000, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_every=25, patience=4, threads=1),
+        widths=(16, 32, 64, 128), depths=(1, 2), head_dim=16, batch_size=16, vocab_size=512, n_max=200_000,
+        data_ns=(25_000, 50_000, 100_000), data_layers=1, data_width=32, max_eval_tokens=8_192,
+        id_docs=400, id_context=64, id_tokens_per_doc=16,
+        notes="SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N from 3.3k to 397k (2.1 decades) at "
+              "n = 200k tokens (5 epochs in 1000 steps of 16 x 64 tokens), data arm at width 32, depth 1 (4 sizes). "
+              "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
+              "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
+              "Sized for about 15 minutes with 2 workers on 2 shared cores"),
+}
+PRESETS["model"] = MODEL
+
+
+def run_name(params: Mapping) -> str:
+    return layout.run_name(NAME, params)
+
+
+def check_prepared(corpus: str) -> None:
+    """A one-line ValueError when an optional corpus (sql, prose-large) has not been prepared here."""
+    from tmcheck.empirics.data.prepare import prepared_path
+
+    if corpus in OPTIONAL and not prepared_path(corpus, data_root()).exists():
+        raise ValueError(f"corpus {corpus!r} is not prepared on this machine; run `tmcheck data prepare {corpus}` "
+                         f"(installs a Debian package, root needed) or choose another with --corpus")
+
+
+def new_config(preset: ModelPreset, options: Mapping) -> dict:
+    corpus = check_corpus(options.get("corpus") or preset.corpus)
+    check_prepared(corpus)
+    preset.validate()
+    return {"preset": preset.as_dict(), "corpus": corpus}
+
+
+def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
+    p, corpus = ctx.preset, ctx.config["corpus"]
+    tag = corpus_tag(corpus)
+    meta = prepare_dataset(dataset_spec(p, corpus), ctx.sweep.data_dir(tag))
+    n = meta["splits"]["train"]["tokens"]
+    if any(m >= n for m in p.data_ns):
+        raise ValueError(f"{corpus} has {n:,} training tokens; data_ns must be smaller")
+    sizes = [(L, w, n) for L, w in p.grid()] + [(p.data_layers, p.data_width, m) for m in p.data_ns]
+    if (p.data_layers, p.data_width) not in p.grid():
+        sizes.append((p.data_layers, p.data_width, n))
+    log(f"{corpus}: n = {n:,} training tokens; N = " + ", ".join(f"{non_embedding_params(L, w):,}" for L, w in p.grid())
+        + (f"; data arm (depth {p.data_layers}, width {p.data_width}) at n = "
+           + ", ".join(f"{m:,}" for m in [*p.data_ns, n]) if p.data_ns else ""))
+    specs = []
+    for L, w, m in sizes:
+        for seed in p.seeds:
+            params = {"corpus": corpus, "tag": tag, "n_layer": L, "n_embd": w, "n": m, "seed": seed}
+            specs.append(RunSpec("model", run_name(params), params))
+    return specs
+
+
+def run(ctx: Context, spec: RunSpec) -> dict:
+    p = spec.params
+    if p["tag"] != corpus_tag(p["corpus"]):
+        raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
+    sized = ctx.preset.sized(p["n_layer"], p["n_embd"])
+    row = train_lm(sized, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress)
+    capped = row["steps"] >= sized.train.max_steps and not row["stopped_early"]
+    return {**row, "n_layer": p["n_layer"], "n_embd": p["n_embd"], "n_head": sized.model.n_head,
+            "non_embedding_params": non_embedding_params(p["n_layer"], p["n_embd"]), "capped": capped}
+
+
+def describe(row: dict) -> str:
+    return (f"N = {row['non_embedding_params']:,}, n = {row['n']:,}: test loss {row['test_loss']:.4f} after "
+            f"{row['steps']} steps ({row['seconds']:.1f}s, {'step cap' if row['capped'] else 'early stop'})")
+
+
+KIND = Kind(name="model", description="model scaling: test loss against non-embedding parameters N (Figure 3)",
+            new_config=new_config, plan=plan, run_name=run_name, run=run, describe=describe,
+            report="tmcheck.empirics.report.model")
