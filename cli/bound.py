@@ -15,7 +15,7 @@ import typer
 from typing import Optional
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt
+from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, positive_finite, positive_int
 from tmcheck.theory import bounds
 
 app = typer.Typer(no_args_is_help=True, help="Closed-form bounds: Lemma 2 covering number, Theorem 1 (Appendix F), resources of Lemma 1 and Theorem 2 (Appendix E).")
@@ -30,16 +30,16 @@ def _fmt(v) -> str:
 @app.command("covering")
 @handle_errors
 def covering(
-    LT: int = typer.Option(3, "--LT", help="L_T, the number of blocks."),
-    LFFN: int = typer.Option(4, "--LFFN", help="L_FFN, the FFN depth."),
-    w: int = typer.Option(5, "--w", help="w_FFN, the FFN width."),
-    l: int = typer.Option(64, "--l", help="l, the number of tokens."),
-    d_embd: int = typer.Option(5, "--d-embd", help="d_embd, the token dimension."),
-    m: int = typer.Option(32, "--m", help="m, the heads per block."),
-    kappa: float = typer.Option(10.0, "--kappa", help="κ, the bound on every weight."),
-    M: float = typer.Option(1.0, "--M", help="M, the bound ||x||∞ <= M on inputs."),
-    D: int = typer.Option(8, "--D", help="D, the input dimension."),
-    delta: float = typer.Option(1e-3, "--delta", help="δ, the covering radius in L∞."),
+    LT: int = typer.Option(3, "--LT", callback=positive_int, help="L_T, the number of blocks."),
+    LFFN: int = typer.Option(4, "--LFFN", callback=positive_int, help="L_FFN, the FFN depth."),
+    w: int = typer.Option(5, "--w", callback=positive_int, help="w_FFN, the FFN width."),
+    l: int = typer.Option(64, "--l", callback=positive_int, help="l, the number of tokens."),
+    d_embd: int = typer.Option(5, "--d-embd", callback=positive_int, help="d_embd, the token dimension."),
+    m: int = typer.Option(32, "--m", callback=positive_int, help="m, the heads per block."),
+    kappa: float = typer.Option(10.0, "--kappa", callback=positive_finite, help="κ, the bound on every weight."),
+    M: float = typer.Option(1.0, "--M", callback=positive_finite, help="M, the bound ||x||∞ <= M on inputs."),
+    D: int = typer.Option(8, "--D", callback=positive_int, help="D, the input dimension."),
+    delta: float = typer.Option(1e-3, "--delta", callback=positive_finite, help="δ, the covering radius in L∞."),
     json_: JsonOpt = False,
 ) -> None:
     """Lemma 2 (Appendix F.2): log N(δ, 𝒯, ||·||∞), as written and corrected (natural logs).
@@ -70,13 +70,13 @@ def covering(
 @app.command("theorem1")
 @handle_errors
 def theorem1(
-    d: int = typer.Option(4, "--d", help="d, the intrinsic dimension."),
+    d: int = typer.Option(4, "--d", callback=positive_int, help="d, the intrinsic dimension."),
     beta: BetaOpt = 1.0,
-    n: float = typer.Option(1e6, "--n", help="n, the number of samples."),
-    D: int = typer.Option(16, "--D", help="D, the ambient dimension."),
-    R: float = typer.Option(1.0, "--R", help="R, the bound on |f| and on the network output."),
-    C_M: int = typer.Option(1, "--C-M", help="C_M, the number of charts."),
-    M: float = typer.Option(1.0, "--M", help="M, the bound ||x||∞ <= M on the manifold."),
+    n: float = typer.Option(1e6, "--n", callback=positive_finite, help="n, the number of samples."),
+    D: int = typer.Option(16, "--D", callback=positive_int, help="D, the ambient dimension."),
+    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f| and on the network output."),
+    C_M: int = typer.Option(1, "--C-M", callback=positive_int, help="C_M, the number of charts."),
+    M: float = typer.Option(1.0, "--M", callback=positive_finite, help="M, the bound ||x||∞ <= M on the manifold."),
     json_: JsonOpt = False,
 ) -> None:
     """Theorem 1 (Appendix F.1): 2ε² + (104R²/(3n)) log N(1/(4Rn)) + (4 + 1/(2R))/n at ε = n^(−β/(2β+d)).
@@ -85,6 +85,8 @@ def theorem1(
     """
     from rich.table import Table
 
+    if d > D:
+        raise typer.BadParameter(f"the intrinsic dimension d = {d} exceeds the ambient dimension D = {D}", param_hint="--d")
     out = bounds.theorem1_bound(d, n, beta, D=D, R=R, C_M=C_M, M=M)
     out["n_for_this_eps"] = bounds.theorem1_n_for_eps(out["eps"], d, beta)
     if json_:
@@ -124,10 +126,10 @@ def _print_spec(sp, title: str) -> None:
 @handle_errors
 def lemma1(
     d: int = typer.Option(2, "--d", min=1, help="d, the input dimension (f on [0,1]^d)."),
-    eps: float = typer.Option(0.1, "--eps", help="ε, the target accuracy in L∞."),
+    eps: float = typer.Option(0.1, "--eps", callback=positive_finite, help="ε, the target accuracy in L∞."),
     beta: BetaOpt = 1.0,
-    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Hölder constant."),
-    R: float = typer.Option(1.0, "--R", help="R, the bound on |f| (sets the f_n heads and the sum shift)."),
+    H_f: float = typer.Option(1.0, "--H-f", callback=positive_finite, help="H_f, the Hölder constant."),
+    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f| (sets the f_n heads and the sum shift)."),
     grid: str = typer.Option("tight", "--grid", help="'tight' (corrected analysis) or 'paper' (the proof's N)."),
     N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid size (default: the grid's N for ε)."),
     exact: ExactOpt = True,
@@ -154,12 +156,12 @@ def lemma1(
 def theorem2(
     manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus: its atlas gives C_M and μ."),
     D: int = typer.Option(3, "--D", min=1, help="D, the ambient dimension."),
-    eps: float = typer.Option(0.3, "--eps", help="ε, the target accuracy in L∞."),
-    H_f: float = typer.Option(1.0, "--H-f", help="H_f, the Lipschitz constant of f on the manifold."),
-    R: float = typer.Option(1.0, "--R", help="R, the bound on |f|."),
+    eps: float = typer.Option(0.3, "--eps", callback=positive_finite, help="ε, the target accuracy in L∞."),
+    H_f: float = typer.Option(1.0, "--H-f", callback=positive_finite, help="H_f, the Lipschitz constant of f on the manifold."),
+    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f|."),
     N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N)."),
     exact: ExactOpt = False,
-    budget_gb: Optional[float] = typer.Option(None, "--fits-in-gb", help="Also report the least ε whose proven network's weights fit in this many GB."),
+    budget_gb: Optional[float] = typer.Option(None, "--fits-in-gb", callback=positive_finite, help="Also report the least ε whose proven network's weights fit in this many GB."),
     json_: JsonOpt = False,
 ) -> None:
     """Theorem 2 (Section 2.4, Appendix E.2): N, l, m, L_T, L_FFN, w_FFN, κ of the construction on the

@@ -18,16 +18,27 @@ from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json
 from tmcheck.cli.options import ExactOpt, ExportOpt, JsonOpt, TrialsOpt
+from tmcheck.theory.network import NetworkError, to_fraction
+
+MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention patterns (exact rationals)
 
 app = typer.Typer(no_args_is_help=True, help="Appendix G building blocks: Lemmas 3-7 as exact, verified constructions.")
 
 KINDS = ("interaction", "gating", "addition", "replace")
 
 
+def num(text: str, name: str) -> Fraction:
+    """An exact number from the command line ('1/3', '2', '1e-3'), digit-limited (`network.to_fraction`)."""
+    try:
+        return to_fraction(text)
+    except NetworkError as exc:
+        raise UserError(f"{name}: {exc}") from None
+
+
 def parse_matrix(text: str, name: str) -> list[list[Fraction]]:
     """'1,0,0,0,0;0,1,0,0,1' -> a 2 x 5 matrix of Fractions."""
     try:
-        rows = [[Fraction(v.strip()) for v in r.split(",")] for r in text.split(";")]
+        rows = [[to_fraction(v.strip()) for v in r.split(",")] for r in text.split(";")]
     except (ValueError, ZeroDivisionError):
         raise UserError(f"{name}: expected rows of numbers like '1,0,0,0,0;0,1,0,0,1', got {text!r}") from None
     if len(rows) != 2 or any(len(r) != 5 for r in rows):
@@ -134,7 +145,7 @@ def show_pattern(P: np.ndarray, t1: int, t2: int) -> None:
 @app.command("interaction")
 @handle_errors
 def interaction_cmd(
-    l: int = typer.Option(64, "--l", help="Number of tokens l."),
+    l: int = typer.Option(64, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     t1: int = typer.Option(3, "--t1", help="Query token t1 (0-based), the one that receives the value."),
     t2: int = typer.Option(40, "--t2", help="Key token t2 (0-based)."),
     i: int = typer.Option(1, "--i", help="Output row i: a data row, 0 or 1 (0-based)."),
@@ -155,15 +166,16 @@ def interaction_cmd(
     """
     from tmcheck.theory.lemmas.interaction import float_error, interaction, threshold
 
-    kap = Fraction(kappa)
+    kap = num(kappa, "--kappa")
     dq, dk = default_kernels(kap)
-    Q = parse_matrix(q, "--query-kernel") if q else dq
-    K = parse_matrix(k, "--key-kernel") if k else dk
-    c = interaction(l, t1, t2, i, Q, K, Fraction(M), None if C is None else Fraction(C))
+    Q = parse_matrix(q, "--query-kernel") if q is not None else dq
+    K = parse_matrix(k, "--key-kernel") if k is not None else dk
+    Mq = num(M, "--M")
+    c = interaction(l, t1, t2, i, Q, K, Mq, None if C is None else num(C, "--C"))
     extra, extra_ok = {}, True
     if not exact:  # the paper's own vectors cos(tπ/2l), sin(tπ/2l), with their own threshold
-        thf = threshold(l, t1, t2, Q, K, float(Fraction(M)), "float64")
-        err = float_error(l, t1, t2, Q, K, Fraction(M), thf.C, np.random.default_rng(0), trials)
+        thf = threshold(l, t1, t2, Q, K, float(Mq), "float64")
+        err = float_error(l, t1, t2, Q, K, Mq, thf.C, np.random.default_rng(0), trials)
         extra.update({"sinusoidal C*": thf.C, "sinusoidal float64 error": err})
         extra_ok = err <= 1e-9
     if json_:
@@ -181,7 +193,7 @@ def interaction_cmd(
 @app.command("gating")
 @handle_errors
 def gating_cmd(
-    l: int = typer.Option(16, "--l", help="Number of tokens l."),
+    l: int = typer.Option(16, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     t_cut: int = typer.Option(8, "--t-cut", help="Split point: prefix keeps t < t_cut, suffix keeps t >= t_cut (0-based)."),
     keep: str = typer.Option("prefix", "--keep", help="prefix or suffix."),
     M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
@@ -196,7 +208,7 @@ def gating_cmd(
     """
     from tmcheck.theory.lemmas.gating import gating
 
-    report(gating(l, t_cut, keep, Fraction(M)), trials, exact, json_, export)
+    report(gating(l, t_cut, keep, num(M, "--M")), trials, exact, json_, export)
 
 
 @app.command("addition")
@@ -216,16 +228,16 @@ def addition_cmd(
     from tmcheck.theory.lemmas.addition import addition
 
     try:
-        vec = [Fraction(v.strip()) for v in c.split(",")]
+        vec = [num(v.strip(), "--c") for v in c.split(",")]
     except (ValueError, ZeroDivisionError):
         raise UserError(f"--c: expected comma-separated numbers, got {c!r}") from None
-    report(addition(vec, Fraction(M)), trials, exact, json_, export)
+    report(addition(vec, num(M, "--M")), trials, exact, json_, export)
 
 
 @app.command("replace")
 @handle_errors
 def replace_cmd(
-    l: int = typer.Option(8, "--l", help="Number of tokens l."),
+    l: int = typer.Option(8, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     M: str = typer.Option("2", "--M", help="Bound on the data rows of the random inputs."),
     exact: ExactOpt = True,
     trials: TrialsOpt = 20,
@@ -238,7 +250,7 @@ def replace_cmd(
     """
     from tmcheck.theory.lemmas.replace import replace
 
-    report(replace(l, Fraction(M)), trials, exact, json_, export)
+    report(replace(l, num(M, "--M")), trials, exact, json_, export)
 
 
 def build_kind(kind: str, l: int, M: Fraction):
@@ -266,8 +278,8 @@ def build_kind(kind: str, l: int, M: Fraction):
 def parallel_cmd(
     left: str = typer.Option("interaction", "--left", help=f"First block: {', '.join(KINDS)}."),
     right: str = typer.Option("gating", "--right", help=f"Second block: {', '.join(KINDS)}."),
-    l1: int = typer.Option(8, "--l1", help="Tokens of the first block."),
-    l2: int = typer.Option(8, "--l2", help="Tokens of the second block."),
+    l1: int = typer.Option(8, "--l1", min=1, max=MAX_L, help="Tokens of the first block."),
+    l2: int = typer.Option(8, "--l2", min=1, max=MAX_L, help="Tokens of the second block."),
     M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
     exact: ExactOpt = True,
     trials: TrialsOpt = 20,
@@ -280,7 +292,7 @@ def parallel_cmd(
     """
     from tmcheck.theory.lemmas.parallel import parallelize
 
-    Mf = Fraction(M)
+    Mf = num(M, "--M")
     c = parallelize(build_kind(left, l1, Mf), build_kind(right, l2, Mf))
     report(c, trials, exact, json_, export)
 

@@ -12,8 +12,9 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json
-from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt
+from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt, positive_int
 from tmcheck.theory import netfile
+from tmcheck.theory.spec import SIZE_LIMIT
 
 
 def table_of(rows: list[dict], title: str) -> Table:
@@ -71,6 +72,8 @@ def register(app: typer.Typer) -> None:
         exact: ExactOpt = False,
         points: int = typer.Option(2000, "--points", min=1, help="Size of the dense sample (exact: at most 200)."),
         trials: TrialsOpt = 4,
+        size_limit: int = typer.Option(SIZE_LIMIT, "--size-limit", callback=positive_int,
+                                       help="Refuse networks with more tokens or heads than this (checked before building)."),
         export: ExportOpt = None,
         json_: JsonOpt = False,
     ) -> None:
@@ -86,7 +89,8 @@ def register(app: typer.Typer) -> None:
 
         if grid not in ("paper", "tight"):
             raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
-        rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, "exact" if exact else "float64", points, trials=trials)
+        rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, "exact" if exact else "float64", points, trials=trials,
+                            size_limit=size_limit)
         if not json_:
             e = rep["error"]
             console.print(table_of(rep["resources"], f"Lemma 1 network for f = {target} on [0,1]^{d}: resources"))

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json
-from tmcheck.cli.options import JsonOpt
+from tmcheck.cli.options import JsonOpt, positive_int
 from tmcheck.theory import netfile
-from tmcheck.theory.backends import evaluate
+from tmcheck.theory.backends import MAX_BITS, evaluate
 from tmcheck.theory.network import resources, to_fraction
 
 app = typer.Typer(no_args_is_help=True, help="Evaluate and inspect tmcheck-network v1 files (Def. 1-7).")
@@ -24,6 +24,8 @@ def eval_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
     x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', '-2', '1e-3')."),
     exact: Optional[bool] = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
+    max_bits: int = typer.Option(MAX_BITS, "--max-bits", callback=positive_int,
+                                 help="Exact backend: stop once a numerator or denominator exceeds this many bits."),
     json_: JsonOpt = False,
 ) -> None:
     """Evaluate T(x) = H_final[row, col] (Definition 1, Section 2.3) exactly or in float64.
@@ -36,7 +38,7 @@ def eval_cmd(
     vals = [to_fraction(v) for v in x]
     rows = [vals[i : i + net.D] for i in range(0, len(vals), net.D)]
     backend = None if exact is None else ("exact" if exact else "float64")
-    out = evaluate(net, rows, backend=backend)
+    out = evaluate(net, rows, backend=backend, max_bits=max_bits)
     used = backend or net.arithmetic
     if json_:
         print_json({"file": str(file), "backend": used, "inputs": rows, "outputs": list(out)})

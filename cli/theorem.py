@@ -8,7 +8,8 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors
 from tmcheck.cli.lemma1 import finish, table_of
-from tmcheck.cli.options import JsonOpt, ExportOpt, TrialsOpt
+from tmcheck.cli.options import ExportOpt, JsonOpt, TrialsOpt, positive_finite, positive_int
+from tmcheck.theory.spec import SIZE_LIMIT
 
 app = typer.Typer(no_args_is_help=True, help="Theorem 2 (Section 2.4, Appendix E.2): Hölder functions on manifolds as one network.")
 
@@ -17,16 +18,18 @@ app = typer.Typer(no_args_is_help=True, help="Theorem 2 (Section 2.4, Appendix E
 @handle_errors
 def theorem2_cmd(
     manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus (rotated into R^D)."),
-    D: int = typer.Option(3, "--D", help="Ambient dimension D."),
+    D: int = typer.Option(3, "--D", callback=positive_int, help="Ambient dimension D."),
     eps: float = typer.Option(0.3, "--eps", help="Accuracy ε in (0, 1)."),
     target: str = typer.Option("x0", "--target", help="f as a sympy expression in x0..x{D-1} (Lipschitz, β = 1)."),
-    H_f: float = typer.Option(1.0, "--H-f", help="Declared Lipschitz constant of f on the manifold (refuted on samples)."),
-    R: float = typer.Option(1.0, "--R", help="Declared bound on |f| on the manifold (refuted on samples)."),
+    H_f: float = typer.Option(1.0, "--H-f", callback=positive_finite, help="Declared Lipschitz constant of f on the manifold (refuted on samples)."),
+    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="Declared bound on |f| on the manifold (refuted on samples)."),
     N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N of `tmcheck bound theorem2`)."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=1, help="Lower N until l fits (then the error is measured, not guaranteed)."),
     shallow: bool = typer.Option(False, "--shallow-indicator", help="One-layer indicator with weight 1/Δ instead of the deep bounded one."),
     points: int = typer.Option(300, "--points", min=1, help="Manifold sample size for the error."),
     trials: TrialsOpt = 2,
+    size_limit: int = typer.Option(SIZE_LIMIT, "--size-limit", callback=positive_int,
+                                   help="Refuse networks with more tokens or heads than this (checked before building)."),
     export: ExportOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -38,7 +41,8 @@ def theorem2_cmd(
     """
     from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 
-    rep = theorem2_report(manifold, D, eps, target, N, max_tokens, not shallow, points, H_f=H_f, R=R, trials=trials)
+    rep = theorem2_report(manifold, D, eps, target, N, max_tokens, not shallow, points, H_f=H_f, R=R, trials=trials,
+                           size_limit=size_limit)
     if not json_:
         console.print(table_of(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources"))
         console.print(

@@ -27,6 +27,9 @@ from tmcheck.theory.network import Network, NetworkError, to_fraction
 _EXACT_FLOAT = 2**53  # every integer of smaller magnitude is a float64
 _EXACT_INT64 = 2**63
 ELEMENT_BUDGET = {"exact": 4_000_000, "float64": 40_000_000}  # attention scores held at once
+# exact numerators and denominators grow about threefold in bits per block (a head is cubic in H):
+# a 20 KB file of 40 blocks would need numbers of 3^40 bits, so evaluation stops at this size
+MAX_BITS = 100_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,12 +291,18 @@ def block(blk, H, be, budget: int) -> object:
     return be.tidy(Z)
 
 
-def run_blocks(blocks, H, backend: str, trace: bool = False):
+def _bits(a: Rat) -> int:
+    return max(_maxabs(a.num).bit_length() if a.num.dtype == object else 53, a.den.bit_length())
+
+
+def run_blocks(blocks, H, backend: str, trace: bool = False, max_bits: int = MAX_BITS):
     """Apply blocks to hidden matrices H (B, d_embd, l) directly (entries Fractions or floats).
 
     This is what a lemma's claim is about: the map H -> B(H) on structured hidden matrices, which
     the embedding E'(Ux)^T + PE cannot reach in full (it fills one data row only).
-    Returns the final hidden matrices, or [H_in, H_1, ..., H_L] if trace.
+    Returns the final hidden matrices, or [H_in, H_1, ..., H_L] if trace. Exact evaluation stops
+    with a NetworkError once a numerator or denominator exceeds max_bits bits; float64 overflow
+    gives inf/nan without warnings (`forward` refuses it).
     """
     be = BACKENDS[backend]()
     budget = ELEMENT_BUDGET[be.name]
@@ -302,24 +311,33 @@ def run_blocks(blocks, H, backend: str, trace: bool = False):
         arr = arr[None]
     Hb = be.tidy(be.inputs(arr) if be.name == "float64" else Rat.from_array(arr))
     states = [be.output(Hb)] if trace else None
-    for blk in blocks:
-        Hb = block(blk, Hb, be, budget)
-        if trace:
-            states.append(be.output(Hb))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k, blk in enumerate(blocks):
+            Hb = block(blk, Hb, be, budget)
+            if be.name == "exact" and _bits(Hb) > max_bits:
+                raise NetworkError(f"exact values reached {_bits(Hb)} bits after block {k + 1} of {len(blocks)} "
+                                   f"(limit {max_bits}: raise it with --max-bits, or evaluate with --float)")
+            if trace:
+                states.append(be.output(Hb))
     return states if trace else be.output(Hb)
 
 
-def forward(net: Network, X, backend: str | None = None, trace: bool = False):
+def forward(net: Network, X, backend: str | None = None, trace: bool = False, max_bits: int = MAX_BITS):
     """Hidden matrices for a batch of inputs: the final (B, d, l) one, or [H_0, ..., H_L] if trace.
 
-    Exact results are numpy object arrays of Fractions, float results float64 arrays.
+    Exact results are numpy object arrays of Fractions, float results float64 arrays; a float64
+    pass that overflows raises NetworkError instead of returning inf or nan.
     """
     be = get_backend(backend, net)
-    H0 = be.output(be.tidy(embed(net, X, be)))
-    return run_blocks(net.blocks, H0, be.name, trace=trace)
+    with np.errstate(over="ignore", invalid="ignore"):
+        H0 = be.output(be.tidy(embed(net, X, be)))
+    out = run_blocks(net.blocks, H0, be.name, trace=trace, max_bits=max_bits)
+    if be.name == "float64" and not all(np.isfinite(h).all() for h in (out if trace else [out])):
+        raise NetworkError("float64 evaluation overflowed (a hidden value beyond ±1.8e308); evaluate with --exact")
+    return out
 
 
-def evaluate(net: Network, X, backend: str | None = None) -> np.ndarray:
+def evaluate(net: Network, X, backend: str | None = None, max_bits: int = MAX_BITS) -> np.ndarray:
     """T(x) = H_final[row, col] (Def. 1) for each input row of X: shape (B,)."""
     r, c = net.decoder
-    return forward(net, X, backend)[:, r, c]
+    return forward(net, X, backend, max_bits=max_bits)[:, r, c]

@@ -41,6 +41,7 @@ import numpy as np
 
 DENSITIES = ("uniform", "tilted")
 ATLAS_MANIFOLDS = ("circle", "sphere", "torus")  # the ones Theorem 2 builds an atlas for
+MAX_ATLAS_D = 4096  # resource guard: Theorem 2's atlas holds (points, charts, D) float64 arrays
 MULTIPLICITY_SAMPLE = 4000  # points on which μ is counted (the builder and the spec use the same count)
 
 
@@ -464,6 +465,9 @@ def make_manifold(name: str, D: int, seed: int = 0) -> Manifold:
     whose r-balls cover a dense sample with margin (min distance to a centre <= 0.9 r everywhere sampled)."""
     if name not in ATLAS_MANIFOLDS:
         raise ManifoldError(f"unknown manifold {name!r}; expected one of {', '.join(ATLAS_MANIFOLDS)}")
+    if not 1 <= D <= MAX_ATLAS_D:
+        raise ManifoldError(f"D = {D}: the atlas is measured on {MULTIPLICITY_SAMPLE} points per chart in R^D "
+                            f"(~{MULTIPLICITY_SAMPLE * 14 * D * 8 / 1e9:.3g} GB for the circle); D must lie in 1..{MAX_ATLAS_D}")
     d = {"circle": 1, "sphere": 2, "torus": 2}[name]
     k = SHAPES[name].k(d, D)
     Q = random_isometry(D, k, seed)

@@ -66,6 +66,13 @@ def _get(d: dict, key: str, where: str):
     return d[key]
 
 
+def _list(d: dict, key: str, where: str) -> list:
+    v = _get(d, key, where)
+    if not isinstance(v, list):
+        raise NetworkError(f"{where}.{key}: expected a list, got {type(v).__name__}")
+    return v
+
+
 def _check_numbers(value: Any, arithmetic: str, where: str) -> Any:
     """Exact files hold strings (or ints), float files JSON numbers; catch the mix-up by name."""
     stack = [value]
@@ -88,7 +95,8 @@ def from_dict(d: dict[str, Any]) -> Network:
         raise NetworkError("top level must be a JSON object")
     if d.get("format") != FORMAT:
         raise NetworkError(f"not a {FORMAT} file (format={d.get('format')!r})")
-    if d.get("version") != VERSION:
+    version = d.get("version")
+    if type(version) is not int or version != VERSION:  # True == 1 and 1.0 == 1 in Python: not versions
         raise NetworkError(f"unsupported {FORMAT} version {d.get('version')!r}; this tmcheck reads version {VERSION}")
     a = _get(d, "arithmetic", "file")
     if a not in ARITHMETICS:
@@ -96,17 +104,17 @@ def from_dict(d: dict[str, Any]) -> Network:
     num = lambda v, where: _check_numbers(v, a, where)  # noqa: E731
     emb = _get(d, "embedding", "file")
     blocks = []
-    for bi, b in enumerate(_get(d, "blocks", "file")):
+    for bi, b in enumerate(_list(d, "blocks", "file")):
         heads = tuple(
             Head(*(num(_get(h, k, f"blocks[{bi}].heads[{hi}]"), f"blocks[{bi}].heads[{hi}].{k}") for k in "QKV"))
-            for hi, h in enumerate(_get(b, "heads", f"blocks[{bi}]"))
+            for hi, h in enumerate(_list(b, "heads", f"blocks[{bi}]"))
         )
         ffn = tuple(
             Layer(
                 num(_get(x, "W", f"blocks[{bi}].ffn[{li}]"), f"blocks[{bi}].ffn[{li}].W"),
                 num(_get(x, "b", f"blocks[{bi}].ffn[{li}]"), f"blocks[{bi}].ffn[{li}].b"),
             )
-            for li, x in enumerate(_get(b, "ffn", f"blocks[{bi}]"))
+            for li, x in enumerate(_list(b, "ffn", f"blocks[{bi}]"))
         )
         blocks.append(Block(heads, ffn))
     dec = _get(d, "decoder", "file")
@@ -155,4 +163,13 @@ def load(path: str | os.PathLike) -> Network:
         raise NetworkError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except UnicodeDecodeError:
         raise NetworkError(f"{path}: not a text file") from None
-    return from_dict(data)
+    except RecursionError:
+        raise NetworkError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise NetworkError(f"{path}: not a readable network file ({str(exc)[:80]})") from None
+    try:
+        return from_dict(data)
+    except NetworkError as exc:
+        raise NetworkError(f"{path}: {exc}") from None
+    except (TypeError, RecursionError) as exc:  # a shape the checks above do not name (ragged or nested lists)
+        raise NetworkError(f"{path}: malformed network ({type(exc).__name__}: {str(exc)[:80]})") from None

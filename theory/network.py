@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from fractions import Fraction
@@ -100,8 +101,19 @@ class Network:
 # conversion of numbers and arrays
 
 
+# exact numbers as text: ASCII digits only (Fraction also takes '1_000' and other scripts' digits),
+# 'p', 'p/q' or a decimal with an exponent ('1e-3'); at most MAX_DIGITS digits in all, exponent
+# included, so '1e1000000000' is refused before Fraction expands it
+MAX_DIGITS = 4000
+_EXACT = re.compile(r"^[+-]?(?:(\d+)/(\d+)|(\d+)?(?:\.(\d*))?(?:[eE]([+-]?\d+))?)$", re.ASCII)
+
+
+def _short(v: str) -> str:
+    return repr(v) if len(v) <= 40 else repr(v[:37] + "...")
+
+
 def to_fraction(v) -> Fraction:
-    """Exact rational value of an int, Fraction, finite float, or a 'p/q' / 'p' string."""
+    """Exact rational value of an int, Fraction, finite float, or a 'p/q' / 'p' / decimal string."""
     if isinstance(v, Fraction):
         return v
     if isinstance(v, (bool, np.bool_)):
@@ -113,10 +125,19 @@ def to_fraction(v) -> Fraction:
             raise NetworkError(f"non-finite weight {v!r}")
         return Fraction(float(v))
     if isinstance(v, str):
+        t = v.strip()
+        m = _EXACT.match(t)
+        if not m or not any(m.group(k) for k in (1, 3, 4)):
+            raise NetworkError(f"{_short(v)} is not an exact number 'p/q', 'p' or a decimal like '1e-3'")
+        if m.group(5) is not None and len(m.group(5)) > 12:
+            raise NetworkError(f"{_short(v)}: exponent too large (at most {MAX_DIGITS} digits in a number)")
+        digits = sum(len(m.group(k) or "") for k in (1, 2, 3, 4)) + abs(int(m.group(5) or 0))
+        if digits > MAX_DIGITS:
+            raise NetworkError(f"{_short(v)} has about {digits} digits; at most {MAX_DIGITS} are allowed in a number")
         try:
-            return Fraction(v.strip())
+            return Fraction(t)
         except (ValueError, ZeroDivisionError):
-            raise NetworkError(f"{v!r} is not an exact number 'p/q' or 'p'") from None
+            raise NetworkError(f"{_short(v)} is not an exact number 'p/q' or 'p'") from None
     try:  # sympy Rational and friends
         return Fraction(int(v.p), int(v.q))
     except AttributeError:

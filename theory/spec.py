@@ -37,6 +37,9 @@ from tmcheck.theory.targets import TargetError, check_constants, grid_N
 
 B_MIN = math.exp(-1 / (1 - 0.81))  # least bump sum: the atlas covers with margin 0.9 r (manifolds.make_manifold)
 BYTES_PER_FLOAT = 8
+# resource guard: networks with more tokens or heads than this are refused before they are built
+# (`ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network has 17,710.
+SIZE_LIMIT = 500_000
 
 
 def product_depth(F: int) -> int:
@@ -88,9 +91,33 @@ class ConstructionSpec:
         with N. The FFNs, shared by all tokens, add fewer than 10^4 entries and are left out."""
         return 75 * sum(n for _, n in self.heads_per_block) + 5 * self.l
 
+    def check_size(self, limit: int = SIZE_LIMIT, option: str = "--size-limit") -> None:
+        """Resource guard, before anything is built: refuse when the tokens or the heads exceed `limit`,
+        naming the estimate (tokens, heads, float64 bytes of the weights) and the option that raises it."""
+        heads = sum(n for _, n in self.heads_per_block)
+        if self.l > limit or heads > limit:
+            raise TargetError(
+                f"the {self.construction} network would have l = {_approx(self.l)} tokens and {_approx(heads)} heads "
+                f"(~{_approx(self.n_weights() * BYTES_PER_FLOAT)} bytes of float64 weights) at N = {_approx(self.N)}; the limit is "
+                f"{limit} tokens and heads: raise it with {option}, or take a larger ε or a smaller N or d")
+
+
+def _approx(n: int) -> str:
+    """A count for a message: 4 significant digits, or a power of ten when it is too large for a float."""
+    if n < 10**15:
+        return f"{n:.4g}"
+    return f"10^{n.bit_length() * math.log10(2):.1f}"
+
+
+MAX_KAPPA_L = 10**8  # κ needs the l interaction vectors themselves
+
 
 def _c_max(l: int, arithmetic: str):
     from tmcheck.theory.sparse import max_adjacent_cosine
+
+    if l > MAX_KAPPA_L:
+        raise TargetError(f"κ is computed from the l interaction vectors and l = {_approx(l)} exceeds {MAX_KAPPA_L}; "
+                          "take a larger ε or a smaller N")
 
     return max_adjacent_cosine(l, arithmetic)
 

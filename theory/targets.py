@@ -10,6 +10,7 @@ every guarantee tmcheck states is conditional on the declaration.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import math
 import re
@@ -38,6 +39,11 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ALLOWED_CHARS = re.compile(r"^[A-Za-z0-9_+\-*/^(). ,]*$")
 MAX_LENGTH = 500
+# resource guards, checked on the syntax tree before sympy evaluates anything (sympy computes
+# 10**10**10 exactly): a constant exponent may not exceed MAX_EXPONENT in magnitude, and no constant
+# (a literal, or a power of constants) may have more than MAX_DIGITS decimal digits
+MAX_EXPONENT = 10_000
+MAX_DIGITS = 10_000
 DYADIC = 2**40  # grid values are rounded to multiples of 2^-40 (the rounding enters the error budget)
 
 
@@ -87,6 +93,7 @@ def parse_target(text: str, d: int) -> Target:
         raise TargetError("the target is empty")
     if len(text) > MAX_LENGTH or not _ALLOWED_CHARS.match(text) or "__" in text:
         raise TargetError(f"target {text!r} contains characters or names that are not allowed")
+    check_size(text)
     variables = {f"x{i}": sympy.Symbol(f"x{i}", real=True) for i in range(d)}
     for tok in _TOKEN.findall(_NUMBER.sub(" ", text)):
         if tok not in variables and tok not in _FUNCTIONS:
@@ -110,6 +117,54 @@ def parse_target(text: str, d: int) -> Target:
     if expr.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
         raise TargetError(f"target {text!r} is not finite")
     return Target(text, d, expr)
+
+
+def _digits(node: ast.AST, text: str) -> float | None:
+    """An upper bound on |log10 |v|| of a constant subexpression (None: it holds a name or a call).
+
+    Sums bound products and quotients; a sum adds at most log10 2 to its larger term. Large
+    exponents and oversized constants raise TargetError with the estimated size."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        seg = ast.get_source_segment(text, node) or str(node.value)
+        mant, _, exp = seg.lower().partition("e")
+        digits = len(mant.replace(".", "").lstrip("0")) + abs(int(exp or 0))
+        if digits > MAX_DIGITS:
+            raise TargetError(f"the number {seg[:20]}{'...' if len(seg) > 20 else ''} has about {digits} digits; "
+                              f"at most {MAX_DIGITS} are allowed in a target")
+        v = abs(node.value)
+        return abs(math.log10(v)) if v not in (0, math.inf) else (0.0 if v == 0 else float(digits))
+    if isinstance(node, ast.UnaryOp):
+        return _digits(node.operand, text)
+    if isinstance(node, ast.BinOp):
+        a, b = _digits(node.left, text), _digits(node.right, text)
+        if isinstance(node.op, ast.Pow):
+            if b is None:
+                return None
+            if a is not None:
+                size = 10 ** min(b, 300.0) * a  # log10 |a^b| <= |b| |log10 |a||
+                if size > MAX_DIGITS:
+                    seg = (ast.get_source_segment(text, node) or "a power")[:40]
+                    raise TargetError(f"{seg} in the target has about 10^{b + math.log10(max(a, 1e-300)):.4g} "
+                                      f"decimal digits; at most {MAX_DIGITS} are allowed")
+                return size
+            if b > math.log10(MAX_EXPONENT):
+                raise TargetError(f"an exponent of about 10^{b:.4g} in the target; at most {MAX_EXPONENT} is allowed")
+            return None
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(node.op, (ast.Mult, ast.Div)) else max(a, b) + math.log10(2)
+    return None
+
+
+def check_size(text: str) -> None:
+    """Refuse targets whose exact evaluation would not fit (exponent and digit limits), before sympy runs."""
+    try:
+        tree = ast.parse(text.replace("^", "**"), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise TargetError(f"target {text!r} does not parse") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp):
+            _digits(node, text.replace("^", "**"))
 
 
 def check_sample(d: int, n_random: int, rng: np.random.Generator, per_axis: int = 0) -> np.ndarray:
@@ -170,9 +225,19 @@ def check_constants(d: int, H: float, beta: float, eps: float) -> None:
         raise TargetError(f"H_f must be a positive number, got {H}")
 
 
+MAX_LOG10_N = 300  # grids beyond float64's range are refused (the size guard, spec.SIZE_LIMIT, refuses far less)
+
+
+def _check_grid(log10_N: float, eps: float) -> None:
+    if log10_N > MAX_LOG10_N:
+        raise TargetError(f"ε = {eps} needs a grid of about 10^{log10_N:.4g} points per axis (at most 10^{MAX_LOG10_N}); "
+                          "take a larger ε")
+
+
 def paper_N(d: int, H: float, beta: float, eps: float) -> int:
     """The proof's grid: N = d (2^d H_f / ε)^{1/β} + 1, rounded up."""
     check_constants(d, H, beta, eps)
+    _check_grid(math.log10(d) + (d * math.log10(2) + math.log10(H) - math.log10(eps)) / beta, eps)
     return math.ceil(d * (2**d * H / eps) ** (1 / beta) + 1 - 1e-12)
 
 
@@ -195,7 +260,10 @@ def tight_error_bound(d: int, H: float, beta: float, N: int) -> float:
 def tight_N(d: int, H: float, beta: float, eps: float) -> int:
     """The smallest N >= 2 with tight_error_bound(N) <= ε: N = ⌈(2√d/3)(H_f/ε)^{1/β}⌉ + 1."""
     check_constants(d, H, beta, eps)
+    _check_grid(math.log10(2 * math.sqrt(d) / 3) + (math.log10(H) - math.log10(eps)) / beta, eps)
     N = max(2, math.ceil(2 * math.sqrt(d) / 3 * (H / eps) ** (1 / beta)) + 1)
+    if N > 2**50:  # float64 cannot tell N from N - 1 here: stepping by one would never end
+        return N
     while N > 2 and tight_error_bound(d, H, beta, N - 1) <= eps:
         N -= 1
     while tight_error_bound(d, H, beta, N) > eps:

@@ -275,14 +275,16 @@ def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, r
 
 def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, grid: str = "tight",
                   N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0,
-                  trials: int = 4) -> dict:
+                  trials: int = 4, size_limit: int = resources_spec.SIZE_LIMIT) -> dict:
     """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources, and the verdict
-    (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε)."""
+    (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε).
+    The network's size is estimated from the spec and checked against `size_limit` before any work."""
     from tmcheck.theory.check import verify
     from tmcheck.theory.network import resources
     from tmcheck.theory.targets import check_constants, check_target, parse_target
 
     check_constants(d, H, beta, eps)
+    resources_spec.lemma1_spec(d, N, eps=eps, H_f=H, beta=beta, grid=grid, with_kappa=False).check_size(size_limit)
     target = parse_target(text, d)
     rng = np.random.default_rng(seed)
     rep = check_target(target, H, beta, None if R is None else float(R), rng)

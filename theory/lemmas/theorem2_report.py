@@ -33,7 +33,7 @@ def resource_table(spec: Theorem2Spec, net: Network) -> list[dict]:
 
 def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None = None, max_tokens: int | None = None,
                     deep: bool = True, n_points: int = 300, seed: int = 0, H_f: float = 1.0, R: float = 1.0,
-                    trials: int = 2) -> dict:
+                    trials: int = 2, size_limit: int | None = None) -> dict:
     """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources,
     and the verdict (`check.verify`: check_construction of the exact network on `trials` manifold points,
     and max |T - f| <= ε on n_points)."""
@@ -45,9 +45,17 @@ def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None 
 
     if not (0 < eps < 1):
         raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
+    from tmcheck.theory import spec as resources_spec
+
+    limit = resources_spec.SIZE_LIMIT if size_limit is None else size_limit
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
+    if max_tokens is None:  # the size guard, before the grid values are computed (--max-tokens lowers N instead)
+        resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed,
+                                     with_kappa=False).check_size(limit)
     spec = theorem2_spec(m, target, eps, N, max_tokens, deep, seed, H_f=H_f, R=R)
+    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=spec.N, deep=deep, seed=seed,
+                                 with_kappa=False).check_size(limit)
     build_blocks(spec)
     net = theorem2_network(spec, "float64")
     X = m.sample(n_points, np.random.default_rng(seed + 7))
