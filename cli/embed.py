@@ -51,6 +51,9 @@ def command(
         raise ValueError(f"--out must end in .npy, got {out}")
     if not text.is_file():
         raise FileNotFoundError(2, "no such text file", str(text))
+    if tokenizer is not None:
+        _check_tokenizer(tokenizer)
+    _refuse_pickled_weights(model)
     opts = EmbedOptions(context=context, tokens_per_doc=tokens_per_doc, window=window, final_ln=final_ln, layer=layer,
                         seed=seed, batch_docs=batch_size, special_tokens=special_tokens)
     lm = load_model(model)
@@ -59,7 +62,9 @@ def command(
     if lm.kind == "tmcheck" and tokenizer is None:
         tokenizer = _run_tokenizer(Path(lm.source))
     docs = [d.strip() for d in text.read_text(encoding="utf-8").split("\n\n") if d.strip()]
-    X = embed_documents(lm, encode_text(lm, docs, tokenizer), opts)
+    ids = encode_text(lm, docs, tokenizer)
+    _check_vocabulary(lm, ids, tokenizer)
+    X = embed_documents(lm, ids, opts)
     buf = io.BytesIO()
     np.save(buf, X)
     write_bytes(out, buf.getvalue())
@@ -70,6 +75,39 @@ def command(
     else:
         console.print(f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
                       f"layer {layer if layer is not None else 'last'}) to {out}")
+
+
+def _check_tokenizer(path: Path) -> None:
+    """--tokenizer must be a readable tokenizer.json (JSON object): refused in one line, not deep in tokenizers."""
+    import json
+
+    if not path.is_file():
+        raise FileNotFoundError(2, "no such tokenizer file", str(path))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise ValueError(f"--tokenizer {path}: not a tokenizer.json (not JSON)") from None
+    if not isinstance(data, dict) or "model" not in data:
+        raise ValueError(f"--tokenizer {path}: not a tokenizer.json (no 'model' entry)")
+
+
+def _refuse_pickled_weights(model: Path) -> None:
+    """A transformers directory is read from safetensors only: pytorch_model.bin is a pickle and never loaded."""
+    if not (model.is_dir() and (model / "config.json").is_file()):
+        return
+    if not any(model.glob("*.safetensors")) and any(model.glob("*.bin")):
+        raise ValueError(f"{model} holds only pickled weights (*.bin); tmcheck loads safetensors only "
+                         "(convert them with transformers' save_pretrained(safe_serialization=True) where you trust them)")
+
+
+def _check_vocabulary(lm, ids, tokenizer) -> None:
+    """Every token id must index the model's embedding table (a tokenizer of another model does not)."""
+    emb = lm.model.get_input_embeddings() if hasattr(lm.model, "get_input_embeddings") else getattr(lm.model, "wte", None)
+    vocab = getattr(getattr(emb, "weight", None), "shape", (None,))[0]
+    top = max((int(a.max()) for a in ids if a.size), default=-1)
+    if vocab is not None and top >= vocab:
+        where = f"--tokenizer {tokenizer}" if tokenizer is not None else "the tokenizer"
+        raise ValueError(f"{where} gives token id {top} but the model's vocabulary has {vocab} entries")
 
 
 def _run_tokenizer(checkpoint: Path) -> Path:

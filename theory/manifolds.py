@@ -41,6 +41,7 @@ import numpy as np
 
 DENSITIES = ("uniform", "tilted")
 ATLAS_MANIFOLDS = ("circle", "sphere", "torus")  # the ones Theorem 2 builds an atlas for
+MAX_SAMPLE_BYTES = 2**33  # resource guard: one sample (points, coordinates) in float64 at most 8.6 GB
 MAX_ATLAS_D = 4096  # resource guard: Theorem 2's atlas holds (points, charts, D) float64 arrays
 MULTIPLICITY_SAMPLE = 4000  # points on which μ is counted (the builder and the spec use the same count)
 
@@ -319,6 +320,10 @@ class Manifold:
         """n points of 𝓜 (n, D) and their intrinsic coordinates (n, d); `tilted` by rejection."""
         if density not in DENSITIES:
             raise ManifoldError(f"unknown density {density!r}; expected one of {', '.join(DENSITIES)}")
+        need = 8 * n * (self.D + self.k + self.d)
+        if n < 0 or need > MAX_SAMPLE_BYTES:
+            raise ManifoldError(f"{n} points in R^{self.D} would need {need / 1e9:.3g} GB (at most "
+                                f"{MAX_SAMPLE_BYTES / 1e9:.3g} GB here); lower --n")
         if density == "uniform":
             y, u = self.shape.sample(n, self.d, rng, self.params)
         else:

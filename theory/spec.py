@@ -102,6 +102,14 @@ class ConstructionSpec:
                 f"{limit} tokens and heads: raise it with {option}, or take a larger ε or a smaller N or d")
 
 
+def _pow(x: float, e: float) -> float:
+    """x ** e, inf where it overflows (the stated orders at a tiny ε)."""
+    try:
+        return x**e
+    except OverflowError:
+        return math.inf
+
+
 def _approx(n: int) -> str:
     """A count for a message: 4 significant digits, or a power of ten when it is too large for a float."""
     if n < 10**15:
@@ -189,7 +197,7 @@ def lemma1_spec(d: int, N: int | None = None, *, eps: float | None = None, H_f: 
         kappa = _kappa([_head_C(max(2, Fraction(fm) + Fraction(R)), c, arithmetic), 3 * N - 1, Fraction(R) * P, 1], arithmetic)
     orders = {}
     if eps is not None:
-        orders = {"l": d * eps ** (-d / beta), "m": d * eps ** (-d / beta), "kappa": d * d * eps ** (-2 * d / beta),
+        orders = {"l": d * _pow(eps, -d / beta), "m": d * _pow(eps, -d / beta), "kappa": d * d * _pow(eps, -2 * d / beta),
                   "L_T": math.log2(d) + 4, "L_FFN": 7}
     return ConstructionSpec(
         "lemma1", d, N, lay.l, max(n for _, n in heads), 4 + product_depth(lay.F), 2, 5, kappa, arithmetic,
@@ -354,7 +362,7 @@ def theorem2_spec(manifold: str | Manifold, D: int | None = None, eps: float = 0
     k = theorem2_constants(m)
     if with_kappa:
         kappa = _theorem2_kappa(m, k, lay, R, L_ind, deep, arithmetic)
-    orders = {"l": d * eps ** (-d / beta), "m": d * eps ** (-d / beta), "kappa": d * d * eps ** (-2 * d / beta),
+    orders = {"l": d * _pow(eps, -d / beta), "m": d * _pow(eps, -d / beta), "kappa": d * d * _pow(eps, -2 * d / beta),
               "L_T": math.log2(d + 1) + 5, "L_FFN": math.log(1 / eps)}
     extra = {"manifold": m.name, "D": m.D, "C_M": C, "mu": atlas.mu, "delta": delta, "H_chart": H, "H_f": H_f, "R": R,
              "L_phi": atlas.L_phi, "L_rho": atlas.L_rho, "N_proven": N_proven, "proven": N >= N_proven,

@@ -62,3 +62,59 @@ def test_options_that_do_not_apply_are_one_line(setup, args, message):
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert res.stdout == ""  # and loading printed nothing
+
+
+def _hostile(setup, name: str) -> Path:
+    """Files and directories a hostile user hands to embed (issue 13), made once per name."""
+    import os
+    import pickle
+    import shutil
+
+    from tmcheck.empirics.data.tokens import train_tokenizer
+
+    path = setup / name
+    if path.exists():
+        return path
+    if name == "notjson.json":
+        path.write_text("not json {")
+    elif name == "big_tokenizer.json":  # another model's tokenizer: ids beyond the vocabulary of 300
+        train_tokenizer(TEXTS * 3 + ["zebra quokka xylophone juxtapose"] * 5, 1000).save(str(path))
+    elif name == "pickled":  # an HF directory whose weights are a pickle that would run a command
+        shutil.copytree(setup / "gpt2", path)
+        os.remove(path / "model.safetensors")
+
+        class Payload:
+            def __reduce__(self):
+                return (os.system, (f"touch {setup / 'PWNED'}",))
+
+        (path / "pytorch_model.bin").write_bytes(pickle.dumps(Payload()))
+    return path
+
+
+@pytest.mark.parametrize("model,extra,message", [
+    ("gpt2", ["--tokenizer", "absent.json"], "no such tokenizer file"),
+    ("gpt2", ["--tokenizer", "notjson.json"], "not a tokenizer.json"),
+    ("gpt2", ["--tokenizer", "big_tokenizer.json"], "vocabulary has 300 entries"),
+    ("pickled", [], "safetensors only"),
+])
+def test_hostile_inputs_are_one_line_and_run_nothing(setup, model, extra, message):
+    if extra and extra[1] != "absent.json":
+        extra = [extra[0], str(_hostile(setup, extra[1]))]
+    elif extra:
+        extra = [extra[0], str(setup / extra[1])]
+    src = _hostile(setup, model) if model == "pickled" else setup / model
+    res = runner.invoke(app, ["embed", str(src), "--text", str(setup / "docs.txt"), "--out", str(setup / "h.npy"),
+                              "--context", "64", "--tokens-per-doc", "4", *extra])
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (setup / "PWNED").exists() and not (setup / "h.npy").exists()
+
+
+def test_the_pickle_payload_is_real(setup, tmp_path):
+    """The refused payload does run when unpickled: the test above could fail."""
+    import pickle
+
+    (setup / "PWNED").unlink(missing_ok=True)
+    pickle.loads((_hostile(setup, "pickled") / "pytorch_model.bin").read_bytes())
+    assert (setup / "PWNED").exists()
+    (setup / "PWNED").unlink()

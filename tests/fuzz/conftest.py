@@ -1,0 +1,21 @@
+"""Fixtures of the fuzz suite: the hostile corpus (built once per session) and a scratch root whose
+files outside each case's working directory are compared before and after the case."""
+
+from pathlib import Path
+
+import pytest
+
+import sys
+
+sys.path.insert(0, str(Path(__file__).parent))
+from corpus import build  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    return build(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="session")
+def scratch(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cases")
