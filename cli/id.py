@@ -13,7 +13,7 @@ import importlib.util
 import io
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -135,6 +135,68 @@ def synth(
         print_json(info)
     else:
         console.print(f"wrote {n} points of {manifold} (d={info['d']}) in R^{ambient} to {out}")
+
+
+@app.command()
+@handle_errors
+def ablate(
+    source: List[Path] = typer.Argument(..., help="A model-scaling sweep directory (tmcheck sweep model), or one or "
+                                        "more local models (transformers directories) to compare on the same text."),
+    corpus: str = typer.Option("stories", "--corpus", help="Local models: embed the test split of this tmcheck corpus."),
+    text: Optional[Path] = typer.Option(None, "--text", help="Local models: embed this UTF-8 file's paragraphs instead."),
+    estimator: Optional[List[str]] = typer.Option(None, "--estimator", "-e",
+                                                  help="Estimators, comma-separated or repeated (default: mle, twonn)."),
+    k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours of the MLE (the paper's K = 20)."),
+    docs: int = typer.Option(256, "--docs", callback=positive_int, help="Test documents embedded."),
+    context: int = typer.Option(256, "--context", callback=positive_int, help="Window length fed to the model."),
+    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", callback=positive_int,
+                                       help="Tokens kept per document for the params, width and layer curves."),
+    max_points: int = typer.Option(4096, "--max-points", callback=positive_int, help="Cap on the points of one estimate."),
+    bootstrap: BootstrapOpt = 200,
+    seed: SeedOpt = 0,
+    device: DeviceOpt = "auto",
+    out: Path = typer.Option(Path("ablate"), "--out", "-o", help="Output directory: ablate.json and fig_ablate.png."),
+    as_json: JsonOpt = False,
+) -> None:
+    """ID against parameters, embedding width, layer and context position (the paper's Figure 4)."""
+    from tmcheck.cli.options import parse_list
+    from tmcheck.empirics import ablate as ab
+    from tmcheck.empirics.ablate_plot import figure
+    from tmcheck.util.atomic import write_json
+
+    names = [e for item in estimator for e in parse_list(item, "--estimator")] if estimator else ["mle", "twonn"]
+    opts = ab.AblateOptions(estimators=tuple(names), k=k, bootstrap=bootstrap, docs=docs, context=context,
+                            tokens_per_doc=tokens_per_doc, max_points=max_points, seed=seed, device=device)
+    if len(source) == 1 and (source[0] / "config.json").exists() and (source[0] / "plan.json").exists():
+        if text is not None:
+            raise ValueError("--text is for local models; a sweep embeds its own corpus's test documents")
+        members, label = ab.sweep_members(source[0], opts), f"the model sweep {source[0].name}"
+    else:
+        texts = ab.read_texts(text, docs) if text is not None else ab.corpus_texts(corpus, docs)
+        members = ab.model_members(source, texts, opts)
+        label = f"{', '.join(p.name for p in source)} ({text.name if text else corpus + ' test split'})"
+    log = (lambda s: None) if as_json else (lambda s: err_console.print(s, highlight=False))
+    result = ab.ablate(members, opts, label, log)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "ablate.json", result)
+    figure(result, out / "fig_ablate.png")
+    if as_json:
+        print_json(result)
+        return
+    table = Table(title=f"ID ablations on {label} (k={k}; {result['intervals']})")
+    for col in ("panel", "x", *names):
+        table.add_column(col)
+    for panel, data in result["panels"].items():
+        for p in data["points"]:
+            table.add_row(panel, f"{p['x']:g}", *(_ablate_cell(p["estimates"][n]) for n in names))
+    console.print(table)
+    console.print(f"written: {out / 'ablate.json'}, {out / 'fig_ablate.png'}")
+
+
+def _ablate_cell(e: dict) -> str:
+    if e["d"] is None:
+        return "refused"
+    return f"{e['d']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
 
 
 if importlib.util.find_spec("tmcheck.cli.id_corpus") is not None:

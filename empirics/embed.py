@@ -211,10 +211,12 @@ def padded_length(n: int, limit: int) -> int:
     return min(-(-n // PAD_MULTIPLE) * PAD_MULTIPLE, limit)
 
 
-def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions) -> np.ndarray:
+def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions, positions: bool = False):
     """Hidden states of opts.tokens_per_doc positions per document, drawn without replacement from the
     document's window (special tokens added around it and, by default, never drawn); returns (N, C)
-    float32. Documents shorter than tokens_per_doc give all their tokens."""
+    float32. Documents shorter than tokens_per_doc give all their tokens. With `positions`, returns
+    (X, pos): pos (N,) the 0-based position of each row's token within its window (a special token
+    put before the window has position -1; the ablation by context position reads it)."""
     import torch
 
     lm.check_options(opts)
@@ -252,7 +254,10 @@ def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOption
             h = lm.hidden(batch.to(device), mask.to(device), opts.layer, opts.final_ln).float().cpu().numpy()  # (b, T, C)
             out.extend((j, h[r, picks[j]]) for r, j in enumerate(group))
     out.sort(key=lambda t: t[0])
-    return np.concatenate([x for _, x in out]).astype(np.float32)
+    X = np.concatenate([x for _, x in out]).astype(np.float32)
+    if positions:
+        return X, np.concatenate([picks[j] - len(before) for j, _ in out]).astype(np.int64)
+    return X
 
 
 def test_documents(data_dir: Path, max_docs: int | None = None) -> list[np.ndarray]:

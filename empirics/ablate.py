@@ -1,0 +1,223 @@
+"""ID ablations: the estimated intrinsic dimension against the embedding model (paper Section 3, Figure 4).
+
+Four curves, as in the paper's Figure 4: d-hat against the number of non-embedding parameters and
+against the embedding width (a suite of models on the same text), across the layers of one model,
+and across context positions of one model. Sources: a model-scaling sweep (kind "model": its
+models at the full n, their corpus's test documents) or local models (transformers directories,
+tmcheck checkpoints) on the test split of a tmcheck corpus or on one's own text.
+
+Every point of a curve is estimated from the same number of points (each cloud is subsampled to
+the smallest cloud of the curve, at most `max_points`), because every ID estimator depends on N;
+each point carries each estimator's value and interval (percentile bootstrap over points, 95%, as
+`tmcheck id estimate` computes it). Context position: the hidden states of every token of prefix
+windows, grouped into geometric bins of position (1, 2-3, 4-7, ... tokens of context before it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tmcheck.empirics.embed import EmbedOptions, LanguageModel, embed_documents, encode_text, load_model, test_documents
+
+PANELS = ("params", "width", "layer", "position")
+
+
+@dataclass
+class AblateOptions:
+    estimators: tuple[str, ...] = ("mle", "twonn")  # at least two (the paper: MLE only)
+    k: int = 20                   # neighbours of the MLE (the paper's K = 20)
+    bootstrap: int = 200          # resamples of each interval
+    docs: int = 256               # test documents embedded
+    context: int = 256            # window length fed to the model (paper: 1024)
+    tokens_per_doc: int = 32      # tokens kept per document for the params, width and layer curves (paper: 32)
+    max_points: int = 4096        # cap on the points of one estimate (the paper's batch size)
+    min_bin_points: int = 64      # context-position bins with fewer points are left out
+    seed: int = 0
+    device: str = "auto"
+
+    def __post_init__(self):
+        from tmcheck.empirics.id import ESTIMATORS
+
+        self.estimators = tuple(self.estimators)
+        bad = [e for e in self.estimators if e not in ESTIMATORS]
+        if bad:
+            raise ValueError(f"unknown estimator {bad[0]!r}; choose from {', '.join(ESTIMATORS)}")
+        if not self.estimators:
+            raise ValueError("give at least one estimator")
+        if min(self.k, self.docs, self.context, self.tokens_per_doc, self.max_points) < 1:
+            raise ValueError("k, docs, context, tokens_per_doc and max_points must be positive")
+
+
+@dataclass
+class Member:
+    """One model of a suite: where it is, its size, and the token ids of the documents it embeds."""
+
+    name: str
+    path: str
+    params: int                   # non-embedding parameters
+    width: int
+    layers: int
+    docs: list = field(repr=False, default_factory=list)
+
+
+def non_embedding_params(model) -> int:
+    """Parameters outside the embedding tables (token, position, token-type): Kaplan et al.'s N."""
+    import torch.nn as nn
+
+    emb = sum(p.numel() for m in model.modules() if isinstance(m, nn.Embedding) for p in m.parameters(recurse=False))
+    return int(sum(p.numel() for p in model.parameters()) - emb)
+
+
+def _width(lm: LanguageModel) -> int:
+    c = lm.model.config
+    return int(c.n_embd if lm.kind == "tmcheck" else c.hidden_size)
+
+
+def estimate(X: np.ndarray, opts: AblateOptions, n_points: int, rng) -> dict:
+    """Every estimator's {d, ci, interval, duplicates} on n_points rows of X drawn without replacement.
+    A cloud an estimator refuses (e.g. too few distinct points: a causal model's first position sees
+    only its own token) gets d = None and the one-line reason."""
+    import warnings
+
+    from tmcheck.empirics.id import estimate_id
+
+    idx = rng.choice(len(X), size=n_points, replace=False) if n_points < len(X) else np.arange(len(X))
+    out = {}
+    for name in opts.estimators:
+        try:
+            with warnings.catch_warnings():  # duplicates are counted in the result instead
+                warnings.simplefilter("ignore")
+                res = estimate_id(X[idx], estimator=name, k=opts.k, protocol="full", bootstrap=opts.bootstrap,
+                                  device=opts.device, seed=opts.seed)
+        except ValueError as exc:
+            out[name] = {"d": None, "ci": None, "interval": "none", "error": str(exc)}
+            continue
+        out[name] = {"d": float(res.dimension), "ci": [float(v) for v in res.ci] if res.ci is not None else None,
+                     "interval": res.protocol.get("interval", "none"), "duplicates": int(res.n_duplicates)}
+    return out
+
+
+def _curve(clouds: list[tuple[dict, np.ndarray]], opts: AblateOptions) -> dict:
+    """Estimate every cloud at the same number of points; returns {"n_points", "points": [...]}."""
+    n = min(min(len(X) for _, X in clouds), opts.max_points)
+    if n <= opts.k + 1:
+        raise ValueError(f"a cloud of the ablation has only {n} points, too few for k = {opts.k}; embed more documents")
+    rng = np.random.default_rng(opts.seed)
+    return {"n_points": int(n), "points": [{**x, "estimates": estimate(X, opts, n, rng)} for x, X in clouds]}
+
+
+def _embed(lm: LanguageModel, docs, opts: AblateOptions, layer=None, prefix: bool = False, all_tokens: bool = False):
+    eo = EmbedOptions(context=opts.context, tokens_per_doc=opts.context if all_tokens else opts.tokens_per_doc,
+                      window="prefix" if prefix else "random", layer=layer, seed=opts.seed)
+    return embed_documents(lm, docs, eo, positions=all_tokens)
+
+
+def _load(member: Member, device: str) -> LanguageModel:
+    from tmcheck.empirics.device import resolve_device
+
+    lm = load_model(Path(member.path))
+    lm.model.to(resolve_device(device))
+    return lm
+
+
+def position_bins(context: int) -> list[tuple[int, int]]:
+    """[lo, hi) bins of 0-based token position: [0, 1), [1, 3), [3, 7), ... (a token at position p
+    sees p tokens before it), up to the context."""
+    bins, lo = [], 0
+    while lo < context:
+        hi = min(2 * lo + 1, context)
+        bins.append((lo, hi))
+        lo = hi
+    return bins
+
+
+def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s: None) -> dict:
+    """The four curves. params and width need two or more models (width: those of the commonest
+    depth); layer and position use the largest model."""
+    members = sorted(members, key=lambda m: m.params)
+    out = {"source": source, "options": asdict(opts), "models": [{k: v for k, v in asdict(m).items() if k != "docs"}
+                                                                  for m in members], "panels": {}}
+    finals = []
+    for m in members:
+        log(f"embedding with {m.name} ({m.params:,} non-embedding parameters)")
+        finals.append(_embed(_load(m, opts.device), m.docs, opts))
+    if len(members) >= 2:
+        out["panels"]["params"] = _curve([({"x": m.params, "model": m.name}, X) for m, X in zip(members, finals)], opts)
+    depths = [m.layers for m in members]
+    depth = max(set(depths), key=lambda L: (depths.count(L), L))
+    same = [(m, X) for m, X in zip(members, finals) if m.layers == depth]
+    if len({m.width for m, _ in same}) >= 2:
+        out["panels"]["width"] = {**_curve([({"x": m.width, "model": m.name}, X) for m, X in same], opts), "depth": depth}
+    top = members[-1]
+    lm = _load(top, opts.device)
+    log(f"layers 0..{lm.n_layer} of {top.name}")
+    out["panels"]["layer"] = {**_curve([({"x": L}, _embed(lm, top.docs, opts, layer=L)) for L in range(lm.n_layer + 1)],
+                                       opts), "model": top.name}
+    log(f"context positions of {top.name}")
+    X, pos = _embed(lm, top.docs, opts, prefix=True, all_tokens=True)
+    clouds = [({"x": float(np.sqrt(max(lo, 0.5) * hi)), "positions": [lo, hi]}, X[(pos >= lo) & (pos < hi)])
+              for lo, hi in position_bins(min(opts.context, lm.context))]
+    clouds = [(x, c) for x, c in clouds if len(c) >= max(opts.min_bin_points, opts.k + 2)]
+    if len(clouds) >= 2:
+        out["panels"]["position"] = {**_curve(clouds, opts), "model": top.name}
+    methods = {n: e["interval"] for p in out["panels"].values() for pt in p["points"] for n, e in pt["estimates"].items()
+               if e["d"] is not None}
+    out["intervals"] = "; ".join(f"{n}: {m}" for n, m in methods.items())
+    return out
+
+
+def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
+    """The models of a model-scaling sweep trained on the full n (first seed), with their test documents."""
+    from tmcheck.empirics.sweep import SweepDir, get_kind
+
+    sweep = SweepDir(sweep_dir)
+    kind = sweep.kind
+    get_kind(kind)  # registers the kind's preset class
+    if kind != "model":
+        raise ValueError(f"{sweep_dir} is a {kind} sweep; `id ablate` takes a model-scaling sweep (tmcheck sweep model)")
+    from tmcheck.empirics.sweep.pretrain import corpus_tag
+
+    rows = [r for r in sweep.rows() if r.get("full_split")]
+    if not rows:
+        raise ValueError(f"{sweep_dir} has no finished model-scaling runs yet; run the sweep first")
+    first = min(r["seed"] for r in rows)
+    docs = test_documents(sweep.data_dir(corpus_tag(sweep.read_config()["corpus"])), opts.docs)
+    return [Member(r["run"], str(sweep.run_dir(r["run"])), int(r["non_embedding_params"]), int(r["n_embd"]),
+                   int(r["n_layer"]), docs) for r in rows if r["seed"] == first]
+
+
+def model_members(paths: list[Path], texts: list[str], opts: AblateOptions) -> list[Member]:
+    """Local models (transformers directories or tmcheck checkpoints with a tokenizer) on the same texts."""
+    members = []
+    for p in paths:
+        lm = load_model(Path(p))
+        if lm.kind == "tmcheck":
+            tok = Path(p) / "tokenizer.json"
+            docs = encode_text(lm, texts, tok if tok.exists() else None)
+        else:
+            docs = encode_text(lm, texts)
+        members.append(Member(Path(p).name, str(p), non_embedding_params(lm.model), _width(lm), lm.n_layer,
+                              docs[:opts.docs]))
+    return members
+
+
+def corpus_texts(corpus: str, n_docs: int) -> list[str]:
+    """The first n_docs test documents of a tmcheck corpus (its split is by document hash)."""
+    from tmcheck.empirics.data.corpora import load_corpus, split_corpus
+
+    return split_corpus(load_corpus(corpus))["test"][:n_docs]
+
+
+def read_texts(path: Path, n_docs: int) -> list[str]:
+    """Documents of a text file: paragraphs separated by blank lines."""
+    import re
+
+    text = Path(path).read_text(encoding="utf-8")
+    docs = [d.strip() for d in re.split(r"\n\s*\n", text) if d.strip()]
+    if not docs:
+        raise ValueError(f"{path} holds no text")
+    return docs[:n_docs]
+

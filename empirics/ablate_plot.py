@@ -1,0 +1,53 @@
+"""The 2x2 figure of the ID ablations (paper Figure 4): d-hat against non-embedding parameters,
+embedding width, layer and context position; one line per estimator, its 95% interval as a band."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tmcheck.empirics.report.common import pyplot, save_figure
+
+TITLES = {
+    "params": ("ID vs. number of parameters", "non-embedding parameters N", True),
+    "width": ("ID vs. embedding width", "embedding width (hidden size)", True),
+    "layer": ("ID across layers", "layer (0 = input embeddings)", False),
+    "position": ("ID across context position", "token position in the window (tokens, bin centre)", True),
+}
+COLORS = {"mle": "tab:blue", "twonn": "tab:orange", "gride": "tab:green", "mle-mean": "tab:purple",
+          "twonn-mle": "tab:red", "mle-curve": "tab:brown"}
+
+
+def figure(result: dict, path: Path) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
+    for ax, panel in zip(axes.flat, TITLES):
+        title, xlabel, logx = TITLES[panel]
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("estimated ID d-hat")
+        ax.grid(True, which="both", alpha=0.3)
+        data = result["panels"].get(panel)
+        if data is None:
+            why = "needs two or more models" if panel in ("params", "width") else "too few points per bin"
+            ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            continue
+        for name in result["options"]["estimators"]:
+            pts = [p for p in data["points"] if p["estimates"][name]["d"] is not None]  # refused clouds left out
+            x = np.array([p["x"] for p in pts], float)
+            d = np.array([p["estimates"][name]["d"] for p in pts])
+            cis = [p["estimates"][name]["ci"] for p in pts]
+            ax.plot(x, d, marker="o", ms=4, color=COLORS.get(name), label=name)
+            if all(c is not None for c in cis):
+                ax.fill_between(x, [c[0] for c in cis], [c[1] for c in cis], color=COLORS.get(name), alpha=0.2,
+                                label=f"{name} 95% interval")
+        if logx:
+            ax.set_xscale("log")
+        where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
+        ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Intrinsic dimension ablations on {result['source']} (k = {result['options']['k']}; "
+                 f"bands: 95% intervals, {result['intervals']})", fontsize=9)
+    fig.tight_layout()
+    save_figure(fig, path)
