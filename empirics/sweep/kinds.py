@@ -1,7 +1,7 @@
 """The registry of sweep kinds: what a sweep of each kind plans, runs and reports.
 
 A kind is a `Kind` record in a module of its own (tmcheck.empirics.sweep.pretrain,
-tmcheck.empirics.sweep.synthetic), imported on first use. Adding a kind: write a module whose
+tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. Adding a kind: write a module whose
 `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
 """
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 BUILTIN = {
     "pretrain": "tmcheck.empirics.sweep.pretrain",
     "synthetic": "tmcheck.empirics.sweep.synthetic",
+    "model": "tmcheck.empirics.sweep.model",
 }
 
 

@@ -10,11 +10,9 @@ from typer.testing import CliRunner
 
 from tmcheck.empirics.model import GPT, GPTConfig
 from tmcheck.empirics.presets import PRESETS, get_preset, preset_from_dict
-from tmcheck.empirics.sweep import get_kind, register_kind
+from tmcheck.empirics.report import model as report_model
+from tmcheck.empirics.sweep import get_kind
 from tmcheck.empirics.sweep import model as kind_model
-
-register_kind(kind_model.KIND)  # until kinds.BUILTIN names the kind
-from tmcheck.empirics.report import model as report_model  # noqa: E402
 
 
 @pytest.mark.parametrize("L,C", [(1, 8), (2, 16), (3, 48), (4, 128)])
