@@ -224,6 +224,15 @@ def prose_docs(root: Path | None = None) -> list[str]:
     return docs
 
 
+def paper_corpora(root: Path | None = None) -> tuple[str, str, str]:
+    """The paper's three corpora (Section 3: The Stack's SQL, OpenWebText, TinyStories) as tmcheck has
+    them offline: `sql` (MariaDB's test files) when `tmcheck data prepare sql` has run, else `code`
+    (the Python standard library) in its place; then `prose` and `stories`."""
+    from tmcheck.empirics.data.prepare import is_prepared
+
+    return ("sql" if is_prepared("sql", root) else "code", "prose", "stories")
+
+
 def load_corpus(name: str, root: Path | None = None, seed: int = 0) -> list[str]:
     """The deduplicated documents of corpus `name`, in a fixed order."""
     if name == "code":

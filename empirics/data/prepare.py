@@ -34,6 +34,18 @@ def prepared_path(name: str, root: Path) -> Path:
     return root / "prepared" / f"{name}.jsonl"
 
 
+def is_prepared(name: str, root: Path | None = None) -> bool:
+    """Whether `tmcheck data prepare NAME` has written the corpus's documents under the data root."""
+    return prepared_path(name, root or data_root()).exists()
+
+
+def require_prepared(name: str, root: Path | None = None) -> None:
+    """A one-line OSError naming the command to run when an optional corpus is not prepared."""
+    if name in PACKAGES and not is_prepared(name, root):
+        raise OSError(f"corpus {name!r} is not prepared on this machine; run `tmcheck data prepare {name}` "
+                      f"(installs {', '.join(PACKAGES[name])} with apt-get, root needed) or choose another corpus")
+
+
 def load_prepared(name: str, root: Path) -> list[str]:
     path = prepared_path(name, root)
     if not path.exists():

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from typing import Callable, ClassVar, Mapping
 
 from tmcheck.empirics.data import check_corpus, prepare_dataset
-from tmcheck.empirics.data.corpora import OPTIONAL, data_root
 from tmcheck.empirics.lm import dataset_spec, train_lm
 from tmcheck.empirics.model import GPTConfig
 from tmcheck.empirics.presets import PRESETS, Preset
@@ -101,15 +100,15 @@ MODEL: dict[str, ModelPreset] = {
         notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests"),
     "cpu": ModelPreset(
         name="cpu", corpus="sql", model=GPTConfig(block_size=64),
-        train=TrainConfig(max_steps=1000, lr=3e-3, min_lr=3e-4, warmup_steps=30, eval_every=25, patience=4, threads=1),
-        widths=(16, 32, 64, 128), depths=(1, 2), head_dim=16, batch_size=16, vocab_size=512, n_max=200_000,
-        data_ns=(25_000, 50_000, 100_000), data_layers=1, data_width=32, max_eval_tokens=8_192,
+        train=TrainConfig(max_steps=2500, lr=3e-3, min_lr=3e-4, warmup_steps=50, eval_every=50, patience=4, threads=1),
+        widths=(16, 32, 64, 128), depths=(1, 2), head_dim=16, batch_size=16, vocab_size=512, n_max=1_000_000,
+        data_ns=(62_500, 125_000, 250_000, 500_000), data_layers=1, data_width=64, max_eval_tokens=16_384,
         id_docs=400, id_context=64, id_tokens_per_doc=16,
         notes="SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N from 3.3k to 397k (2.1 decades) at "
-              "n = 200k tokens (5 epochs in 1000 steps of 16 x 64 tokens), data arm at width 32, depth 1 (4 sizes). "
+              "n = 1M tokens (2.5 epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes). "
               "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
               "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
-              "Sized for about 15 minutes with 2 workers on 2 shared cores"),
+              "Sized for about 15 minutes with 2 workers on 2 shared cores (n = 200k, 1000 steps took 5 minutes)"),
 }
 PRESETS["model"] = MODEL
 
@@ -118,18 +117,11 @@ def run_name(params: Mapping) -> str:
     return layout.run_name(NAME, params)
 
 
-def check_prepared(corpus: str) -> None:
-    """A one-line ValueError when an optional corpus (sql, prose-large) has not been prepared here."""
-    from tmcheck.empirics.data.prepare import prepared_path
-
-    if corpus in OPTIONAL and not prepared_path(corpus, data_root()).exists():
-        raise ValueError(f"corpus {corpus!r} is not prepared on this machine; run `tmcheck data prepare {corpus}` "
-                         f"(installs a Debian package, root needed) or choose another with --corpus")
-
-
 def new_config(preset: ModelPreset, options: Mapping) -> dict:
+    from tmcheck.empirics.data.prepare import require_prepared
+
     corpus = check_corpus(options.get("corpus") or preset.corpus)
-    check_prepared(corpus)
+    require_prepared(corpus)  # one line naming `tmcheck data prepare sql` (the cpu preset's corpus)
     preset.validate()
     return {"preset": preset.as_dict(), "corpus": corpus}
 

@@ -48,7 +48,7 @@ def test_bad_presets_refused(change, msg):
 
 def test_unprepared_corpus_is_one_clear_line(tmp_path, monkeypatch):
     monkeypatch.setenv("TMCHECK_DATA", str(tmp_path))
-    with pytest.raises(ValueError, match="tmcheck data prepare sql"):
+    with pytest.raises(OSError, match="tmcheck data prepare sql"):
         kind_model.new_config(get_preset("cpu", "model"), {})
     (tmp_path / "prepared").mkdir()
     (tmp_path / "prepared" / "sql.jsonl").write_text('"SELECT 1;"\n')
