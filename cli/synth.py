@@ -17,6 +17,9 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import BetaOpt, BootstrapOpt, JsonOpt, OutOpt, beta_value, parse_list, positive_int
+from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
+                                       MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
+                                       run_failures)
 
 app = typer.Typer(no_args_is_help=True, help="Synthetic manifold regression with known d and β (eq. 2-4).")
 
@@ -48,6 +51,15 @@ def regress(
     model_d: Optional[str] = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
     bootstrap: BootstrapOpt = 1000,
+    executor: ExecutorOpt = "local",
+    workers: WorkersOpt = None,
+    max_failures: MaxFailuresOpt = None,
+    slurm_partition: PartitionOpt = None,
+    slurm_gpus_per_task: GpusPerTaskOpt = None,
+    slurm_time: SlurmTimeOpt = None,
+    slurm_array_parallelism: ArrayParallelismOpt = None,
+    slurm_cpus_per_task: CpusPerTaskOpt = None,
+    sbatch: SbatchOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Run (or resume) the data- and model-scaling sweeps and compare α̂_D, α̂_N with 2β/(2β+d), 2β/d."""
@@ -64,7 +76,10 @@ def regress(
     if p != base:
         p = p.with_overrides(name=f"{preset}-custom")
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    run_sweep(out, "synthetic", p, progress=not json_, log=log)
+    ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
+                       slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
+    with run_failures():
+        run_sweep(out, "synthetic", p, progress=not json_, log=log, executor=ex)
     if not report:
         return
     rep = build_report(out, bootstrap)

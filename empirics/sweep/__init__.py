@@ -5,6 +5,10 @@
     spec = SweepDir("runs/s").read_plan()[3]                  # plain data: spec.as_dict() is JSON
     row = run_spec("runs/s", spec.as_dict())                  # from any process that sees the directory
 
+Executors (who runs the specs): serial and local (a process pool) in tmcheck.empirics.sweep.executors,
+slurm (a job array, through submitit) in tmcheck.empirics.sweep.slurm; `sweep status`:
+tmcheck.empirics.sweep.status.
+
 Kinds: "pretrain" (tmcheck.empirics.sweep.pretrain, Figure 2) and "synthetic"
 (tmcheck.empirics.sweep.synthetic, eq. 3-4); see tmcheck.empirics.sweep.kinds to add one. File names
 and the run-name rule: tmcheck.empirics.sweep.layout.
@@ -15,11 +19,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, SweepDir, run_spec, run_sweep, serial
+from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, SweepDir, run_spec, run_sweep
+from tmcheck.empirics.sweep.executors import SweepFailed, local, serial
 from tmcheck.empirics.sweep.kinds import Kind, get_kind, kind_names, register_kind
 
-__all__ = ["Context", "Executor", "Kind", "RunSpec", "SweepBusy", "SweepDir", "get_kind", "kind_names", "layout",
-           "load_config", "preset_from_config", "register_kind", "run_spec", "run_sweep", "serial"]
+__all__ = ["Context", "Executor", "Kind", "RunSpec", "SweepBusy", "SweepDir", "SweepFailed", "get_kind", "kind_names",
+           "layout", "load_config", "local", "preset_from_config", "register_kind", "run_spec", "run_sweep", "serial"]
 
 
 def load_config(sweep_dir: Path) -> dict:

@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
@@ -135,10 +135,22 @@ class SweepDir:
         return self.path / layout.ID
 
     def data_dir(self, name: str) -> Path:
-        return self.path / layout.DATA / layout.check_run_name(name)
+        return self._inside(layout.DATA, layout.check_run_name(name))
 
     def run_dir(self, run: str) -> Path:
-        return self.path / layout.RUNS / layout.check_run_name(run)
+        return self._inside(layout.RUNS, layout.check_run_name(run))
+
+    def _inside(self, *parts: str) -> Path:
+        """self.path/parts, refused (ValueError) when any part of it below the sweep is a symlink or
+        it resolves outside the sweep: names read from files never lead elsewhere (issue 13, S2)."""
+        path = self.path
+        for part in parts:
+            path = path / part
+            if path.is_symlink():
+                raise ValueError(f"{path} is a symbolic link; a sweep's directories must be its own")
+        if not path.resolve().is_relative_to(self.path.resolve()):
+            raise ValueError(f"{path} lies outside the sweep directory {self.path}")
+        return path
 
     # ---------------------------------------------------------------------------------- lock
     def lock(self):
@@ -156,7 +168,7 @@ class SweepDir:
         if not self.config_path.exists():
             raise FileNotFoundError(2, "not a sweep directory (no config.json)", str(self.path))
         config = json.loads(self.config_path.read_text())
-        if not isinstance(config, dict) or "preset" not in config:
+        if not isinstance(config, dict) or not isinstance(config.get("preset"), dict):
             raise ValueError(f"{self.config_path} is not a sweep config (no preset)")
         if "kind" not in config and "corpora" in config:
             config["kind"] = "pretrain"  # written before kinds existed: only pretraining sweeps lacked one
@@ -205,11 +217,23 @@ class SweepDir:
         return config
 
     def context(self, progress: bool = False) -> Context:
+        """What running this sweep's specs needs; the stored config is checked first: it must be what
+        its kind makes of its own preset and options (a corpus, a name read from config.json is then
+        one the kind accepts)."""
         from tmcheck.empirics.presets import preset_from_dict
 
         config = self.read_config()
         kind = get_kind(config["kind"])
-        return Context(self, config, kind, preset_from_dict(config["kind"], config["preset"]), progress)
+        kept = {key: v for key, v in config.items() if key not in ("kind", "preset")}
+        try:
+            preset = preset_from_dict(config["kind"], config["preset"])
+            want = _plain(kind.new_config(preset, kept))
+        except (TypeError, AttributeError) as exc:  # values of the wrong JSON type
+            raise ValueError(f"{self.config_path} is not a valid {kind.name} config: {exc}") from None
+        differ = [key for key in want if want[key] != config.get(key)]
+        if differ:
+            raise ValueError(f"{self.config_path} is not a valid {kind.name} config ({', '.join(differ)})")
+        return Context(self, config, kind, preset, progress)
 
     # ---------------------------------------------------------------------------------- plan and rows
     def write_plan(self, specs: list[RunSpec]) -> None:
@@ -222,8 +246,14 @@ class SweepDir:
         return [RunSpec.from_dict(d) for d in json.loads(path.read_text())]
 
     def read_row(self, run: str) -> dict | None:
+        """The row.json of a finished run (None if not finished); a row naming another run is refused."""
         path = self.run_dir(run) / layout.ROW
-        return json.loads(path.read_text()) if path.exists() else None
+        if not path.exists():
+            return None
+        row = json.loads(path.read_text())
+        if not isinstance(row, dict) or row.get("run") != run:
+            raise ValueError(f"{path} is not the row of run {run}")
+        return row
 
     def rows(self) -> list[dict]:
         """The merged results (results.jsonl) as they stand."""
@@ -294,29 +324,31 @@ def run_spec(sweep: SweepDir | Path | str, spec: RunSpec | Mapping, ctx: Context
         if held.exists() and json.loads(held.read_text()) != spec.as_dict():
             raise ValueError(f"{run_dir} holds a different run spec; use another sweep directory")
         atomic.write_json(held, spec.as_dict())
-        row = {"run": spec.run, **ctx.kind.run(ctx, spec)}
+        row = {"run": spec.run, **{k: v for k, v in ctx.kind.run(ctx, spec).items() if k != "run"}}
         atomic.write_json(run_dir / layout.ROW, row)
     return row
 
 
-# An executor runs specs and yields each finished row, in any order. `serial` runs them here, one
-# after another; executors for a process pool or a cluster call `run_spec` in their workers.
+# An executor runs specs and yields each finished row, in any order (tmcheck.empirics.sweep.executors:
+# serial, a local process pool; tmcheck.empirics.sweep.slurm: a SLURM array). Workers call `run_spec`.
 Executor = Callable[[Context, list[RunSpec]], Iterable[dict]]
 
 
-def serial(ctx: Context, specs: list[RunSpec]) -> Iterator[dict]:
-    for spec in specs:
-        yield run_spec(ctx.sweep, spec, ctx)
-
-
 def run_sweep(sweep_dir: Path | str, kind: str, preset=None, options: Mapping | None = None,
-              progress: bool = True, log: Callable[[str], None] = print, executor: Executor = serial) -> list[dict]:
+              progress: bool = True, log: Callable[[str], None] = print,
+              executor: Executor | None = None) -> list[dict]:
     """Create or resume the sweep in sweep_dir (the submitter: holds the sweep's lock throughout).
 
     A new directory takes `preset` (a name or a preset object; default tiny) and `options`; an
     existing one keeps its config and refuses a different preset or option. Plans, writes plan.json,
     hands the specs not done yet to `executor`, rebuilds results.jsonl after each finished run, and
-    returns every row of the plan in plan order. `progress`: a rich progress bar (terminals only)."""
+    returns every row of the plan in plan order. `progress`: a rich progress bar (terminals only).
+    `executor`: default executors.serial (here, one run after another); failed runs are recorded and
+    raise executors.SweepFailed at the end."""
+    if executor is None:
+        from tmcheck.empirics.sweep.executors import serial
+
+        executor = serial(log=log)
     sweep = SweepDir(sweep_dir)
     with sweep.lock():
         sweep.open(kind, preset, options)

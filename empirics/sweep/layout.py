@@ -8,6 +8,8 @@
     <sweep>/runs/<run>/spec.json   the spec this directory holds (a different spec is refused)
     <sweep>/runs/<run>/row.json    the run's result row, written atomically when the run is done
     <sweep>/runs/<run>/.lock       flock of the worker running this spec
+    <sweep>/runs/<run>/error.json  why the run's last attempt failed (removed when it succeeds)
+    <sweep>/slurm/             the SLURM executor's logs and pickles; slurm/jobs.json: run -> job id
     <sweep>/results.jsonl      every finished run's row in plan order, rebuilt from the row.json files
     <sweep>/id.json            intrinsic-dimension estimates, each stored with the protocol that made it
     <sweep>/report.md, report.json, fig_*.png   written by `tmcheck report`
@@ -34,6 +36,9 @@ RESULTS = "results.jsonl"
 ID = "id.json"
 REPORT_MD = "report.md"
 REPORT_JSON = "report.json"
+ERROR = "error.json"
+SLURM = "slurm"
+JOBS = "jobs.json"
 TRAIN_RESULT = "result.json"  # the trainer's record inside a run directory (history, best step)
 
 # A run directory's name: lower-case letters, digits and single hyphens, at most 120 characters:

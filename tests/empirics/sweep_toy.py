@@ -1,0 +1,70 @@
+"""A toy sweep kind for the executor tests: no training, but the same shape as a real run.
+
+Each run counts `steps` steps of `sleep_s` seconds, checkpointing its step in progress.json (a rerun
+resumes from it), logs every start in attempts.log and every step in steps.log, and fails while a file
+`fail-<run>` exists in the sweep directory. Worker processes import this module by name (the tests
+put tests/empirics on PYTHONPATH), which also registers ToyPreset for `preset_from_dict`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from tmcheck.empirics import presets
+from tmcheck.empirics.sweep import Kind, RunSpec, layout
+from tmcheck.util import atomic
+
+NAME = "toy-x{x}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToyPreset(presets.Preset):
+    kind: ClassVar[str] = "exectoy"
+    xs: tuple[int, ...] = (1, 2, 3, 4)
+    steps: int = 3
+    sleep_s: float = 0.0
+
+
+def run_name(params):
+    return layout.run_name(NAME, params)
+
+
+def plan(ctx, log):
+    return [RunSpec("exectoy", run_name({"x": x}), {"x": x}) for x in ctx.preset.xs]
+
+
+def run(ctx, spec):
+    d = ctx.sweep.run_dir(spec.run)
+    with open(d / "attempts.log", "a") as f:
+        f.write(f"{os.getpid()}\n")
+    if (ctx.sweep.path / f"fail-{spec.run}").exists():
+        raise RuntimeError(f"asked to fail {spec.run}")
+    progress = d / "progress.json"
+    step = json.loads(progress.read_text())["step"] if progress.exists() else 0
+    while step < ctx.preset.steps:
+        time.sleep(ctx.preset.sleep_s)
+        step += 1
+        with open(d / "steps.log", "a") as f:
+            f.write(f"{step}\n")
+        atomic.write_json(progress, {"step": step})
+    torch = sys.modules.get("torch")  # what the worker was given (not in the row: rows equal the serial run's)
+    atomic.write_json(d / "worker.json", {"threads": torch.get_num_threads() if torch else None,
+                                          "cores": sorted(os.sched_getaffinity(0)),
+                                          "omp": os.environ.get("OMP_NUM_THREADS"),
+                                          "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")})
+    x = spec.params["x"]
+    return {"x": x, "y": x * x + ctx.preset.steps, "seconds": time.time() % 1}
+
+
+def expected(preset):
+    """The rows of a finished toy sweep, timing left out."""
+    return [{"run": run_name({"x": x}), "x": x, "y": x * x + preset.steps} for x in preset.xs]
+
+
+KIND = Kind(name="exectoy", description="executor test kind", new_config=lambda p, o: {"preset": p.as_dict()},
+            plan=plan, run_name=run_name, run=run, describe=lambda r: f"y={r['y']}", report="none")
