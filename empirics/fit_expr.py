@@ -63,6 +63,11 @@ def parse(text: str):
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"cannot parse {text!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ValueError(f"cannot parse {text!r}: nested too deeply") from None
+    from tmcheck.theory.targets import check_size
+
+    check_size(text.strip(), "expression")  # 10**10**10 is refused before sympy computes it
     symbols: dict = {}
     return _to_sympy(tree, symbols), sorted(symbols)
 

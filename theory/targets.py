@@ -119,7 +119,7 @@ def parse_target(text: str, d: int) -> Target:
     return Target(text, d, expr)
 
 
-def _digits(node: ast.AST, text: str) -> float | None:
+def _digits(node: ast.AST, text: str, what: str = "target") -> float | None:
     """An upper bound on |log10 |v|| of a constant subexpression (None: it holds a name or a call).
 
     Sums bound products and quotients; a sum adds at most log10 2 to its larger term. Large
@@ -130,13 +130,13 @@ def _digits(node: ast.AST, text: str) -> float | None:
         digits = len(mant.replace(".", "").lstrip("0")) + abs(int(exp or 0))
         if digits > MAX_DIGITS:
             raise TargetError(f"the number {seg[:20]}{'...' if len(seg) > 20 else ''} has about {digits} digits; "
-                              f"at most {MAX_DIGITS} are allowed in a target")
+                              f"at most {MAX_DIGITS} are allowed in a {what}")
         v = abs(node.value)
         return abs(math.log10(v)) if v not in (0, math.inf) else (0.0 if v == 0 else float(digits))
     if isinstance(node, ast.UnaryOp):
-        return _digits(node.operand, text)
+        return _digits(node.operand, text, what)
     if isinstance(node, ast.BinOp):
-        a, b = _digits(node.left, text), _digits(node.right, text)
+        a, b = _digits(node.left, text, what), _digits(node.right, text, what)
         if isinstance(node.op, ast.Pow):
             if b is None:
                 return None
@@ -144,11 +144,11 @@ def _digits(node: ast.AST, text: str) -> float | None:
                 size = 10 ** min(b, 300.0) * a  # log10 |a^b| <= |b| |log10 |a||
                 if size > MAX_DIGITS:
                     seg = (ast.get_source_segment(text, node) or "a power")[:40]
-                    raise TargetError(f"{seg} in the target has about 10^{b + math.log10(max(a, 1e-300)):.4g} "
+                    raise TargetError(f"{seg} in the {what} has about 10^{b + math.log10(max(a, 1e-300)):.4g} "
                                       f"decimal digits; at most {MAX_DIGITS} are allowed")
                 return size
             if b > math.log10(MAX_EXPONENT):
-                raise TargetError(f"an exponent of about 10^{b:.4g} in the target; at most {MAX_EXPONENT} is allowed")
+                raise TargetError(f"an exponent of about 10^{b:.4g} in the {what}; at most {MAX_EXPONENT} is allowed")
             return None
         if a is None or b is None:
             return None
@@ -156,15 +156,16 @@ def _digits(node: ast.AST, text: str) -> float | None:
     return None
 
 
-def check_size(text: str) -> None:
-    """Refuse targets whose exact evaluation would not fit (exponent and digit limits), before sympy runs."""
+def check_size(text: str, what: str = "target") -> None:
+    """Refuse expressions whose exact evaluation would not fit (exponent and digit limits), before sympy
+    runs; also used for `fit --derive/--where` (empirics/fit_expr.py)."""
     try:
         tree = ast.parse(text.replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise TargetError(f"target {text!r} does not parse") from None
+        raise TargetError(f"{what} {text!r} does not parse") from None
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp):
-            _digits(node, text.replace("^", "**"))
+            _digits(node, text.replace("^", "**"), what)
 
 
 def check_sample(d: int, n_random: int, rng: np.random.Generator, per_axis: int = 0) -> np.ndarray:

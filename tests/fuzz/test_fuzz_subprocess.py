@@ -15,6 +15,7 @@ CASES = [
     ["lemma", "1", "--target", "10**10**10"],
     ["theorem", "2", "--target", "2**2**2**2**2**2"],
     ["lemma", "interaction", "--kappa", "1e1000000000"],
+    ["fit", "{fit_good.csv}", "--x", "N", "--derive", "D=10**10**10"],
     ["network", "info", "{net_huge_exponent.json}"],
     ["network", "eval", "{net_good.json}", "1e100000000", "1", "1", "1", "1", "1"],
 ]
