@@ -120,7 +120,16 @@ def _sweep(root: Path) -> dict[str, Path]:
 
 
 def _checkpoints(root: Path, marker: Path) -> dict[str, Path]:
+    import dataclasses
+
     import torch
+
+    from tmcheck.empirics.checkpoint import save_checkpoint
+    from tmcheck.empirics.model import GPT, GPTConfig
+
+    cfg = GPTConfig(vocab_size=300, block_size=64, n_layer=1, n_head=2, n_embd=16)
+    torch.manual_seed(0)
+    save_checkpoint(root / "ckpt_good.pt", {"model": GPT(cfg).state_dict(), "meta": {"model_config": dataclasses.asdict(cfg)}})
 
     (root / "ckpt_pickle.pt").write_bytes(pickle.dumps(Payload(marker)))
     torch.save({"model": {"w": torch.zeros(2)}, "evil": Payload(marker)}, root / "ckpt_torch_pickle.pt")
@@ -128,7 +137,7 @@ def _checkpoints(root: Path, marker: Path) -> dict[str, Path]:
     d = root / "run_bad"
     d.mkdir()
     (d / "best.pt").write_bytes(pickle.dumps(Payload(marker)))
-    return {p.name: p for p in [root / "ckpt_pickle.pt", root / "ckpt_torch_pickle.pt",
+    return {p.name: p for p in [root / "ckpt_good.pt", root / "ckpt_pickle.pt", root / "ckpt_torch_pickle.pt",
                                 root / "ckpt_truncated.safetensors", d]}
 
 

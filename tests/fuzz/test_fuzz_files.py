@@ -94,6 +94,40 @@ def test_mutated_tables(data, corpus, scratch):
     check(o)
 
 
+@PROFILE
+@given(data=st.data())
+def test_mutated_checkpoints(data, corpus, scratch):
+    """A valid safetensors checkpoint with bytes flipped, inserted or cut, through the commands that
+    load checkpoints (embed, export hf): refused in one line, never unpickled."""
+    f = scratch / f"c{data.draw(st.integers(0, 10**9))}.pt"
+    f.write_bytes(_mutate_bytes(data, corpus["ckpt_good.pt"].read_bytes()))
+    argv = data.draw(st.sampled_from([["embed", str(f), "--text", str(corpus["fit_good.csv"]), "--out", "e.npy"],
+                                      ["export", "hf", str(f), "hf_out"]]))
+    o = run(argv, scratch)
+    check(o)
+    assert o.exit_code in (0, 2), o.describe()
+
+
+@PROFILE
+@given(data=st.data())
+def test_mutated_sweep_configs(data, corpus, scratch):
+    """config.json and results.jsonl of a sweep with hostile values, read by the report commands."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp(dir=scratch)) / "sweep"
+    shutil.copytree(corpus["sweep_escape"], d)
+    cfg = json.loads((d / "config.json").read_text())
+    for key in data.draw(st.lists(st.sampled_from(["kind", "corpora", "sizes", "preset", "seeds"]), min_size=1,
+                                  max_size=3, unique=True)):
+        cfg[key] = data.draw(HOSTILE_JSON | st.sampled_from(["pretrain", "synthetic", ["stories"], ["/abs/path"]]))
+    (d / "config.json").write_text(json.dumps(cfg))
+    o = run([*data.draw(st.sampled_from([["report"], ["synth", "report"]])), str(d)], scratch)
+    check(o)
+    assert not (corpus["sweep_escape"].parent.parent / "escaped").exists(), o.describe()
+
+
 def test_a_mutant_without_the_number_check_is_caught(corpus, scratch, monkeypatch):
     """With to_fraction's strict pattern removed (the mutant: Fraction reads '1_000'), the hostile
     file is accepted with exit 0 and check(bad_input=True) fails: the suite can see the defect."""
