@@ -188,7 +188,8 @@ def ablate(
         table.add_column(col)
     for panel, data in result["panels"].items():
         for p in data["points"]:
-            table.add_row(panel, f"{p['x']:g}", *(_ablate_cell(p["estimates"][n]) for n in names))
+            x = f"positions {p['positions'][0]}-{p['positions'][1] - 1}" if panel == "position" else f"{p['x']:g}"
+            table.add_row(panel, x, *(_ablate_cell(p["estimates"][n]) for n in names))
     console.print(table)
     console.print(f"written: {out / 'ablate.json'}, {out / 'fig_ablate.png'}")
 

@@ -13,10 +13,23 @@ TITLES = {
     "params": ("ID vs. number of parameters", "non-embedding parameters N", True),
     "width": ("ID vs. embedding width", "embedding width (hidden size)", True),
     "layer": ("ID across layers", "layer (0 = input embeddings)", False),
-    "position": ("ID across context position", "token position in the window (tokens, bin centre)", True),
+    "position": ("ID across context position", "token position in the window (0-based; bins)", True),
 }
 COLORS = {"mle": "tab:blue", "twonn": "tab:orange", "gride": "tab:green", "mle-mean": "tab:purple",
           "twonn-mle": "tab:red", "mle-curve": "tab:brown"}
+
+
+def _short(v: float) -> str:
+    """Tick labels: 12_345 -> '12.3k', 10_795_392 -> '10.8M', 3.5 -> '3.5'."""
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= div:
+            return f"{v / div:.3g}{suffix}"
+    return f"{v:.3g}"
+
+
+def _bin(positions) -> str:
+    lo, hi = positions
+    return str(lo) if hi == lo + 1 else f"{lo}-{hi - 1}"
 
 
 def figure(result: dict, path: Path) -> None:
@@ -44,10 +57,17 @@ def figure(result: dict, path: Path) -> None:
                                 label=f"{name} 95% interval")
         if logx:
             ax.set_xscale("log")
+            ticks = sorted({p["x"] for p in data["points"]})
+            labels = ([_bin(p["positions"]) for p in sorted(data["points"], key=lambda p: p["x"])]
+                      if panel == "position" else [_short(v) for v in ticks])
+            ax.set_xticks(ticks, labels, fontsize=7, rotation=30 if panel == "position" else 0)
+            ax.minorticks_off()
+        else:
+            ax.set_xticks(sorted({int(p["x"]) for p in data["points"]}))
         where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
         ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Intrinsic dimension ablations on {result['source']} (k = {result['options']['k']}; "
-                 f"bands: 95% intervals, {result['intervals']})", fontsize=9)
+    fig.suptitle(f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})\n"
+                 f"bands: 95% intervals ({result['intervals']})", fontsize=9)
     fig.tight_layout()
     save_figure(fig, path)
