@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--slurm-runs", type=int, default=8)
     ap.add_argument("--no-slurm", action="store_true")
     args = ap.parse_args(argv or [])
-    cases = args.cases.split(",")
+    cases = [c for c in args.cases.split(",") if c]  # --cases "": only the SLURM part (local results kept)
     bad = [c for c in cases if c not in CASES]
     if bad:
         ap.error(f"unknown case {bad[0]!r}; choose from {', '.join(CASES)}")
@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     result = {"machine": {"cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0))}, "preset": args.preset,
               "local": [], "slurm": None}
+    if not cases and OUT.exists():
+        result = {**json.loads(OUT.read_text()), "slurm": None}
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         work = Path(tmp)
         t0 = time.perf_counter()
@@ -165,8 +167,9 @@ def main(argv: list[str] | None = None) -> dict:
         if over:
             preset = preset.with_overrides(name=f"{args.preset}-bench")
             result["overrides"] = {k: list(v) if isinstance(v, tuple) else v for k, v in over.items()}
-        result["runs"] = prepare(work / "base", preset)
-        result["prepare_s"] = round(time.perf_counter() - t0, 2)
+        if cases:
+            result["runs"] = prepare(work / "base", preset)
+            result["prepare_s"] = round(time.perf_counter() - t0, 2)
         for name in cases:
             case = local_case(work / "base", work, name)
             result["local"].append(case)
@@ -174,13 +177,13 @@ def main(argv: list[str] | None = None) -> dict:
             save(result)
         walls = {c["case"]: c for c in result["local"]}
         ref = walls.get("w1-1core")
-        for c in result["local"]:
+        for c in result["local"] if cases else []:
             c["rows_equal_w1_1core"] = ref is not None and c["rows"] == ref["rows"]
         if "w1" in walls and "w2" in walls:
             result["speedup_w2_over_w1"] = round(walls["w1"]["wall_s"] / walls["w2"]["wall_s"], 2)
         if ref and "w2" in walls:
             result["speedup_w2_over_w1_1core"] = round(ref["wall_s"] / walls["w2"]["wall_s"], 2)
-        for c in result["local"]:
+        for c in result["local"] if cases else []:
             c["rows"] = len(c["rows"])
         save(result)
         if args.no_slurm or shutil.which("sbatch") is None:
