@@ -116,10 +116,16 @@ PRETRAIN: dict[str, PretrainPreset] = {
     "cpu-demo": PretrainPreset(
         name="cpu-demo", corpora=("code", "prose", "stories"),
         model=GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=64),
-        train=TrainConfig(max_steps=400, lr=2e-3, min_lr=2e-4, warmup_steps=20, eval_every=25, patience=3),
-        batch_size=32, vocab_size=512, tokenizer_bytes=2_000_000, n_min=4_000, n_max=128_000, n_sizes=5,
+        train=TrainConfig(max_steps=2000, lr=2e-3, min_lr=2e-4, warmup_steps=20, eval_every=25, patience=3,
+                          schedule="plateau", cooldown=150, threads=1),
+        batch_size=32, vocab_size=512, tokenizer_bytes=2_000_000, n_min=2_000, n_max=32_000, n_sizes=5,
         seeds=(0, 1), max_eval_tokens=8_192, id_docs=200, id_context=256, id_tokens_per_doc=32,
-        notes="three corpora, 5 sizes over 1.5 decades, 2 seeds; under 20 minutes on 2 cores; `make demo`"),
+        notes="three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
+              "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
+              "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo`. Sized "
+              "down from n up to 128,000 with a 400-step cap (issue 12 item 6): there the runs from n = 22,000 up "
+              "stopped on the cap, and a prose run at n = 129,665 was still improving after 900 steps (8 epochs), "
+              "more than 2 shared cores allow for 30 runs; one thread per run (no gain from two, bench_train)"),
     "cpu-small": PretrainPreset(
         name="cpu-small", corpora=("code", "prose", "stories"),
         model=GPTConfig(block_size=128, n_layer=4, n_head=4, n_embd=128),
@@ -172,6 +178,8 @@ class SynthPreset(Preset):
     attention: str = "relu"
     batch_size: int = 128
     epochs: int = 60  # optimizer steps = epochs * n_train / batch_size, clipped to [min_steps, max_steps]
+    schedule: str = "cosine"  # TrainConfig.schedule: "plateau" trains until the validation loss stops improving
+    cooldown: int = 0  # steps of the final decay under schedule "plateau"
     min_steps: int = 800
     max_steps: int = 3000
     lr: float = 1e-2
@@ -202,14 +210,18 @@ SYNTHETIC: dict[str, SynthPreset] = {
         model_dims=(1,), model_betas=(1.0,), model_widths=(2, 6, 16), model_n=300,
         notes="the whole pipeline (both sweeps, both baselines, report) in well under 2 minutes"),
     "cpu": SynthPreset(
-        name="cpu", D=8, ns=(64, 200, 640, 2000, 6400), epochs=100, min_steps=1500, max_steps=4000, patience=20,
-        model_dims=(1, 2, 4), model_betas=(0.5,), model_widths=(2, 8, 32, 128), model_n=2000,
-        notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 6400, 3 seeds; about 30 minutes on 2 shared cores"),
+        name="cpu", D=8, ns=(64, 200, 640, 2000), min_steps=6000, max_steps=6000, patience=10,
+        schedule="plateau", cooldown=500,
+        notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 2000, 3 seeds, no model sweep; every transformer "
+              "trains at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), "
+              "then cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n up to 6400 with 1,500-4,000 steps (issue 12 item 6): "
+              "there most runs from n = 640 up stopped on the cap, and a run at n = 6400 (d = 4, beta = 1) needed "
+              "6,750 steps to stop on patience, more than 2 shared cores allow for 18 such runs"),
     "demo": SynthPreset(
         name="demo", dims=(1, 2), betas=(1.0,), ns=(64, 200, 640, 2000), seeds=(0, 1), D=8, n_test=10_000,
-        epochs=100, min_steps=1500, max_steps=4000, patience=20,
+        min_steps=6000, max_steps=6000, patience=10, schedule="plateau", cooldown=500,
         notes="what `make demo` runs: the cpu preset's training budget at d in {1, 2}, beta = 1, n from 64 "
-              "to 2000, 2 seeds, no model sweep; a few minutes on 2 cores"),
+              "to 2000, 2 seeds, no model sweep"),
     "gpu": SynthPreset(
         name="gpu", dims=(1, 2, 4, 8), ns=(100, 300, 1000, 3000, 10_000), seeds=(0, 1, 2), n_test=50_000,
         size="theory", d_embd=16, n_blocks=3, n_heads=4, ffn_width=256, batch_size=512, epochs=100,

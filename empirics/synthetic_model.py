@@ -133,7 +133,8 @@ def fit_transformer(model: RegressionTransformer, split, train_cfg, batch_size: 
 
     Batch `step` is drawn from a generator seeded by (seed, step) alone, as the trainer requires for
     a resumed run to equal an uninterrupted one. Returns the trainer's result and the test MSE
-    against f of the best-validation weights.
+    against f of the best-validation weights, with why training ended ("stop": "patience" or "cap") and
+    the cap it ran under ("max_steps").
     """
     import numpy as np
 
@@ -153,7 +154,8 @@ def fit_transformer(model: RegressionTransformer, split, train_cfg, batch_size: 
     model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
     pred = predict(model.cpu(), split.X_test)
     return {"test_mse": float(np.mean((pred - split.f_test) ** 2)), "best_val": result.best_val,
-            "best_step": result.best_step, "steps": result.steps, "seconds": result.seconds}
+            "best_step": result.best_step, "steps": result.steps, "max_steps": train_cfg.max_steps,
+            "stop": result.stop, "seconds": result.seconds}
 
 
 def predict(model: RegressionTransformer, X, batch: int = 8192):

@@ -38,8 +38,8 @@ from tmcheck.empirics.checkpoint import (BEST, LAST, CheckpointError, load_check
 from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
 
-__all__ = ["CheckpointError", "TrainConfig", "TrainResult", "evaluate", "load_checkpoint", "lr_at", "make_optimizer",
-           "resolve_device", "save_checkpoint", "train"]
+__all__ = ["CheckpointError", "STOPS", "TrainConfig", "TrainResult", "evaluate", "load_checkpoint", "lr_at",
+           "make_optimizer", "resolve_device", "save_checkpoint", "stop_reason", "train"]
 
 
 @dataclass
@@ -54,12 +54,23 @@ class TrainConfig:
     grad_accum: int = 1          # micro-batches per optimizer step
     eval_every: int = 100        # steps between evaluations; each evaluation also checkpoints
     patience: int = 5            # evaluations without improvement before stopping; 0 never stops early
+    schedule: str = "cosine"     # "cosine": decay over max_steps; "plateau": constant lr until `patience`
+                                 # evaluations without improvement, then decay to min_lr over `cooldown` steps
+    cooldown: int = 0            # steps of the final decay under schedule "plateau"
     seed: int = 0                # seeds torch (dropout); batches are seeded by their source
     device: str = "auto"         # "auto" = cuda if available, else cpu
     threads: int = 0             # CPU threads (torch.set_num_threads); 0 = every core this process may
                                  # use. A pool of w workers on c cores gives each c // w
     compile: bool = False        # torch.compile the model (see benchmarks/bench_train.py for when it pays)
     progress: bool = True        # rich progress bar with tokens/s, loss and ETA
+
+
+STOPS = ("patience", "cap")  # why a run ended: its validation loss stopped improving, or it reached max_steps
+
+
+def stop_reason(stopped_early: bool) -> str:
+    """'patience' for a run that stopped on its validation loss before max_steps, else 'cap'."""
+    return STOPS[0] if stopped_early else STOPS[1]
 
 
 @dataclass
@@ -71,13 +82,27 @@ class TrainResult:
     tokens: int
     seconds: float
     history: list[dict] = field(default_factory=list)
+    stop: str = ""  # stop_reason(stopped_early); derived when a result.json from before it existed is read
+
+    def __post_init__(self):
+        self.stop = self.stop or stop_reason(self.stopped_early)
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warmup to cfg.lr, then cosine decay to cfg.min_lr at cfg.max_steps."""
+SCHEDULES = ("cosine", "plateau")
+
+
+def lr_at(step: int, cfg: TrainConfig, decay_start: int = -1) -> float:
+    """Linear warmup to cfg.lr, then a cosine decay to cfg.min_lr: over the steps up to cfg.max_steps
+    (schedule "cosine"), or, for schedule "plateau", over the `cooldown` steps from `decay_start` (the
+    step at which the validation loss stopped improving; -1: not yet, the rate stays at cfg.lr)."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
-    t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps))
+    if cfg.schedule == "plateau":
+        if decay_start < 0:
+            return cfg.lr
+        t = min(1.0, (step - decay_start) / max(1, cfg.cooldown))
+    else:
+        t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps))
     return cfg.min_lr + 0.5 * (1 + math.cos(math.pi * t)) * (cfg.lr - cfg.min_lr)
 
 
@@ -165,10 +190,13 @@ def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
     for name, kind in _RESUME_FIELDS.items():
         if not isinstance(ck.get(name), (int, float) if kind is float else kind) or isinstance(ck.get(name), bool):
             raise CheckpointError(f"checkpoint {path}: field {name!r} is missing or not a {kind.__name__}")
+    decay_start = ck.get("decay_start", -1)  # absent from checkpoints written before schedule "plateau"
+    if not isinstance(decay_start, int) or isinstance(decay_start, bool):
+        raise CheckpointError(f"checkpoint {path}: field 'decay_start' is not an int")
     load_model_state(model, ck.get("model"), path)
     load_optimizer(opt, ck.get("optimizer"), path)
     set_rng(ck.get("torch_rng"), path)
-    return tuple(ck[name] for name in _RESUME_FIELDS)
+    return (*(ck[name] for name in _RESUME_FIELDS), decay_start)
 
 
 def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callable[[nn.Module, Any], torch.Tensor],
@@ -182,6 +210,10 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
     done = out_dir / "result.json"
     if done.exists():
         return TrainResult(**json.loads(done.read_text()))
+    if cfg.schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {cfg.schedule!r}; expected one of {', '.join(SCHEDULES)}")
+    if cfg.schedule == "plateau" and cfg.cooldown < 1:
+        raise ValueError("schedule 'plateau' needs cooldown >= 1 steps")
     rank, world = _dist()
     device = resolve_device(cfg.device)
     if world > 1 and device.type == "cuda":
@@ -192,22 +224,23 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
     model.to(device).train()
     opt = make_optimizer(model, cfg)
     step, best_val, best_step, bad_evals, tokens, seconds, history = 0, math.inf, -1, 0, 0, 0.0, []
+    decay_start = -1  # schedule "plateau": the step at which the cooldown began
     last = out_dir / LAST
     if last.exists():
-        step, best_val, best_step, bad_evals, tokens, seconds, history = _resume(last, model, opt)
+        step, best_val, best_step, bad_evals, tokens, seconds, history, decay_start = _resume(last, model, opt)
     net = torch.compile(model) if cfg.compile else model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
-    stopped = bad_evals >= cfg.patience > 0
+    stopped = _stopped(cfg, step, bad_evals, decay_start)
     progress = _progress(cfg.progress and rank == 0)
     with progress:
         task = progress.add_task(out_dir.name, total=cfg.max_steps, completed=step, loss=float("nan"), tps=0.0)
         t_last, tok_last = time.perf_counter(), 0
         while step < cfg.max_steps and not stopped:
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, cfg)
+                g["lr"] = lr_at(step, cfg, decay_start)
             t0 = time.perf_counter()
             loss_sum = 0.0
             for micro in range(cfg.grad_accum):
@@ -231,7 +264,7 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
             if step % cfg.eval_every == 0 or step == cfg.max_steps:
                 val = evaluate(model, loss_fn, val_batches(), device)
                 history.append({"step": step, "train_loss": loss_sum, "val_loss": val, "tokens": tokens,
-                                "lr": lr_at(step - 1, cfg)})
+                                "lr": lr_at(step - 1, cfg, decay_start)})
                 if val < best_val:
                     best_val, best_step, bad_evals = val, step, 0
                     if rank == 0:
@@ -239,12 +272,15 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
                                                               "meta": meta or {}})
                 else:
                     bad_evals += 1
-                stopped = bad_evals >= cfg.patience > 0
+                if cfg.schedule == "plateau" and decay_start < 0 and bad_evals >= cfg.patience > 0:
+                    decay_start = step  # the plateau: cool down from here, then stop
+                stopped = _stopped(cfg, step, bad_evals, decay_start)
                 if rank == 0:
                     save_checkpoint(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
                                            "best_val": best_val, "best_step": best_step, "bad_evals": bad_evals,
                                            "tokens": tokens, "seconds": seconds, "history": history,
                                            "torch_rng": torch.get_rng_state(), "meta": meta or {},
+                                           "decay_start": decay_start,
                                            "train_config": asdict(cfg)})
                 t_last, tok_last = time.perf_counter(), 0
     result = TrainResult(best_val=best_val, best_step=best_step, steps=step, stopped_early=stopped and step < cfg.max_steps,
@@ -253,6 +289,14 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
     if rank == 0:
         atomic.write_json(done, asdict(result))
     return result
+
+
+def _stopped(cfg: TrainConfig, step: int, bad_evals: int, decay_start: int) -> bool:
+    """Whether training ends here: `patience` evaluations without improvement (cosine), or the
+    cooldown that follows them completed (plateau)."""
+    if cfg.schedule == "plateau":
+        return decay_start >= 0 and step >= decay_start + cfg.cooldown
+    return bad_evals >= cfg.patience > 0
 
 
 def _progress(enabled: bool):

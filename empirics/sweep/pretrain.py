@@ -22,6 +22,7 @@ from tmcheck.empirics.presets import PretrainPreset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
 from tmcheck.empirics.sweep.kinds import Kind
+from tmcheck.empirics.train import stop_reason
 
 NAME = "{tag}-n{n}-s{seed}"
 DATASET = "dataset.json"  # written by prepare_dataset in each data/<tag>/
@@ -73,13 +74,14 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     p = spec.params
     if p["tag"] != corpus_tag(p["corpus"]):
         raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
-    return train_lm(ctx.preset, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run),
-                    ctx.progress)
+    row = train_lm(ctx.preset, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run),
+                   ctx.progress)
+    return {**row, "stop": stop_reason(row["stopped_early"]), "max_steps": ctx.preset.train.max_steps}
 
 
 def describe(row: dict) -> str:
     return (f"test loss {row['test_loss']:.4f} after {row['steps']} steps "
-            f"({row['seconds']:.1f}s{', early stop' if row['stopped_early'] else ''})")
+            f"({row['seconds']:.1f}s, stopped on {row.get('stop', stop_reason(row['stopped_early']))})")
 
 
 KIND = Kind(name="pretrain", description="pretraining data scaling: test loss against training tokens n (Figure 2)",

@@ -32,6 +32,11 @@ def check_preset(p: "SynthPreset") -> None:
     for m in p.baselines:
         if m not in METHODS[1:]:
             raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
+    from tmcheck.empirics.train import SCHEDULES
+
+    if p.schedule not in SCHEDULES or (p.schedule == "plateau" and p.cooldown < 1):
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)} (plateau with cooldown >= 1), "
+                         f"got {p.schedule!r} with cooldown {p.cooldown}")
     if not 1 <= p.min_steps <= p.max_steps:
         raise ValueError(f"need 1 <= min_steps <= max_steps, got {p.min_steps} and {p.max_steps}")
     if not p.ns or not p.seeds:
@@ -71,7 +76,8 @@ def train_config(p: "SynthPreset", n_train: int):
     steps = int(min(p.max_steps, max(p.min_steps, p.epochs * n_train // p.batch_size)))
     return TrainConfig(max_steps=steps, lr=p.lr, min_lr=p.lr / 10, warmup_steps=min(100, steps // 10),
                        weight_decay=p.weight_decay, eval_every=p.eval_every, patience=p.patience,
-                       device=p.device, progress=False)
+                       schedule=p.schedule, cooldown=p.cooldown,
+                       device=p.device, threads=1, progress=False)  # one thread: small models, shared cores
 
 
 def run_name(params: Mapping) -> str:
