@@ -107,21 +107,22 @@ class Tally:
 
 def kind_blob(ctx: Context) -> bytes | None:
     """The kind for a worker process: None for a built-in one (imported there by name), else the
-    Kind itself through cloudpickle (a kind registered at run time, as the tests do)."""
+    pickled Kind of a kind registered at run time (its functions are pickled by name, so their module
+    must be importable in the worker, e.g. on PYTHONPATH, as the tests do)."""
     if ctx.kind.name in BUILTIN:
         return None
-    import cloudpickle
+    import pickle
 
-    return cloudpickle.dumps(ctx.kind)
+    return pickle.dumps(ctx.kind)
 
 
 def worker_context(sweep_path: str, config: dict, blob: bytes | None) -> Context:
     """A worker's Context, refusing a directory whose config is not the submitter's (results of two
     configs never mix)."""
-    if blob is not None:
-        import cloudpickle
+    if blob is not None:  # from the submitter: a pipe, or inside the job pickle that submitit unpickles anyway
+        import pickle
 
-        register_kind(cloudpickle.loads(blob))
+        register_kind(pickle.loads(blob))
     ctx = SweepDir(sweep_path).context()
     if ctx.config != config:
         raise ValueError(f"{sweep_path}: config.json changed since the sweep was submitted; refusing to run")

@@ -66,5 +66,13 @@ def expected(preset):
     return [{"run": run_name({"x": x}), "x": x, "y": x * x + preset.steps} for x in preset.xs]
 
 
-KIND = Kind(name="exectoy", description="executor test kind", new_config=lambda p, o: {"preset": p.as_dict()},
-            plan=plan, run_name=run_name, run=run, describe=lambda r: f"y={r['y']}", report="none")
+def new_config(preset, options):
+    return {"preset": preset.as_dict()}
+
+
+def describe(row):
+    return f"y={row['y']}"
+
+
+KIND = Kind(name="exectoy", description="executor test kind", new_config=new_config, plan=plan, run_name=run_name,
+            run=run, describe=describe, report="none")
