@@ -3,6 +3,7 @@ against 2/(2+d-hat), leaves out sizes whose runs hit the step cap (and withholds
 few sizes remain), and the interval the reports use covers >= 93% at the committed designs."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -124,3 +125,35 @@ def test_report_needs_results(tmp_path):
         build_report(tmp_path)
     with pytest.raises(FileNotFoundError):
         build_report(tmp_path / "nope")
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def _committed(name):
+    rows = [json.loads(line) for line in (DOCS / name / "results.jsonl").read_text().splitlines() if line.strip()]
+    return rows, json.loads((DOCS / name / "report.json").read_text()), (DOCS / name / "report.md").read_text()
+
+
+def _complete(entry, names):
+    rep = entry["exponent"]
+    assert rep is not None and not entry["capped"]
+    for form in ("loglog", "offset"):
+        iv = rep["fits"][form]["interval"]
+        assert iv["lo"] < iv["hi"] and iv["coverage"] >= COVERAGE_TARGET and iv["method"] in METHODS
+    assert "E_interval" in rep["fits"]["offset"] and rep["range"]["entries"] and rep["curvature"]
+    for name in names:
+        tests = rep["prediction"] if name is None else rep["predictions"][name]
+        assert {t["verdict"] for t in tests.values()} <= {"consistent at 95%", "inconsistent",
+                                                         "not decidable at this precision"}
+
+
+def test_the_committed_synthetic_report_rests_on_converged_runs():
+    rows, rep, md = _committed("synth")
+    runs = [r for r in rows if r["method"] == "transformer"]
+    assert runs and all(r["stop"] == "patience" and r["steps"] < r["max_steps"] for r in runs)
+    entries = [e for e in rep["data_scaling"] if e["method"] == "transformer"]
+    assert len(entries) == len(SYNTHETIC["cpu"].dims) * len(SYNTHETIC["cpu"].betas)
+    for e in entries:
+        _complete(e, ("true d", "d-hat"))
+    assert "Verdicts in words" in md and "Fit-range sensitivity" in md and "coverage" in md
