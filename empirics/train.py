@@ -137,9 +137,13 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
 
 
 def cpu_threads(requested: int = 0) -> int:
-    """The thread count for `requested` (0 = every core this process may run on)."""
+    """The thread count for `requested` (0 = OMP_NUM_THREADS when set, else every core this process may
+    run on: a pool worker or a test process that limits its threads the standard way is respected)."""
     if requested > 0:
         return requested
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

@@ -6,6 +6,10 @@ import os
 import sys
 from pathlib import Path
 
+# pytest -n 2 runs two workers on two cores: each may use one thread (torch reads this at import, the
+# trainer's default thread count honours it), else the workers oversubscribe the cores many times over.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent / "theory"))
