@@ -44,6 +44,11 @@ def handle_errors(func: Callable) -> Callable:
             if isinstance(exc, OSError) and getattr(exc, "filename", None):
                 msg = f"{exc.strerror or 'cannot open'}: {exc.filename}"
             fail(msg)
+        except MemoryError as exc:
+            detail = f" ({str(exc).strip().splitlines()[0]})" if str(exc).strip() else ""
+            fail(f"out of memory{detail}: lower the sizes")
+        except RecursionError:
+            fail("input nested too deeply (RecursionError)")
 
     return wrapper
 
