@@ -109,9 +109,9 @@ def _curve(clouds: list[tuple[dict, np.ndarray]], opts: AblateOptions) -> dict:
     return {"n_points": int(n), "points": [{**x, "estimates": estimate(X, opts, n, rng)} for x, X in clouds]}
 
 
-def _embed(lm: LanguageModel, docs, opts: AblateOptions, layer=None, prefix: bool = False, all_tokens: bool = False):
+def _embed(lm: LanguageModel, docs, opts: AblateOptions, prefix: bool = False, all_tokens: bool = False):
     eo = EmbedOptions(context=opts.context, tokens_per_doc=opts.context if all_tokens else opts.tokens_per_doc,
-                      window="prefix" if prefix else "random", layer=layer, seed=opts.seed)
+                      window="prefix" if prefix else "random", seed=opts.seed)
     return embed_documents(lm, docs, eo, positions=all_tokens)
 
 
@@ -154,8 +154,9 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
     top = members[-1]
     lm = _load(top, opts.device)
     log(f"layers 0..{lm.n_layer} of {top.name}")
-    out["panels"]["layer"] = {**_curve([({"x": L}, _embed(lm, top.docs, opts, layer=L)) for L in range(lm.n_layer + 1)],
-                                       opts), "model": top.name}
+    by_layer = embed_documents(lm, top.docs, EmbedOptions(context=opts.context, tokens_per_doc=opts.tokens_per_doc,
+                                                          seed=opts.seed), layers=list(range(lm.n_layer + 1)))
+    out["panels"]["layer"] = {**_curve([({"x": L}, X) for L, X in by_layer.items()], opts), "model": top.name}
     log(f"context positions of {top.name}")
     X, pos = _embed(lm, top.docs, opts, prefix=True, all_tokens=True)
     clouds = [({"x": float(np.sqrt(max(lo, 0.5) * hi)), "positions": [lo, hi]}, X[(pos >= lo) & (pos < hi)])
@@ -190,17 +191,15 @@ def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
 
 
 def model_members(paths: list[Path], texts: list[str], opts: AblateOptions) -> list[Member]:
-    """Local models (transformers directories or tmcheck checkpoints with a tokenizer) on the same texts."""
+    """Local transformers directories (causal or encoder) on the same texts, each with its own tokenizer."""
     members = []
     for p in paths:
         lm = load_model(Path(p))
         if lm.kind == "tmcheck":
-            tok = Path(p) / "tokenizer.json"
-            docs = encode_text(lm, texts, tok if tok.exists() else None)
-        else:
-            docs = encode_text(lm, texts)
+            raise ValueError(f"{p} is a tmcheck checkpoint without a tokenizer of its own; give its model sweep "
+                             f"directory (tmcheck sweep model) or export it with `tmcheck export hf`")
         members.append(Member(Path(p).name, str(p), non_embedding_params(lm.model), _width(lm), lm.n_layer,
-                              docs[:opts.docs]))
+                              encode_text(lm, texts)[:opts.docs]))
     return members
 
 

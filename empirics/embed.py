@@ -119,6 +119,19 @@ class LanguageModel:
                 handle.remove()
             return captured["x"]
 
+    def hidden_layers(self, ids, mask, layers: list[int], final_ln: str = "after") -> list:
+        """`hidden` at several layers; a transformers model computes them in one forward pass."""
+        import torch
+
+        if self.kind == "tmcheck" or (final_ln == "before" and self.n_layer in layers):
+            return [self.hidden(ids, mask, L, final_ln) for L in layers]
+        bad = [L for L in layers if not 0 <= L <= self.n_layer]
+        if bad:
+            raise ValueError(f"layer must be in 0..{self.n_layer}, got {bad[0]}")
+        with torch.no_grad():
+            hs = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        return [hs[L] for L in layers]
+
     def special_ids(self) -> tuple[list[int], list[int]]:
         """(ids put before, ids put after) a window, as the tokenizer adds them to a text."""
         tok = self.tokenizer
@@ -211,12 +224,14 @@ def padded_length(n: int, limit: int) -> int:
     return min(-(-n // PAD_MULTIPLE) * PAD_MULTIPLE, limit)
 
 
-def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions, positions: bool = False):
+def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions, positions: bool = False,
+                    layers: list[int] | None = None):
     """Hidden states of opts.tokens_per_doc positions per document, drawn without replacement from the
     document's window (special tokens added around it and, by default, never drawn); returns (N, C)
     float32. Documents shorter than tokens_per_doc give all their tokens. With `positions`, returns
     (X, pos): pos (N,) the 0-based position of each row's token within its window (a special token
-    put before the window has position -1; the ablation by context position reads it)."""
+    put before the window has position -1; the ablation by context position reads it). With `layers`
+    (block indices), returns {layer: X} for the same tokens from one pass (opts.layer is ignored)."""
     import torch
 
     lm.check_options(opts)
@@ -241,7 +256,8 @@ def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOption
     device = next(lm.model.parameters()).device
     limit = ctx + len(before) + len(after)
     padded = [padded_length(len(w), limit) for w in inputs]
-    out = []
+    want = list(layers) if layers is not None else [opts.layer if opts.layer is not None else lm.n_layer]
+    out = {L: [] for L in want}
     for T in sorted(set(padded)):  # a batch holds inputs of one padded length only
         members = [j for j in range(len(inputs)) if padded[j] == T]
         for i in range(0, len(members), opts.batch_docs):
@@ -251,12 +267,22 @@ def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOption
             for r, j in enumerate(group):
                 batch[r, : len(inputs[j])] = torch.from_numpy(inputs[j])
                 mask[r, : len(inputs[j])] = 1
-            h = lm.hidden(batch.to(device), mask.to(device), opts.layer, opts.final_ln).float().cpu().numpy()  # (b, T, C)
-            out.extend((j, h[r, picks[j]]) for r, j in enumerate(group))
-    out.sort(key=lambda t: t[0])
-    X = np.concatenate([x for _, x in out]).astype(np.float32)
+            ids, m = batch.to(device), mask.to(device)
+            hs = (lm.hidden_layers(ids, m, want, opts.final_ln) if layers is not None
+                  else [lm.hidden(ids, m, opts.layer, opts.final_ln)])
+            for L, h in zip(want, hs):
+                h = h.float().cpu().numpy()  # (b, T, C)
+                out[L].extend((j, h[r, picks[j]]) for r, j in enumerate(group))
+    Xs = {}
+    for L, rows in out.items():
+        rows.sort(key=lambda t: t[0])
+        Xs[L] = np.concatenate([x for _, x in rows]).astype(np.float32)
+    if layers is not None:
+        return Xs
+    X = Xs[want[0]]
     if positions:
-        return X, np.concatenate([picks[j] - len(before) for j, _ in out]).astype(np.int64)
+        order = sorted(j for j, _ in out[want[0]])
+        return X, np.concatenate([picks[j] - len(before) for j in order]).astype(np.int64)
     return X
 
 

@@ -20,7 +20,7 @@ from tmcheck.empirics.id import make_manifold
 from tmcheck.empirics.model import GPT, GPTConfig, to_hf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_embed_models import TEXTS, make_bert  # noqa: E402  (the tiny BERT maker of the embed tests)
+from test_embed_models import TEXTS, make_bert, save_ours  # noqa: E402  (the tiny BERT maker of the embed tests)
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -97,6 +97,17 @@ def test_positions_from_embed_documents(models):
     assert np.array_equal(X, X2)  # the flag changes nothing else
 
 
+@pytest.mark.parametrize("name", ["bert16", "gpt2"])
+def test_all_layers_in_one_pass_equal_each_layer(models, name):
+    lm = load_model(models / name)
+    docs = [np.arange(5, 5 + n) % 150 + 5 for n in (3, 20, 70)]
+    many = embed_documents(lm, docs, EmbedOptions(context=40, tokens_per_doc=8), layers=[0, 1, 2])
+    for L in (0, 1, 2):
+        one = embed_documents(lm, docs, EmbedOptions(context=40, tokens_per_doc=8, layer=L))
+        assert np.array_equal(many[L], one), L
+    assert not np.array_equal(many[0], many[2])
+
+
 def test_cli_ablate_on_local_models(models, tmp_path):
     from tmcheck.cli.main import app
 
@@ -128,3 +139,6 @@ def test_cli_ablate_errors(models, tmp_path):
     assert res.exit_code == 2 and "Traceback" not in res.output
     res = CliRunner().invoke(app, ["id", "ablate", str(models / "bert16"), "-e", "nope"])
     assert res.exit_code == 2 and "unknown estimator" in res.output
+    save_ours(GPT(GPTConfig(vocab_size=300, block_size=16, n_layer=1, n_head=2, n_embd=8)), tmp_path / "best.pt")
+    res = CliRunner().invoke(app, ["id", "ablate", str(tmp_path), "--text", str(models / "text.txt")])
+    assert res.exit_code == 2 and "tmcheck export hf" in res.output
