@@ -157,3 +157,13 @@ def test_the_committed_synthetic_report_rests_on_converged_runs():
     for e in entries:
         _complete(e, ("true d", "d-hat"))
     assert "Verdicts in words" in md and "Fit-range sensitivity" in md and "coverage" in md
+
+
+def test_the_committed_pretraining_report_rests_on_converged_runs():
+    rows, rep, md = _committed("pretrain")
+    assert rows and all(r["stop"] == "patience" and r["steps"] < r["max_steps"] for r in rows)
+    assert rep["corpora"] == list(PRETRAIN["cpu-demo"].corpora) and rep["stops"]["cap"] == 0
+    for e in rep["table"].values():
+        _complete(e, (None,))
+        assert e["id"]["d_ci"][0] < e["id"]["d"] < e["id"]["d_ci"][1]
+    assert "Verdicts in words" in md and "Fit-range sensitivity" in md and "coverage" in md
