@@ -45,6 +45,8 @@ def figure(result: dict, path: Path) -> None:
         if data is None:
             why = "needs two or more models" if panel in ("params", "width") else "too few points per bin"
             ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center", transform=ax.transAxes, fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
             continue
         for name in result["options"]["estimators"]:
             pts = [p for p in data["points"] if p["estimates"][name]["d"] is not None]  # refused clouds left out
