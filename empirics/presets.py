@@ -112,7 +112,9 @@ PRETRAIN: dict[str, PretrainPreset] = {
         train=TrainConfig(max_steps=150, lr=3e-3, min_lr=3e-4, warmup_steps=10, eval_every=15, patience=2),
         batch_size=16, vocab_size=384, tokenizer_bytes=300_000, n_min=2_000, n_max=40_000, n_sizes=3,
         seeds=(0, 1), max_eval_tokens=4_096, id_docs=96, id_context=64, id_tokens_per_doc=8,
-        notes="one corpus, the whole pipeline in well under 3 minutes on 2 cores; used by the tests"),
+        notes="one corpus, the whole pipeline in well under 3 minutes on 2 cores; used by the tests. A smoke "
+              "test, not a measurement: its runs may stop on the 150-step cap, and the report then withholds "
+              "their verdicts"),
     "cpu-demo": PretrainPreset(
         name="cpu-demo", corpora=("code", "prose", "stories"),
         model=GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=64),
@@ -208,7 +210,9 @@ SYNTHETIC: dict[str, SynthPreset] = {
         name="tiny", dims=(1, 2), betas=(1.0,), ns=(50, 120, 300), seeds=(0, 1), D=6, n_test=2000,
         min_val=8, n_blocks=1, min_steps=250, max_steps=250, eval_every=50, patience=10,
         model_dims=(1,), model_betas=(1.0,), model_widths=(2, 6, 16), model_n=300,
-        notes="the whole pipeline (both sweeps, both baselines, report) in well under 2 minutes"),
+        notes="the whole pipeline (both sweeps, both baselines, report) in well under 2 minutes. A smoke test, "
+              "not a measurement: its transformer runs stop on the 250-step cap, so the report withholds their "
+              "verdicts"),
     "cpu": SynthPreset(
         name="cpu", D=8, ns=(64, 200, 640, 2000), min_steps=6000, max_steps=6000, patience=10,
         schedule="plateau", cooldown=500,
