@@ -31,3 +31,17 @@ def test_reference_data_is_inside_the_package():
 def test_unknown_stage_is_a_usage_error(tmp_path):
     res = runner.invoke(app, ["demo", "--only", "nothing", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "matches no stage" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_demo_stage_lines_show_the_offset_law_its_coverage_and_the_verdict():
+    from pathlib import Path
+
+    from tmcheck.cli.stage_pretrain import offset_summary
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    rep = json.loads((docs / "pretrain" / "report.json").read_text())
+    for entry in rep["table"].values():
+        line = offset_summary(entry)
+        assert line.startswith("offset law α̂=") and "coverage" in line and "E=" in line
+        assert line.endswith(entry["exponent"]["prediction"]["offset"]["verdict"])
+    assert offset_summary({"exponent": None, "withheld": "no fit and no verdict: x"}) == "no fit and no verdict: x"
