@@ -16,7 +16,8 @@ from typing import Optional
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import BetaOpt, BootstrapOpt, JsonOpt, OutOpt, beta_value, parse_list, positive_int
+from tmcheck.cli.options import (BetaOpt, BootstrapOpt, JsonOpt, OutOpt, beta_value, nonneg_finite, nonneg_int,
+                                  parse_list, positive_int)
 from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
                                        MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
                                        run_failures)
@@ -41,12 +42,12 @@ def regress(
     manifold: Optional[str] = typer.Option(None, "--manifold", help="Override: torus, sphere or cube."),
     target: Optional[str] = typer.Option(None, "--target", help="Override: holder, kinks or relu."),
     density: Optional[str] = typer.Option(None, "--density", help="Override: uniform or tilted."),
-    noise: Optional[float] = typer.Option(None, "--noise", help="Override: label noise σ."),
+    noise: Optional[float] = typer.Option(None, "--noise", callback=nonneg_finite, help="Override: label noise σ."),
     size: Optional[str] = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
     attention: Optional[str] = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", help="Override: steps = epochs * n_train / batch size ..."),
-    min_steps: Optional[int] = typer.Option(None, "--min-steps", help="Override: ... clipped below at this ..."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Override: ... and above at this."),
+    epochs: Optional[int] = typer.Option(None, "--epochs", callback=positive_int, help="Override: steps = epochs * n_train / batch size ..."),
+    min_steps: Optional[int] = typer.Option(None, "--min-steps", callback=positive_int, help="Override: ... clipped below at this ..."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", callback=positive_int, help="Override: ... and above at this."),
     baselines: Optional[str] = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
     model_d: Optional[str] = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
@@ -70,9 +71,9 @@ def regress(
     base = get_preset(preset, "synthetic")
     p = base.with_overrides(
         dims=_ints(d, "--d"), betas=parse_list(beta, "--beta", float, beta_value), ns=_ints(n, "--n"),
-        seeds=parse_list(seed, "--seed", int), D=D, manifold=manifold, target=target, density=density, noise=noise,
+        seeds=parse_list(seed, "--seed", int, nonneg_int), D=D, manifold=manifold, target=target, density=density, noise=noise,
         size=size, attention=attention, epochs=epochs, min_steps=min_steps, max_steps=max_steps,
-        baselines=parse_list(baselines, "--baselines"), model_dims=parse_list(model_d, "--model-d", int, allow_empty=True))
+        baselines=parse_list(baselines, "--baselines"), model_dims=parse_list(model_d, "--model-d", int, positive_int, allow_empty=True))
     if p != base:
         p = p.with_overrides(name=f"{preset}-custom")
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
@@ -121,8 +122,8 @@ def data(
     target: str = typer.Option("holder", "--target", help="holder, kinks or relu."),
     beta: BetaOpt = 1.0,
     density: str = typer.Option("uniform", "--density", help="uniform or tilted."),
-    noise: float = typer.Option(0.5, "--noise", help="Label noise σ."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the sample (the problem's frame and field use 0)."),
+    noise: float = typer.Option(0.5, "--noise", callback=nonneg_finite, help="Label noise σ."),
+    seed: int = typer.Option(0, "--seed", callback=nonneg_int, help="Seed of the sample (the problem's frame and field use 0)."),
     json_: JsonOpt = False,
 ) -> None:
     """Sample n labelled points of a known-d manifold (Assumptions 1-2) and save them as .npz."""

@@ -80,3 +80,32 @@ def test_data_command_writes_points_on_the_manifold(tmp_path):
         np.testing.assert_allclose(np.linalg.norm(z["X"], axis=1), 1.0, atol=1e-12)
     res = runner.invoke(app, ["synth", "data", "--out", str(path), "--d", "3", "--D", "2"])
     assert res.exit_code == 2 and "exceeds the ambient dimension" in res.stderr
+
+
+REGRESS_BAD = [(["--noise", v], "--noise") for v in ("nan", "inf", "-1")] + [
+    (["--epochs", "0"], "--epochs"), (["--min-steps", "0"], "--min-steps"), (["--max-steps", "-3"], "--max-steps"),
+    (["--seed", "0,-1"], "--seed"), (["--model-d", "0"], "--model-d"), (["--D", "0"], "--D")]
+
+
+@pytest.mark.parametrize("args,option", REGRESS_BAD, ids=[" ".join(a) for a, _ in REGRESS_BAD])
+def test_bad_numbers_are_refused_before_any_config_is_saved(tmp_path, args, option):
+    out = tmp_path / "x"
+    res = runner.invoke(app, ["synth", "regress", "--out", str(out), "--no-report", *args])
+    err = res.stderr.strip()
+    assert res.exit_code == 2 and len(err.splitlines()) == 1 and option in err, res.output
+    assert not out.exists()
+    # the same command with a valid value passes the CLI check (stopped by the preset's own check here)
+    good = {"--noise": "0", "--seed": "0", "--model-d": "1", "--D": "1"}.get(option, "1")
+    res = runner.invoke(app, ["synth", "regress", "--out", str(out), "--no-report", option, good,
+                              "--min-steps", "10", "--max-steps", "5"])
+    assert res.exit_code == 2 and "min_steps <= max_steps" in res.stderr, res.output
+
+
+@pytest.mark.parametrize("args", [["--noise", "nan"], ["--noise", "inf"], ["--noise", "-1"], ["--seed", "-1"],
+                                  ["--n", "0"]], ids=" ".join)
+def test_data_command_refuses_bad_numbers(tmp_path, args):
+    path = tmp_path / "x.npz"
+    res = runner.invoke(app, ["synth", "data", "--out", str(path), *args])
+    err = res.stderr.strip()
+    assert res.exit_code == 2 and len(err.splitlines()) == 1 and args[0] in err, res.output
+    assert not path.exists()
