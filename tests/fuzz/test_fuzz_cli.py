@@ -127,7 +127,6 @@ OWNED_ELSEWHERE = {  # failures in others' files, requested in /work/notes/H10-r
     "id synth --noise nan": "H12-figs: cli/id.py synth --noise needs nonneg_finite (H10-requests-H12.md 1)",
     "id synth --noise inf": "H12-figs: cli/id.py synth --noise needs nonneg_finite (H10-requests-H12.md 1)",
     "id synth --noise -1": "H12-figs: cli/id.py synth --noise needs nonneg_finite (H10-requests-H12.md 1)",
-    "synth regress --noise nan": "H11-exec: cli/synth.py regress --noise needs nonneg_finite (H10-requests-H11.md 1)",
 }
 
 
