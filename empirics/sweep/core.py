@@ -187,9 +187,9 @@ class SweepDir:
         return preset_from_dict(config["kind"], config["preset"])
 
     def open(self, kind: str, preset=None, options: Mapping | None = None) -> dict:
-        """The config of this directory: created from (preset, options) for a new sweep, else the stored
-        one, refused (ValueError) when the preset or an option given differs from it. Call it holding
-        the lock."""
+        """The config of this directory: created from (preset, options) for a new sweep (refused in a
+        directory that holds other files), else the stored one, refused (ValueError) when the preset or
+        an option given differs from it. Call it holding the lock."""
         from tmcheck.empirics.presets import get_preset, preset_from_dict
 
         k = get_kind(kind)
@@ -210,6 +210,11 @@ class SweepDir:
                     raise ValueError(f"{self.path} holds a {kind} sweep of preset {stored['preset'].get('name')!r} "
                                      f"with other settings ({', '.join(differ)}); use a new directory")
             return stored
+        # a typo must not start hours of work among other files: a new sweep needs an empty or new
+        # directory (the submitter's own .lock, taken just before, does not count)
+        if self.path.is_dir() and any(p.name != layout.LOCK for p in self.path.iterdir()):
+            raise ValueError(f"{self.path} exists and is not a tmcheck sweep (no {layout.CONFIG}); "
+                             "use an empty or new directory")
         if preset is None:
             preset = get_preset("tiny", kind)
         config = _plain({"kind": kind, **k.new_config(preset, options)})

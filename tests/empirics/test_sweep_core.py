@@ -196,3 +196,18 @@ def test_presets_round_trip_through_json_and_refuse_unknown_settings():
         presets.preset_from_dict("synthetic", {"name": "x", "colour": 1})
     with pytest.raises(ValueError, match="unknown preset"):
         presets.get_preset("huge", "synthetic")
+
+
+def test_a_new_sweep_refuses_a_directory_holding_other_files(tmp_path):
+    d = tmp_path / "work"
+    (d / "runs" / "x").mkdir(parents=True)
+    (d / "runs" / "x" / "best.pt").write_bytes(b"not mine")
+    with pytest.raises(ValueError, match="exists and is not a tmcheck sweep"):
+        run_sweep(d, "toy", TOY_PRESET, progress=False, log=lambda s: None)
+    assert not SweepDir(d).exists() and not (d / layout.PLAN).exists()
+    # an empty directory, or one holding only a lock left by a refused start, is a new sweep
+    (d / "runs" / "x" / "best.pt").unlink()
+    (d / "runs" / "x").rmdir()
+    (d / "runs").rmdir()
+    assert [r["run"] for r in run_sweep(d, "toy", TOY_PRESET, progress=False, log=lambda s: None)] == [
+        "x1-c0p5", "x2-c0p5", "x3-c0p5"]

@@ -86,7 +86,7 @@ def test_slots_split_cores_and_give_one_gpu_each(monkeypatch):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_failed_run_is_recorded_the_others_finish_and_a_rerun_retries(tmp_path, workers):
     sweep = SweepDir(tmp_path)
-    tmp_path.mkdir(exist_ok=True)
+    sweep.open("exectoy", PRESET)  # a sweep first: a new one refuses a directory holding other files
     (tmp_path / "fail-toy-x2").touch()
     with pytest.raises(SweepFailed, match=r"1 run\(s\) failed \(toy-x2\)"):
         run_sweep(tmp_path, "exectoy", PRESET, progress=False, log=quiet, executor=local(workers, log=quiet))
@@ -107,7 +107,7 @@ def test_a_failed_run_is_recorded_the_others_finish_and_a_rerun_retries(tmp_path
 
 
 def test_max_failures_stops_handing_out_runs(tmp_path):
-    tmp_path.mkdir(exist_ok=True)
+    SweepDir(tmp_path).open("exectoy", PRESET)
     for x in (1, 2):
         (tmp_path / f"fail-toy-x{x}").touch()
     with pytest.raises(SweepFailed, match=r"1 run\(s\) failed .*3 not started \(--max-failures 1"):
@@ -183,7 +183,7 @@ def test_a_run_held_by_another_worker_is_not_a_failure(tmp_path):
 
 
 def test_status_command_and_executor_options(tmp_path):
-    tmp_path.mkdir(exist_ok=True)
+    SweepDir(tmp_path).open("exectoy", PRESET)
     (tmp_path / "fail-toy-x3").touch()
     with pytest.raises(SweepFailed):
         run_sweep(tmp_path, "exectoy", PRESET, progress=False, log=quiet, executor=serial(log=quiet))
