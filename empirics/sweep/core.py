@@ -184,6 +184,7 @@ class SweepDir:
         from tmcheck.empirics.presets import preset_from_dict
 
         config = self.read_config()
+        get_kind(config["kind"])  # imports the kind's module, which registers its preset class
         return preset_from_dict(config["kind"], config["preset"])
 
     def open(self, kind: str, preset=None, options: Mapping | None = None) -> dict:

@@ -211,3 +211,20 @@ def test_a_new_sweep_refuses_a_directory_holding_other_files(tmp_path):
     (d / "runs").rmdir()
     assert [r["run"] for r in run_sweep(d, "toy", TOY_PRESET, progress=False, log=lambda s: None)] == [
         "x1-c0p5", "x2-c0p5", "x3-c0p5"]
+
+
+PRESET_SCRIPT = """
+import sys
+from tmcheck.empirics.sweep import SweepDir
+assert "tmcheck.empirics.sweep.model" not in sys.modules  # what the test is about: nothing imported it yet
+p = SweepDir(sys.argv[1]).preset()
+print(type(p).__name__, p.name)
+"""
+
+
+def test_preset_of_a_sweep_imports_its_kind_first(tmp_path):
+    SweepDir(tmp_path).open("model", "tiny")
+    out = subprocess.run([sys.executable, "-c", PRESET_SCRIPT, str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ModelPreset", "tiny"]
