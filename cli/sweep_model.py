@@ -15,6 +15,9 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt
+from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
+                                       MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
+                                       run_failures)
 
 
 @handle_errors
@@ -24,6 +27,15 @@ def model(
     preset: Optional[str] = typer.Option(None, "--preset", help="tiny or cpu (default: the sweep's own, or tiny for a "
                                          "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`)."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
+    executor: ExecutorOpt = "local",
+    workers: WorkersOpt = None,
+    max_failures: MaxFailuresOpt = None,
+    slurm_partition: PartitionOpt = None,
+    slurm_gpus_per_task: GpusPerTaskOpt = None,
+    slurm_time: SlurmTimeOpt = None,
+    slurm_array_parallelism: ArrayParallelismOpt = None,
+    slurm_cpus_per_task: CpusPerTaskOpt = None,
+    sbatch: SbatchOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
@@ -32,7 +44,10 @@ def model(
 
     path = sweep_directory(sweep_dir, out) if (sweep_dir or out) else Path("runs/sweep-model")
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    rows = run_sweep(path, "model", preset, {"corpus": corpus}, progress=not json_, log=log)
+    ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
+                       slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
+    with run_failures():
+        rows = run_sweep(path, "model", preset, {"corpus": corpus}, progress=not json_, log=log, executor=ex)
     if json_:
         print_json(rows)
     else:

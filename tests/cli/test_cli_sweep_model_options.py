@@ -1,0 +1,64 @@
+"""`tmcheck sweep model` takes the executor options of `sweep data` (cli/sweep_options.py): they reach
+run_sweep as its executor, options of the other executor are refused, failed runs exit 1 in one line.
+run_sweep is replaced here (the options are what is tested; the tiny model sweep is tested in
+tests/empirics/test_sweep_model.py)."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import tmcheck.empirics.sweep as sweep_pkg
+from tmcheck.cli.main import app
+from tmcheck.empirics.sweep import executors
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen = {}
+
+    def fake_local(workers=None, max_failures=None, log=print):
+        seen["local"] = (workers, max_failures)
+        return "the-local-executor"
+
+    def fake_run_sweep(path, kind, preset=None, options=None, progress=True, log=print, executor=None):
+        seen["run_sweep"] = (kind, preset, options, executor)
+        if seen.get("fail"):
+            raise executors.SweepFailed("1 run(s) failed (w8-l1); see `tmcheck sweep status DIR`; rerun to retry")
+        return []
+
+    monkeypatch.setattr(executors, "local", fake_local)
+    monkeypatch.setattr(sweep_pkg, "run_sweep", fake_run_sweep)
+    return seen
+
+
+@pytest.mark.parametrize("args,workers", [(["--workers", "1"], 1), (["--executor", "local", "--workers", "2"], 2),
+                                          ([], None)], ids=["workers 1", "local workers 2", "default"])
+def test_executor_options_reach_run_sweep(tmp_path, calls, args, workers):
+    res = runner.invoke(app, ["sweep", "model", str(tmp_path / "m"), "--preset", "tiny", "--json", *args,
+                              "--max-failures", "3"])
+    assert res.exit_code == 0, res.output
+    assert calls["local"] == (workers, 3)
+    assert calls["run_sweep"] == ("model", "tiny", {"corpus": None}, "the-local-executor")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--executor", "slurm", "--workers", "2"], "--workers is for --executor local"),
+    (["--slurm-partition", "gpu"], "--slurm-partition needs --executor slurm"),
+    (["--executor", "pbs"], "unknown executor"),
+    (["--workers", "0"], "must be a count"),
+])
+def test_bad_executor_options_are_refused_in_one_line(tmp_path, calls, args, message):
+    res = runner.invoke(app, ["sweep", "model", str(tmp_path / "m"), *args])
+    err = res.stderr.strip()
+    assert res.exit_code == 2 and len(err.splitlines()) == 1 and message in err, res.output
+    assert "run_sweep" not in calls
+
+
+def test_failed_runs_exit_1_in_one_line(tmp_path, calls):
+    calls["fail"] = True
+    res = runner.invoke(app, ["sweep", "model", str(tmp_path / "m"), "--workers", "2"])
+    err = res.stderr.strip()
+    assert res.exit_code == 1 and len(err.splitlines()) == 1 and "1 run(s) failed" in err, res.output
