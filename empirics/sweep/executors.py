@@ -18,6 +18,7 @@ place:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import time
@@ -28,7 +29,7 @@ from typing import Any, Callable, Iterator
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, run_spec
-from tmcheck.empirics.sweep.kinds import BUILTIN, get_kind, register_kind
+from tmcheck.empirics.sweep.kinds import BUILTIN, Kind, get_kind, register_kind
 
 Log = Callable[[str], None]
 
@@ -105,24 +106,39 @@ class Tally:
             raise SweepFailed(f"{'; '.join(parts)}; see `tmcheck sweep status {sweep.path}`; rerun to retry")
 
 
-def kind_blob(ctx: Context) -> bytes | None:
-    """The kind for a worker process: None for a built-in one (imported there by name), else the
-    pickled Kind of a kind registered at run time (its functions are pickled by name, so their module
-    must be importable in the worker, e.g. on PYTHONPATH, as the tests do)."""
+def kind_blob(ctx: Context) -> dict | None:
+    """The kind for a worker process: None for a built-in one (imported there by name), else a kind
+    registered at run time as plain data: its strings, and its functions by "module:qualname" (their
+    module must be importable in the worker, e.g. on PYTHONPATH, as the tests do). Nothing is pickled."""
     if ctx.kind.name in BUILTIN:
         return None
-    import pickle
+    out = {}
+    for field in dataclasses.fields(ctx.kind):
+        value = getattr(ctx.kind, field.name)
+        out[field.name] = f"{value.__module__}:{value.__qualname__}" if callable(value) else value
+    return out
 
-    return pickle.dumps(ctx.kind)
+
+def _kind_from_blob(blob: dict) -> Kind:
+    """Rebuild a run-time kind from kind_blob's data, importing each function by name."""
+    import importlib
+
+    def resolve(ref: str):
+        module, _, qualname = ref.partition(":")
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    callables = {f.name for f in dataclasses.fields(Kind) if f.name not in ("name", "description", "report")}
+    return Kind(**{k: resolve(v) if k in callables else v for k, v in blob.items()})
 
 
-def worker_context(sweep_path: str, config: dict, blob: bytes | None) -> Context:
+def worker_context(sweep_path: str, config: dict, blob: dict | None) -> Context:
     """A worker's Context, refusing a directory whose config is not the submitter's (results of two
     configs never mix)."""
-    if blob is not None:  # from the submitter: a pipe, or inside the job pickle that submitit unpickles anyway
-        import pickle
-
-        register_kind(pickle.loads(blob))
+    if blob is not None:  # from the submitter: a pipe, or the job's arguments under SLURM
+        register_kind(_kind_from_blob(blob))
     ctx = SweepDir(sweep_path).context()
     if ctx.config != config:
         raise ValueError(f"{sweep_path}: config.json changed since the sweep was submitted; refusing to run")
@@ -179,7 +195,7 @@ def slots(n: int) -> list[tuple[dict, list[int]]]:
     return out
 
 
-def _worker(conn, env: dict, cores: list[int], sweep_path: str, config: dict, blob: bytes | None) -> None:
+def _worker(conn, env: dict, cores: list[int], sweep_path: str, config: dict, blob: dict | None) -> None:
     """A pool worker (spawned): threads and GPU fixed before torch loads, then specs until None."""
     os.environ.update(env)
     os.sched_setaffinity(0, cores)  # the trainer takes as many threads as the cores it may use

@@ -150,7 +150,7 @@ class RunTask(submitit.helpers.Checkpointable):
     `checkpoint`, which (by Checkpointable's default) resubmits the same call: the run resumes from
     the checkpoints in its directory."""
 
-    def __call__(self, sweep_path: str, spec: dict, config: dict, blob: bytes | None) -> str:
+    def __call__(self, sweep_path: str, spec: dict, config: dict, blob: dict | None) -> str:
         cores = bind_to_allocation()
         ctx = worker_context(sweep_path, config, blob)
         job = os.environ.get("SLURM_ARRAY_JOB_ID", os.environ.get("SLURM_JOB_ID", ""))
