@@ -110,9 +110,9 @@ def _table(file: Path, shape, estimator: str, result) -> None:
 def synth(
     manifold: str = typer.Option("sphere", "--manifold", help="linear, sphere, swissroll, torus, cube-image."),
     d: Optional[int] = typer.Option(None, "--d", help="Intrinsic dimension (default: the manifold's)."),
-    ambient: int = typer.Option(768, "--D", help="Ambient dimension D (random isometric embedding)."),
-    n: int = typer.Option(4096, "--n", help="Number of points."),
-    noise: float = typer.Option(0.0, "--noise", help="Gaussian noise s.d. per ambient coordinate."),
+    ambient: int = typer.Option(768, "--D", callback=positive_int, help="Ambient dimension D (random isometric embedding)."),
+    n: int = typer.Option(4096, "--n", callback=positive_int, help="Number of points."),
+    noise: float = typer.Option(0.0, "--noise", callback=nonneg_finite, help="Gaussian noise s.d. per ambient coordinate."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     out: Path = typer.Option(Path("points.npy"), "--out", help="Output .npy file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -123,8 +123,13 @@ def synth(
     from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.id import MANIFOLDS, make_manifold
 
+    from tmcheck.theory.manifolds import MAX_SAMPLE_BYTES
+
     if out.suffix != ".npy":
         raise ValueError(f"--out must end in .npy, got {out}")
+    if 8 * n * ambient > MAX_SAMPLE_BYTES:  # the float64 sample before the float32 copy
+        raise ValueError(f"--n {n} x --D {ambient} points need {8 * n * ambient / 1e9:.3g} GB "
+                         f"(limit {MAX_SAMPLE_BYTES / 1e9:.3g} GB); lower --n or --D")
     X = make_manifold(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
     buf = io.BytesIO()
     np.save(buf, X)

@@ -26,6 +26,7 @@ BAD = [  # (argv, a piece of the one-line message)
     ("lemma 1 --d 50 --target x0", "--size-limit"),
     ("network eval {net_grow40.json} 1 1 1 1 1 1", "--max-bits"),
     ("id synth --n 10000000000000", "--n"),
+    ("id synth --n 10000000 --D 768", "--D"),
     ("theorem 2 --manifold circle --D 100000 --N 2", "D = 100000"),
     ("theorem 2 --manifold sphere --eps 0.05", "--size-limit"),
     ("network info {net_blocks5.json}", "expected a list"),
