@@ -13,11 +13,13 @@ from tmcheck.cli.common import console
 def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.embed import corpus_id
     from tmcheck.empirics.report import build_report, summary
-    from tmcheck.empirics.sweep import run_sweep
+    from tmcheck.empirics.sweep import local, run_sweep
 
     preset = "tiny" if quick else "cpu-demo"
     sweep_dir = Path(out) / f"pretrain-{preset}"
-    run_sweep(sweep_dir, "pretrain", preset, log=lambda s: console.print(s, highlight=False))
+    log = lambda s: console.print(s, highlight=False)  # noqa: E731
+    # the full preset's 30 runs go to a pool filling the machine (as `sweep data` does); tiny stays in-process
+    run_sweep(sweep_dir, "pretrain", preset, log=log, executor=local(1 if quick else None, log=log))
     corpus_id(sweep_dir)
     rep = build_report(sweep_dir)
     console.print(summary(rep), highlight=False, soft_wrap=True)
