@@ -142,7 +142,7 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
     assert (tmp_path / "out" / "best.pt").exists() and (tmp_path / "out" / "result.json").exists()
 
 
-def test_fused_adamw_and_all_cores_by_default():
+def test_fused_adamw_and_all_cores_by_default(monkeypatch):
     import os
 
     from tmcheck.empirics.train import cpu_threads, make_optimizer
@@ -150,7 +150,12 @@ def test_fused_adamw_and_all_cores_by_default():
     opt = make_optimizer(fresh(), TrainConfig())
     assert opt.defaults["fused"] is True
     assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # the suite's conftest sets it to 1
     assert TrainConfig().threads == 0 and cpu_threads(0) == len(os.sched_getaffinity(0)) and cpu_threads(3) == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a limit set the standard way is the default
+    assert cpu_threads(0) == 1 and cpu_threads(3) == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")  # ignored unless a positive count
+    assert cpu_threads(0) == len(os.sched_getaffinity(0))
 
 
 def test_threads_setting_is_applied(tmp_path):
