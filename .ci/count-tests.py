@@ -14,8 +14,10 @@ def main(report: str, prefix: str) -> int:
         tags = {child.tag for child in case}
         outcome = "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags else "passed"
         counts[outcome] += 1
-    print(f"Tests under {prefix} in this run: {counts['passed']} ok, {counts['failed']} not ok, "
-          f"{counts['skipped']} skipped")
+    print(
+        f"Tests under {prefix} in this run: {counts['passed']} ok, {counts['failed']} not ok, "
+        f"{counts['skipped']} skipped"
+    )
     return 0 if counts["passed"] and not counts["failed"] and not counts["skipped"] else 1
 
 

@@ -21,9 +21,11 @@ RESULTS = HERE / "results" / "coverage.json"
 # corpus) and docs/synth (cpu transformer runs: 2-90%, median about 10%).
 PRETRAIN_NOISE = (0.005, 0.01, 0.025)
 SYNTH_NOISE = (0.1, 0.3)
-PRETRAIN_LAWS = ({"form": "loglog", "E": 0.0, "B": 12.0, "alpha": 0.1},
-                 {"form": "offset", "E": 3.5, "B": 60.0, "alpha": 0.4},
-                 {"form": "offset", "E": 0.57, "B": 6e6, "alpha": 1.8})  # stories-like: the loss sits on a floor
+PRETRAIN_LAWS = (
+    {"form": "loglog", "E": 0.0, "B": 12.0, "alpha": 0.1},
+    {"form": "offset", "E": 3.5, "B": 60.0, "alpha": 0.4},
+    {"form": "offset", "E": 0.57, "B": 6e6, "alpha": 1.8},
+)  # stories-like: the loss sits on a floor
 
 
 def _synth_laws():
@@ -63,18 +65,40 @@ def main(reps: int = 400, bootstrap: int = 200) -> dict:
             for noise in noises:
                 table = coverage(design, law, noise, reps=reps, bootstrap=bootstrap, seed=len(cases))
                 choice = choose_method(table)
-                cases.append({"design": name, "sizes": list(design.sizes), "seeds": design.seeds, "law": law,
-                              "noise": noise, "coverage": table, "chosen": choice})
-                print(f"{name:20s} {law['form']:6s} alpha={law['alpha']:.3f} noise={noise:<5g} "
-                      + " ".join(f"{m} {v['coverage']:.1%}" for m, v in table.items())
-                      + f" -> {choice['method']} ({'calibrated' if choice['calibrated'] else 'NOT calibrated'})",
-                      flush=True)
+                cases.append(
+                    {
+                        "design": name,
+                        "sizes": list(design.sizes),
+                        "seeds": design.seeds,
+                        "law": law,
+                        "noise": noise,
+                        "coverage": table,
+                        "chosen": choice,
+                    }
+                )
+                print(
+                    f"{name:20s} {law['form']:6s} alpha={law['alpha']:.3f} noise={noise:<5g} "
+                    + " ".join(f"{m} {v['coverage']:.1%}" for m, v in table.items())
+                    + f" -> {choice['method']} ({'calibrated' if choice['calibrated'] else 'NOT calibrated'})",
+                    flush=True,
+                )
     worst = min(c["chosen"]["coverage"] for c in cases)
-    out = {"nominal": 0.95, "target": COVERAGE_TARGET, "reps": reps, "bootstrap": bootstrap, "cases": cases,
-           "worst_chosen_coverage": worst, "all_calibrated": all(c["chosen"]["calibrated"] for c in cases),
-           "seconds": time.perf_counter() - t0, "load_average": os.getloadavg()}
-    print(f"worst coverage of the chosen interval: {worst:.1%}; all calibrated: {out['all_calibrated']}; "
-          f"{out['seconds']:.0f}s (load {out['load_average'][0]:.1f})", flush=True)
+    out = {
+        "nominal": 0.95,
+        "target": COVERAGE_TARGET,
+        "reps": reps,
+        "bootstrap": bootstrap,
+        "cases": cases,
+        "worst_chosen_coverage": worst,
+        "all_calibrated": all(c["chosen"]["calibrated"] for c in cases),
+        "seconds": time.perf_counter() - t0,
+        "load_average": os.getloadavg(),
+    }
+    print(
+        f"worst coverage of the chosen interval: {worst:.1%}; all calibrated: {out['all_calibrated']}; "
+        f"{out['seconds']:.0f}s (load {out['load_average'][0]:.1f})",
+        flush=True,
+    )
     write_json(RESULTS, out)
     return out
 

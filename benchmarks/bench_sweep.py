@@ -79,9 +79,17 @@ def local_case(base: Path, work: Path, name: str) -> dict:
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     wall = time.perf_counter() - t0
     rows = json.loads(out.stdout)
-    return {"case": name, "workers": workers, "taskset": cpu, "wall_s": round(wall, 2), "load_before": before,
-            "load_after": load(), "runs": len(rows), "run_seconds_sum": round(sum(r["seconds"] for r in rows), 2),
-            "rows": strip(rows)}
+    return {
+        "case": name,
+        "workers": workers,
+        "taskset": cpu,
+        "wall_s": round(wall, 2),
+        "load_before": before,
+        "load_after": load(),
+        "runs": len(rows),
+        "run_seconds_sum": round(sum(r["seconds"] for r in rows), 2),
+        "rows": strip(rows),
+    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,8 +116,16 @@ def _noop_run(ctx, spec):
 
 # A kind whose runs do nothing: what is left of a run's wall time is the executor's. SLURM tasks
 # import it (and its preset class) from benchmarks.bench_sweep, so main() uses it by that name.
-NOOP = Kind(name="benchnoop", description="no work", new_config=_noop_config, plan=_noop_plan,
-            run_name=_noop_run_name, run=_noop_run, describe=str, report="none")
+NOOP = Kind(
+    name="benchnoop",
+    description="no work",
+    new_config=_noop_config,
+    plan=_noop_plan,
+    run_name=_noop_run_name,
+    run=_noop_run,
+    describe=str,
+    report="none",
+)
 
 
 def slurm_case(work: Path, runs: int) -> dict:
@@ -120,18 +136,24 @@ def slurm_case(work: Path, runs: int) -> dict:
     register_kind(bench_sweep.NOOP)
     preset_cls = bench_sweep.NoopPreset
     out = {}
-    for label, n, ex in (("serial", runs, serial(log=lambda s: None)),
-                         ("slurm", runs, slurm(time_limit=10, cpus_per_task=1, array_parallelism=2, poll_s=0.2,
-                                               log=lambda s: None)),
-                         ("slurm-one-run", 1, slurm(time_limit=10, cpus_per_task=1, poll_s=0.2, log=lambda s: None))):
+    for label, n, ex in (
+        ("serial", runs, serial(log=lambda s: None)),
+        ("slurm", runs, slurm(time_limit=10, cpus_per_task=1, array_parallelism=2, poll_s=0.2, log=lambda s: None)),
+        ("slurm-one-run", 1, slurm(time_limit=10, cpus_per_task=1, poll_s=0.2, log=lambda s: None)),
+    ):
         d = work / f"noop-{label}"
         shutil.rmtree(d, ignore_errors=True)
         before = load()
         t0 = time.perf_counter()
-        rows = run_sweep(d, "benchnoop", preset_cls(name="noop", runs=n), progress=False, log=lambda s: None,
-                         executor=ex)
-        out[label] = {"runs": len(rows), "wall_s": round(time.perf_counter() - t0, 2), "load_before": before,
-                      "load_after": load()}
+        rows = run_sweep(
+            d, "benchnoop", preset_cls(name="noop", runs=n), progress=False, log=lambda s: None, executor=ex
+        )
+        out[label] = {
+            "runs": len(rows),
+            "wall_s": round(time.perf_counter() - t0, 2),
+            "load_before": before,
+            "load_after": load(),
+        }
     out["overhead_per_run_s"] = round((out["slurm"]["wall_s"] - out["serial"]["wall_s"]) * 2 / runs, 2)
     out["array_parallelism"] = 2
     return out
@@ -152,8 +174,12 @@ def main(argv: list[str] | None = None) -> dict:
         ap.error(f"unknown case {bad[0]!r}; choose from {', '.join(CASES)}")
     sys.path.insert(0, str(ROOT))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    result = {"machine": {"cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0))}, "preset": args.preset,
-              "local": [], "slurm": None}
+    result = {
+        "machine": {"cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0))},
+        "preset": args.preset,
+        "local": [],
+        "slurm": None,
+    }
     if not cases and OUT.exists():
         result = {**json.loads(OUT.read_text()), "slurm": None}
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
@@ -161,8 +187,11 @@ def main(argv: list[str] | None = None) -> dict:
         t0 = time.perf_counter()
         from tmcheck.empirics.presets import get_preset
 
-        over = {k: v for k, v in (("corpora", (args.corpus,) if args.corpus else None), ("n_sizes", args.n_sizes))
-                if v is not None}
+        over = {
+            k: v
+            for k, v in (("corpora", (args.corpus,) if args.corpus else None), ("n_sizes", args.n_sizes))
+            if v is not None
+        }
         preset = get_preset(args.preset, **over)
         if over:
             preset = preset.with_overrides(name=f"{args.preset}-bench")

@@ -78,10 +78,20 @@ def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int, 
             rates[name].append(batch * cfg.block_size * steps / (time.perf_counter() - t0))
     med = {k: statistics.median(v) for k, v in rates.items()}
     ratios = {k: med[k] / med["GPT2LMHeadModel"] for k in med if k != "GPT2LMHeadModel"}
-    return {"config": cfg.__dict__, "batch_size": batch, "threads": threads, "steps_per_repeat": steps,
-            "repeats": repeats, "tokens_per_s": med, "all_tokens_per_s": rates, "load_1min_per_repeat": loads,
-            "speedup": ratios["ours"], "ratios": ratios, "compile_seconds": compile_s,
-            "params_non_embedding": ours.num_params()}
+    return {
+        "config": cfg.__dict__,
+        "batch_size": batch,
+        "threads": threads,
+        "steps_per_repeat": steps,
+        "repeats": repeats,
+        "tokens_per_s": med,
+        "all_tokens_per_s": rates,
+        "load_1min_per_repeat": loads,
+        "speedup": ratios["ours"],
+        "ratios": ratios,
+        "compile_seconds": compile_s,
+        "params_non_embedding": ours.num_params(),
+    }
 
 
 def vmap_seeds(cfg: GPTConfig, batch: int, k: int, steps: int, repeats: int, threads: int) -> dict:
@@ -131,16 +141,31 @@ def vmap_seeds(cfg: GPTConfig, batch: int, k: int, steps: int, repeats: int, thr
     return {"k": k, "tokens_per_s": med, "vmap_over_sequential": med["vmap"] / med["sequential"], "all": rates}
 
 
-def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_presets: tuple[str, ...] = ("cpu-demo",),
-         presets: tuple[str, ...] = ("cpu-demo", "cpu-small"), repeats: int = 5, steps: int = 5,
-         vmap: bool = True, merge: bool = False) -> dict:
+def main(
+    quick: bool = False,
+    threads_list: tuple[int, ...] = (0, 1),
+    compile_presets: tuple[str, ...] = ("cpu-demo",),
+    presets: tuple[str, ...] = ("cpu-demo", "cpu-small"),
+    repeats: int = 5,
+    steps: int = 5,
+    vmap: bool = True,
+    merge: bool = False,
+) -> dict:
     """threads 0 = every core of this process (the trainer's default). With merge, the cases of this run
     are added to those already in the results file (each case keeps its own load record)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "all_cores": cpu_threads(0),
-                       "torch": torch.__version__, "load_average_at_start": os.getloadavg()},
-           "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
-           "cases": {}, "vmap_seeds": {}}
+    out = {
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "all_cores": cpu_threads(0),
+            "torch": torch.__version__,
+            "load_average_at_start": os.getloadavg(),
+        },
+        "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
+        "cases": {},
+        "vmap_seeds": {},
+    }
     if merge and RESULTS.exists():
         old = json.loads(RESULTS.read_text())
         out = {**old, "runs": [*old.get("runs", [old["machine"]]), out["machine"]], "machine": out["machine"]}
@@ -149,24 +174,40 @@ def main(quick: bool = False, threads_list: tuple[int, ...] = (0, 1), compile_pr
         cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
         for t in threads_list:
             threads = cpu_threads(t)
-            r = measure(cfg, p.batch_size, steps=3 if quick else steps, repeats=3 if quick else repeats,
-                        threads=threads, compiled=not quick and preset in compile_presets)
+            r = measure(
+                cfg,
+                p.batch_size,
+                steps=3 if quick else steps,
+                repeats=3 if quick else repeats,
+                threads=threads,
+                compiled=not quick and preset in compile_presets,
+            )
             out["cases"][f"preset {preset}, {threads} threads"] = r
             if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
                 write_json(RESULTS, out)
             tps = r["tokens_per_s"]
-            print(f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
-                  f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
-                  + (f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
-                     f"compile {r['compile_seconds']:.0f} s)" if "ours compiled" in tps else "")
-                  + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}", flush=True)
+            print(
+                f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
+                f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
+                + (
+                    f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
+                    f"compile {r['compile_seconds']:.0f} s)"
+                    if "ours compiled" in tps
+                    else ""
+                )
+                + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}",
+                flush=True,
+            )
     tiny = get_preset("tiny")
     tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
     for k in ((2,) if quick else (2, 4, 8)) if vmap else ():
         v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=1)
         out["vmap_seeds"][f"tiny, k={k}, 1 thread"] = v
-        print(f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
-              f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x", flush=True)
+        print(
+            f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
+            f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x",
+            flush=True,
+        )
     out["machine"]["load_average_at_end"] = os.getloadavg()
     if not quick:
         write_json(RESULTS, out)
@@ -190,5 +231,13 @@ if __name__ == "__main__":
     ap.add_argument("--no-vmap", action="store_true", help="skip the vmap-over-seeds measurement")
     ap.add_argument("--merge", action="store_true", help="add to the cases already in the results file")
     a = ap.parse_args()
-    main(a.quick, a.threads, tuple(a.compile.split(",")), tuple(a.presets.split(",")), a.repeats, a.steps,
-         vmap=not a.no_vmap, merge=a.merge)
+    main(
+        a.quick,
+        a.threads,
+        tuple(a.compile.split(",")),
+        tuple(a.presets.split(",")),
+        a.repeats,
+        a.steps,
+        vmap=not a.no_vmap,
+        merge=a.merge,
+    )

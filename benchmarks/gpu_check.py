@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from benchmarks import gpu_stages
@@ -60,15 +60,29 @@ def log(msg: str) -> None:
 def environment(dev) -> dict:
     import torch
 
-    env = {"python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
-           "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}
+    env = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+    }
     if dev.type == "cuda":
         p = torch.cuda.get_device_properties(dev)
-        env.update(device_name=torch.cuda.get_device_name(dev), capability=list(torch.cuda.get_device_capability(dev)),
-                   multiprocessors=p.multi_processor_count, memory_gib=p.total_memory / 2**30)
+        env.update(
+            device_name=torch.cuda.get_device_name(dev),
+            capability=list(torch.cuda.get_device_capability(dev)),
+            multiprocessors=p.multi_processor_count,
+            memory_gib=p.total_memory / 2**30,
+        )
         try:
-            smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=20)
+            smi = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             env["driver"] = smi.stdout.strip() or None
         except (OSError, subprocess.TimeoutExpired):
             env["driver"] = None
@@ -81,8 +95,21 @@ def run_stage(name: str, args, limit: float) -> dict:
     """One stage in its own process group; killed with its children when it runs past `limit`."""
     fd, tmp = tempfile.mkstemp(prefix=f"gpu_check_{name}_", suffix=".json")
     os.close(fd)
-    cmd = [sys.executable, "-m", "benchmarks.gpu_check", "--stage", name, "--stage-out", tmp,
-           "--sweep", args.sweep, "--sweep-dir", str(args.sweep_dir), "--stage-limit", str(limit)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.gpu_check",
+        "--stage",
+        name,
+        "--stage-out",
+        tmp,
+        "--sweep",
+        args.sweep,
+        "--sweep-dir",
+        str(args.sweep_dir),
+        "--stage-limit",
+        str(limit),
+    ]
     cmd += ["--cpu-smoke"] if args.cpu_smoke else []
     cmd += [f"--inject-fault={f}" for f in args.inject_fault]
     t0 = time.perf_counter()
@@ -101,8 +128,14 @@ def run_stage(name: str, args, limit: float) -> dict:
         got = {}
     finally:
         Path(tmp).unlink(missing_ok=True)
-    return {"status": status, "returncode": rc, "elapsed_s": elapsed, "limit_s": limit,
-            "result": got.get("result"), "error": got.get("error")}
+    return {
+        "status": status,
+        "returncode": rc,
+        "elapsed_s": elapsed,
+        "limit_s": limit,
+        "result": got.get("result"),
+        "error": got.get("error"),
+    }
 
 
 def child(args) -> int:
@@ -119,8 +152,10 @@ def child(args) -> int:
             res = getattr(gpu_stages, f"stage_{args.stage}")(dev, args.cpu_smoke, faults)
     except Exception as exc:  # recorded in the JSON; the parent goes on with the next stage
         traceback.print_exc()
-        write_json(Path(args.stage_out), {"error": f"{type(exc).__name__}: {exc}",
-                                          "result": exc.result if isinstance(exc, Partial) else None})
+        write_json(
+            Path(args.stage_out),
+            {"error": f"{type(exc).__name__}: {exc}", "result": exc.result if isinstance(exc, Partial) else None},
+        )
         return 1
     write_json(Path(args.stage_out), {"result": res})
     return 0
@@ -141,12 +176,18 @@ def summarize(report: dict) -> tuple[bool | None, list[str]]:
 def _stage_line(name: str, st: dict) -> str:
     r = st["result"] or {}
     mfu = lambda v: "null (no datasheet peak for this device)" if v is None else f"{v:.1%} of the datasheet peak"  # noqa: E731
-    extra = {"throughput": lambda: f"{r['tokens_per_s']:,.0f} tok/s, MFU {mfu(r['mfu'])}, "
-                                   f"{r['mfu_vs_measured_gemm']:.1%} of the measured bf16 GEMM",
-             "id_large": lambda: f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN {r['knn_seconds']:.1f} s",
-             "sweep": lambda: f"{r['runs']} runs, {r['train_tokens_per_s']:,.0f} train tok/s, d = "
-                              + ", ".join(f"{c} {e['d']:.2f}" for c, e in r["id"].items()),
-             "parity": lambda: f"{sum(c['passed'] for c in r['checks'].values())}/{len(r['checks'])} checks pass"}
+    extra = {
+        "throughput": lambda: (
+            f"{r['tokens_per_s']:,.0f} tok/s, MFU {mfu(r['mfu'])}, "
+            f"{r['mfu_vs_measured_gemm']:.1%} of the measured bf16 GEMM"
+        ),
+        "id_large": lambda: f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN {r['knn_seconds']:.1f} s",
+        "sweep": lambda: (
+            f"{r['runs']} runs, {r['train_tokens_per_s']:,.0f} train tok/s, d = "
+            + ", ".join(f"{c} {e['d']:.2f}" for c, e in r["id"].items())
+        ),
+        "parity": lambda: f"{sum(c['passed'] for c in r['checks'].values())}/{len(r['checks'])} checks pass",
+    }
     detail = extra[name]() if st["status"] == "ok" and r else (st["error"] or "")
     return f"stage {name}: {st['status']} in {st['elapsed_s']:.1f} s (limit {st['limit_s']:.0f} s) {detail}"
 
@@ -157,8 +198,10 @@ def parent(args) -> int:
     from tmcheck.util.atomic import write_json
 
     if not args.cpu_smoke and not torch.cuda.is_available():
-        sys.stderr.write(f"error: no CUDA device: torch {torch.__version__} sees none; gpu_check needs one "
-                         f"(--cpu-smoke tests the script on the CPU)\n")
+        sys.stderr.write(
+            f"error: no CUDA device: torch {torch.__version__} sees none; gpu_check needs one "
+            f"(--cpu-smoke tests the script on the CPU)\n"
+        )
         return 2
     dev = torch.device("cpu" if args.cpu_smoke else "cuda")
     if args.sweep_dir is None:
@@ -168,12 +211,19 @@ def parent(args) -> int:
         name, _, secs = item.partition("=")
         limits[name] = float(secs)
     t_start = time.perf_counter()
-    report = {"tool": "benchmarks/gpu_check.py", "mode": "cpu-smoke" if args.cpu_smoke else "cuda",
-              "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "environment": environment(dev), "limits_s": limits, "injected_faults": args.inject_fault,
-              "stages": {}}
-    log(f"{report['environment']['device_name']}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
-        f"writing {args.out}")
+    report = {
+        "tool": "benchmarks/gpu_check.py",
+        "mode": "cpu-smoke" if args.cpu_smoke else "cuda",
+        "started_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "environment": environment(dev),
+        "limits_s": limits,
+        "injected_faults": args.inject_fault,
+        "stages": {},
+    }
+    log(
+        f"{report['environment']['device_name']}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
+        f"writing {args.out}"
+    )
     for name in args.stages:
         log(f"stage {name}: starting (limit {limits[name]:.0f} s, {time.perf_counter() - t_start:.0f} s elapsed)")
         report["stages"][name] = run_stage(name, args, limits[name])
@@ -183,10 +233,12 @@ def parent(args) -> int:
         write_json(args.out, report)  # after every stage: a run cut short keeps what it measured
     ok, failed = summarize(report)
     report["exit_code"] = 1 if ok is False else 0
-    report["finished_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report["finished_utc"] = datetime.now(UTC).isoformat(timespec="seconds")
     write_json(args.out, report)
-    log(f"done in {report['elapsed_s']:.0f} s; checks: " + ("not run" if ok is None else "all pass" if ok
-        else "FAILED: " + ", ".join(failed)))
+    log(
+        f"done in {report['elapsed_s']:.0f} s; checks: "
+        + ("not run" if ok is None else "all pass" if ok else "FAILED: " + ", ".join(failed))
+    )
     return report["exit_code"]
 
 
@@ -198,21 +250,31 @@ class _Parser(argparse.ArgumentParser):
 def parse(argv: list[str]):
     ap = _Parser(prog="gpu_check", description=__doc__.splitlines()[0])
     ap.add_argument("--cpu-smoke", action="store_true", help="tiny sizes on the CPU, CPU against CPU")
-    ap.add_argument("--out", type=Path, default=None, help=f"JSON report (default {RESULTS.relative_to(ROOT)}; "
-                    "the smoke run's default is a temporary file)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"JSON report (default {RESULTS.relative_to(ROOT)}; the smoke run's default is a temporary file)",
+    )
     ap.add_argument("--stages", default=",".join(STAGES), help=f"comma list of {', '.join(STAGES)}")
     ap.add_argument("--sweep", choices=("bounded", "full"), default="bounded", help="the sweep stage's preset")
     ap.add_argument("--sweep-dir", type=Path, default=None, help="sweep directory (default: a new temporary one)")
     ap.add_argument("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS")
-    ap.add_argument("--inject-fault", action="append", default=[], choices=CHECKS,
-                    help="perturb the device side of this check (shows that it can fail)")
+    ap.add_argument(
+        "--inject-fault",
+        action="append",
+        default=[],
+        choices=CHECKS,
+        help="perturb the device side of this check (shows that it can fail)",
+    )
     ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     ap.add_argument("--stage-out", help=argparse.SUPPRESS)
     ap.add_argument("--stage-limit", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.stages = [s for s in args.stages.split(",") if s]
     bad = [s for s in args.stages if s not in STAGES] + [
-        t.partition("=")[0] for t in args.stage_timeout if t.partition("=")[0] not in STAGES]
+        t.partition("=")[0] for t in args.stage_timeout if t.partition("=")[0] not in STAGES
+    ]
     if bad:
         ap.error(f"unknown stage {bad[0]!r}; choose from {', '.join(STAGES)}")
     try:

@@ -21,16 +21,49 @@ import numpy as np
 
 T0 = time.monotonic()  # this process's start, before torch is imported (stage limits count from here)
 STAGES = ("parity", "throughput", "id_large", "sweep")
-CHECKS = ("knn_default", "knn_small_tiles", "id_mle", "id_twonn", "gpt_logits_fp32", "gpt_loss_bf16",
-          "adamw_steps", "embed_fp32", "synth_forward_fp32")
+CHECKS = (
+    "knn_default",
+    "knn_small_tiles",
+    "id_mle",
+    "id_twonn",
+    "gpt_logits_fp32",
+    "gpt_loss_bf16",
+    "adamw_steps",
+    "embed_fp32",
+    "synth_forward_fp32",
+)
 # sizes: the real run / the CPU smoke run
 SIZES = {
-    False: {"knn_n": 4000, "knn_dim": 96, "knn_tile": 512, "gpt": (512, 64, 2, 4, 64), "batch": 8,
-            "tp_model": (50_304, 1024, 12, 12, 768), "tp_batch": 16, "tp_steps": 20, "gemm": 8192,
-            "id_n": 10**6, "id_D": 768, "id_d": 16, "bootstrap": 200},
-    True: {"knn_n": 400, "knn_dim": 24, "knn_tile": 96, "gpt": (128, 32, 2, 2, 32), "batch": 4,
-           "tp_model": (256, 64, 2, 2, 64), "tp_batch": 4, "tp_steps": 2, "gemm": 256,
-           "id_n": 3000, "id_D": 48, "id_d": 4, "bootstrap": 20},
+    False: {
+        "knn_n": 4000,
+        "knn_dim": 96,
+        "knn_tile": 512,
+        "gpt": (512, 64, 2, 4, 64),
+        "batch": 8,
+        "tp_model": (50_304, 1024, 12, 12, 768),
+        "tp_batch": 16,
+        "tp_steps": 20,
+        "gemm": 8192,
+        "id_n": 10**6,
+        "id_D": 768,
+        "id_d": 16,
+        "bootstrap": 200,
+    },
+    True: {
+        "knn_n": 400,
+        "knn_dim": 24,
+        "knn_tile": 96,
+        "gpt": (128, 32, 2, 2, 32),
+        "batch": 4,
+        "tp_model": (256, 64, 2, 2, 64),
+        "tp_batch": 4,
+        "tp_steps": 2,
+        "gemm": 256,
+        "id_n": 3000,
+        "id_D": 48,
+        "id_d": 4,
+        "bootstrap": 20,
+    },
 }
 K = 20
 
@@ -59,11 +92,18 @@ def _reset_peak(dev) -> None:
 def same_neighbors(ref, got, rtol: float = 1e-12) -> dict:
     """kNN results agree: identical indices, distances equal to rtol (float64 re-ranking on each side)."""
     same_idx = ref.indices.shape == got.indices.shape and bool(np.array_equal(ref.indices, got.indices))
-    rel = float(np.max(np.abs(ref.distances - got.distances) / np.maximum(ref.distances, 1e-300))) \
-        if ref.distances.shape == got.distances.shape else float("inf")
+    rel = (
+        float(np.max(np.abs(ref.distances - got.distances) / np.maximum(ref.distances, 1e-300)))
+        if ref.distances.shape == got.distances.shape
+        else float("inf")
+    )
     rows = int(np.sum(np.any(ref.indices != got.indices, axis=1))) if ref.indices.shape == got.indices.shape else -1
-    return {"passed": same_idx and rel <= rtol, "rows_differing": rows, "max_rel_distance_diff": rel,
-            "tolerance": f"indices identical, distances rtol {rtol:g}"}
+    return {
+        "passed": same_idx and rel <= rtol,
+        "rows_differing": rows,
+        "max_rel_distance_diff": rel,
+        "tolerance": f"indices identical, distances rtol {rtol:g}",
+    }
 
 
 def close_arrays(ref, got, atol: float, rtol: float = 0.0) -> dict:
@@ -72,14 +112,23 @@ def close_arrays(ref, got, atol: float, rtol: float = 0.0) -> dict:
         return {"passed": False, "max_abs_diff": float("inf"), "tolerance": f"atol {atol:g} + rtol {rtol:g}"}
     diff = np.abs(ref - got)
     ok = bool(np.all(diff <= atol + rtol * np.abs(ref)))
-    return {"passed": ok, "max_abs_diff": float(diff.max()), "max_abs_ref": float(np.abs(ref).max()),
-            "tolerance": f"atol {atol:g} + rtol {rtol:g}"}
+    return {
+        "passed": ok,
+        "max_abs_diff": float(diff.max()),
+        "max_abs_ref": float(np.abs(ref).max()),
+        "tolerance": f"atol {atol:g} + rtol {rtol:g}",
+    }
 
 
 def close_scalars(ref: float, got: float, atol: float) -> dict:
     diff = abs(float(ref) - float(got))
-    return {"passed": bool(diff <= atol), "cpu": float(ref), "device": float(got), "abs_diff": diff,
-            "tolerance": f"atol {atol:g}"}
+    return {
+        "passed": bool(diff <= atol),
+        "cpu": float(ref),
+        "device": float(got),
+        "abs_diff": diff,
+        "tolerance": f"atol {atol:g}",
+    }
 
 
 def _fault(name: str, faults: set, value, amount: float):
@@ -119,9 +168,13 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
         ref = kneighbors(X, K, device="cpu", **kw)
         t0 = time.perf_counter()
         got = _fault(name, faults, kneighbors(X, K, device=str(dev), **kw), 0)
-        checks[name] = {**same_neighbors(ref, got), "device_seconds": time.perf_counter() - t0,
-                        "rows_recomputed_cpu": ref.n_recomputed, "rows_recomputed_device": got.n_recomputed,
-                        "options": {k: v for k, v in kw.items()}}
+        checks[name] = {
+            **same_neighbors(ref, got),
+            "device_seconds": time.perf_counter() - t0,
+            "rows_recomputed_cpu": ref.n_recomputed,
+            "rows_recomputed_device": got.n_recomputed,
+            "options": {k: v for k, v in kw.items()},
+        }
 
     knn("knn_default")
     knn("knn_small_tiles", block_size=s["knn_tile"], margin=0)  # margin 0: certificate fails, range query runs
@@ -176,10 +229,13 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     weights = close_arrays(after["cpu"][0], _fault("adamw_steps", faults, after["dev"][0], 1.0), steps * lr)
     loss = close_scalars(after["cpu"][1], after["dev"][1], 1e-4)
     diff = np.abs(after["cpu"][0] - after["dev"][0])
-    checks["adamw_steps"] = {"passed": weights["passed"] and loss["passed"], "loss_after": loss,
-                             "weights_max_abs_diff": weights["max_abs_diff"],
-                             "weights_diff_99_9th_percentile": float(np.quantile(diff, 0.999)),
-                             "tolerance": f"loss atol 1e-4 after {steps} steps; weights atol {steps} lr = {steps * lr:g}"}
+    checks["adamw_steps"] = {
+        "passed": weights["passed"] and loss["passed"],
+        "loss_after": loss,
+        "weights_max_abs_diff": weights["max_abs_diff"],
+        "weights_diff_99_9th_percentile": float(np.quantile(diff, 0.999)),
+        "tolerance": f"loss atol 1e-4 after {steps} steps; weights atol {steps} lr = {steps * lr:g}",
+    }
 
     torch.manual_seed(0)
     scfg = ModelConfig(D=8, d_embd=8, n_blocks=2, n_heads=2, ffn_width=32)
@@ -253,13 +309,25 @@ def stage_throughput(dev, small: bool, faults: set) -> dict:
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
     peak, matched = bf16_dense_peak(name) if dev.type == "cuda" else (None, None)
     gemm = _gemm_flops(dev, s["gemm"])
-    return {"device": name, "config": cfg.__dict__, "batch": s["tp_batch"], "steps_timed": s["tp_steps"],
-            "seconds": seconds, "tokens_per_s": tps, "flops_per_token": fpt, "model_flops_per_s": tps * fpt,
-            "peak_bf16_dense_flops": peak, "peak_entry": matched,
-            "mfu": tps * fpt / peak if peak else None,
-            "gemm_bf16_flops_measured": gemm, "gemm_size": s["gemm"], "mfu_vs_measured_gemm": tps * fpt / gemm,
-            "peak_memory_gib": _peak_memory(dev), "params_non_embedding": model.num_params(),
-            "step": "forward + backward in bf16 autocast, grad clip 1.0, fused AdamW; eager (no torch.compile)"}
+    return {
+        "device": name,
+        "config": cfg.__dict__,
+        "batch": s["tp_batch"],
+        "steps_timed": s["tp_steps"],
+        "seconds": seconds,
+        "tokens_per_s": tps,
+        "flops_per_token": fpt,
+        "model_flops_per_s": tps * fpt,
+        "peak_bf16_dense_flops": peak,
+        "peak_entry": matched,
+        "mfu": tps * fpt / peak if peak else None,
+        "gemm_bf16_flops_measured": gemm,
+        "gemm_size": s["gemm"],
+        "mfu_vs_measured_gemm": tps * fpt / gemm,
+        "peak_memory_gib": _peak_memory(dev),
+        "params_non_embedding": model.num_params(),
+        "step": "forward + backward in bf16 autocast, grad clip 1.0, fused AdamW; eager (no torch.compile)",
+    }
 
 
 def stage_id_large(dev, small: bool, faults: set) -> dict:
@@ -278,12 +346,23 @@ def stage_id_large(dev, small: bool, faults: set) -> dict:
     t0 = time.perf_counter()
     est = MLE(k=K, bootstrap=s["bootstrap"], seed=0).fit_distances(nb.distances)
     t_mle = time.perf_counter() - t0
-    return {"manifold": f"sphere S^{s['id_d']} isometrically in R^{s['id_D']}", "N": s["id_n"], "D": s["id_D"],
-            "true_d": s["id_d"], "k": K, "estimator": "MLE, MacKay-Ghahramani inverse mean (the paper's)",
-            "dimension": est.dimension_, "ci": list(est.ci_),
-            "interval": f"percentile bootstrap over points, {s['bootstrap']} resamples",
-            "knn_seconds": t_knn, "mle_seconds": t_mle, "data_seconds": t_data,
-            "rows_recomputed": nb.n_recomputed, "knn_device": nb.device, "peak_memory_gib": _peak_memory(dev)}
+    return {
+        "manifold": f"sphere S^{s['id_d']} isometrically in R^{s['id_D']}",
+        "N": s["id_n"],
+        "D": s["id_D"],
+        "true_d": s["id_d"],
+        "k": K,
+        "estimator": "MLE, MacKay-Ghahramani inverse mean (the paper's)",
+        "dimension": est.dimension_,
+        "ci": list(est.ci_),
+        "interval": f"percentile bootstrap over points, {s['bootstrap']} resamples",
+        "knn_seconds": t_knn,
+        "mle_seconds": t_mle,
+        "data_seconds": t_data,
+        "rows_recomputed": nb.n_recomputed,
+        "knn_device": nb.device,
+        "peak_memory_gib": _peak_memory(dev),
+    }
 
 
 def sweep_preset(small: bool, variant: str):
@@ -294,23 +373,36 @@ def sweep_preset(small: bool, variant: str):
 
     if small:
         p = get_preset("tiny")
-        return p.with_overrides(name="tiny-smoke", corpora=("stories",), seeds=(0,), n_sizes=3, id_docs=32,
-                                max_eval_tokens=1024, train=replace(p.train, max_steps=20, eval_every=10),
-                                notes="gpu_check --cpu-smoke: tiny, one corpus, one seed, 3 sizes, 20 steps")
+        return p.with_overrides(
+            name="tiny-smoke",
+            corpora=("stories",),
+            seeds=(0,),
+            n_sizes=3,
+            id_docs=32,
+            max_eval_tokens=1024,
+            train=replace(p.train, max_steps=20, eval_every=10),
+            notes="gpu_check --cpu-smoke: tiny, one corpus, one seed, 3 sizes, 20 steps",
+        )
     p = get_preset("gpu-quick")
     if variant == "full":
         return p
-    return p.with_overrides(name="gpu-quick-bounded", corpora=("stories",), seeds=(0,), n_sizes=4,
-                            notes="gpu_check: gpu-quick with one corpus (stories), one seed and 4 sizes; model, "
-                                  "training, batch, tokenizer and ID settings unchanged")
+    return p.with_overrides(
+        name="gpu-quick-bounded",
+        corpora=("stories",),
+        seeds=(0,),
+        n_sizes=4,
+        notes="gpu_check: gpu-quick with one corpus (stories), one seed and 4 sizes; model, "
+        "training, batch, tokenizer and ID settings unchanged",
+    )
 
 
 def _cli(args: list[str], timeout: float) -> tuple[dict | list, float]:
     """One `tmcheck ... --json` command in its own process; its JSON output and wall seconds."""
     code = "import sys; from tmcheck.cli.main import app; sys.argv[0] = 'tmcheck'; app()"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code, *args, "--json"], capture_output=True, text=True,
-                          timeout=max(timeout, 1))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args, "--json"], capture_output=True, text=True, timeout=max(timeout, 1)
+    )
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -337,8 +429,12 @@ def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, li
     sweep = SweepDir(sweep_dir)
     with sweep.lock():
         sweep.open("pretrain", preset, {"corpora": list(preset.corpora)})
-    out = {"variant": "smoke" if small else variant, "preset": preset.as_dict(), "sweep_dir": str(sweep_dir),
-           "device": str(dev)}
+    out = {
+        "variant": "smoke" if small else variant,
+        "preset": preset.as_dict(),
+        "sweep_dir": str(sweep_dir),
+        "device": str(dev),
+    }
     reserve = 30 if small else 45  # for id corpus and report
     dev_opt = ["--device", "cpu"] if dev.type == "cpu" else ["--device", str(dev)]
     try:
@@ -347,8 +443,9 @@ def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, li
         ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
         out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
         rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
-        out["report"] = {c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")}
-                         for c, e in rep["table"].items()}
+        out["report"] = {
+            c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")} for c, e in rep["table"].items()
+        }
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         if "runs" not in out:
             try:
@@ -361,6 +458,10 @@ def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, li
 
 def _rows_summary(rows: list[dict]) -> dict:
     secs, tokens = sum(r["seconds"] for r in rows), sum(r["tokens_seen"] for r in rows)
-    return {"runs": len(rows), "train_seconds": secs, "train_tokens": tokens,
-            "train_tokens_per_s": tokens / secs if secs else None,
-            "rows": [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows]}
+    return {
+        "runs": len(rows),
+        "train_seconds": secs,
+        "train_tokens": tokens,
+        "train_tokens_per_s": tokens / secs if secs else None,
+        "rows": [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows],
+    }

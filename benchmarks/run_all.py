@@ -16,8 +16,11 @@ def main(argv: list[str]) -> int:
     wanted = [f"bench_{a.removeprefix('bench_')}" for a in argv]
     unknown = sorted(set(wanted) - set(names))
     if unknown:
-        print(f"unknown benchmark {', '.join(n.removeprefix('bench_') for n in unknown)}; known: "
-              f"{', '.join(n.removeprefix('bench_') for n in names)}", file=sys.stderr)
+        print(
+            f"unknown benchmark {', '.join(n.removeprefix('bench_') for n in unknown)}; known: "
+            f"{', '.join(n.removeprefix('bench_') for n in names)}",
+            file=sys.stderr,
+        )
         return 2
     for name in wanted or names:
         print(f"=== {name}", flush=True)

@@ -12,13 +12,18 @@ import math
 
 import typer
 
-from typing import Optional
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, positive_finite, positive_int
 from tmcheck.theory import bounds
 
-app = typer.Typer(no_args_is_help=True, help="Closed-form bounds: Lemma 2 covering number, Theorem 1 (Appendix F), resources of Lemma 1 and Theorem 2 (Appendix E).")
+app = typer.Typer(
+    no_args_is_help=True,
+    help=(
+        "Closed-form bounds: Lemma 2 covering number, Theorem 1 (Appendix F), "
+        "resources of Lemma 1 and Theorem 2 (Appendix E)."
+    ),
+)
 
 
 def _fmt(v) -> str:
@@ -74,7 +79,9 @@ def theorem1(
     beta: BetaOpt = 1.0,
     n: float = typer.Option(1e6, "--n", callback=positive_finite, help="n, the number of samples."),
     D: int = typer.Option(16, "--D", callback=positive_int, help="D, the ambient dimension."),
-    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f| and on the network output."),
+    R: float = typer.Option(
+        1.0, "--R", callback=positive_finite, help="R, the bound on |f| and on the network output."
+    ),
     C_M: int = typer.Option(1, "--C-M", callback=positive_int, help="C_M, the number of charts."),
     M: float = typer.Option(1.0, "--M", callback=positive_finite, help="M, the bound ||x||∞ <= M on the manifold."),
     json_: JsonOpt = False,
@@ -86,7 +93,9 @@ def theorem1(
     from rich.table import Table
 
     if d > D:
-        raise typer.BadParameter(f"the intrinsic dimension d = {d} exceeds the ambient dimension D = {D}", param_hint="--d")
+        raise typer.BadParameter(
+            f"the intrinsic dimension d = {d} exceeds the ambient dimension D = {D}", param_hint="--d"
+        )
     out = bounds.theorem1_bound(d, n, beta, D=D, R=R, C_M=C_M, M=M)
     out["n_for_this_eps"] = bounds.theorem1_n_for_eps(out["eps"], d, beta)
     if json_:
@@ -106,7 +115,9 @@ def theorem1(
         f"(900 …) = {out['paper_simplified_log_N']:.6g}"
     )
     if math.isfinite(out["corrected"]["total"]) and out["corrected"]["total"] > 1:
-        console.print("[yellow]the bound exceeds 1 at this n: it is vacuous here (see theorem1.* in `tmcheck proofs`).[/]")
+        console.print(
+            "[yellow]the bound exceeds 1 at this n: it is vacuous here (see theorem1.* in `tmcheck proofs`).[/]"
+        )
 
 
 def _print_spec(sp, title: str) -> None:
@@ -129,9 +140,11 @@ def lemma1(
     eps: float = typer.Option(0.1, "--eps", callback=positive_finite, help="ε, the target accuracy in L∞."),
     beta: BetaOpt = 1.0,
     H_f: float = typer.Option(1.0, "--H-f", callback=positive_finite, help="H_f, the Hölder constant."),
-    R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f| (sets the f_n heads and the sum shift)."),
+    R: float = typer.Option(
+        1.0, "--R", callback=positive_finite, help="R, the bound on |f| (sets the f_n heads and the sum shift)."
+    ),
     grid: str = typer.Option("tight", "--grid", help="'tight' (corrected analysis) or 'paper' (the proof's N)."),
-    N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid size (default: the grid's N for ε)."),
+    N: int | None = typer.Option(None, "--N", min=2, help="Grid size (default: the grid's N for ε)."),
     exact: ExactOpt = True,
     json_: JsonOpt = False,
 ) -> None:
@@ -157,11 +170,18 @@ def theorem2(
     manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus: its atlas gives C_M and μ."),
     D: int = typer.Option(3, "--D", min=1, help="D, the ambient dimension."),
     eps: float = typer.Option(0.3, "--eps", callback=positive_finite, help="ε, the target accuracy in L∞."),
-    H_f: float = typer.Option(1.0, "--H-f", callback=positive_finite, help="H_f, the Lipschitz constant of f on the manifold."),
+    H_f: float = typer.Option(
+        1.0, "--H-f", callback=positive_finite, help="H_f, the Lipschitz constant of f on the manifold."
+    ),
     R: float = typer.Option(1.0, "--R", callback=positive_finite, help="R, the bound on |f|."),
-    N: Optional[int] = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N)."),
+    N: int | None = typer.Option(None, "--N", min=2, help="Grid per chart (default: the proven N)."),
     exact: ExactOpt = False,
-    budget_gb: Optional[float] = typer.Option(None, "--fits-in-gb", callback=positive_finite, help="Also report the least ε whose proven network's weights fit in this many GB."),
+    budget_gb: float | None = typer.Option(
+        None,
+        "--fits-in-gb",
+        callback=positive_finite,
+        help="Also report the least ε whose proven network's weights fit in this many GB.",
+    ),
     json_: JsonOpt = False,
 ) -> None:
     """Theorem 2 (Section 2.4, Appendix E.2): N, l, m, L_T, L_FFN, w_FFN, κ of the construction on the
@@ -176,12 +196,19 @@ def theorem2(
     out["weights_bytes"] = memory_bytes(sp)
     if budget_gb is not None:
         e_star, at = smallest_eps_within(manifold, D, budget_gb * 1e9, H_f, R)
-        out["fits"] = {"budget_bytes": budget_gb * 1e9, "least_eps": e_star, "at_least_eps": at,
-                       "method": "float64 weights of the proven network computed from the spec (not built), ε on a 1/1000 grid"}
+        out["fits"] = {
+            "budget_bytes": budget_gb * 1e9,
+            "least_eps": e_star,
+            "at_least_eps": at,
+            "method": "float64 weights of the proven network computed from the spec (not built), ε on a 1/1000 grid",
+        }
     if json_:
         print_json(out)
         return
     _print_spec(sp, f"Theorem 2 on the {manifold} in R^{D}, ε = {eps:g}, H_f = {H_f:g}, R = {R:g}")
     console.print(f"float64 weights of this network: {out['weights_bytes'] / 1e9:.3g} GB (from the spec)")
     if budget_gb is not None:
-        console.print(f"the proven network fits in {budget_gb:g} GB for ε >= {out['fits']['least_eps']} (from the spec, not built)")
+        console.print(
+            f"the proven network fits in {budget_gb:g} GB for ε >= {out['fits']['least_eps']} (from the spec, "
+            "not built)"
+        )

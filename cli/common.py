@@ -7,7 +7,8 @@ import json
 import math
 import sys
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import typer

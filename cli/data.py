@@ -6,7 +6,6 @@ extracts the optional Debian corpora. Library: tmcheck.empirics.data.
 
 from __future__ import annotations
 
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -19,7 +18,7 @@ app = typer.Typer(no_args_is_help=True, help="Corpora for pretraining: stats and
 @app.command()
 @handle_errors
 def stats(
-    corpus: Optional[List[str]] = typer.Argument(None, help="Corpora (default: code, prose, stories)."),
+    corpus: list[str] | None = typer.Argument(None, help="Corpora (default: code, prose, stories)."),
     vocab: int = typer.Option(4096, "--vocab", help="BPE vocabulary trained on each corpus to count tokens."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -35,16 +34,23 @@ def stats(
         table.add_column(col, justify="left" if col in ("corpus", "split") else "right")
     for r in rows:
         for split, s in [*r["splits"].items(), ("total", r["total"])]:
-            table.add_row(r["corpus"] if split == "train" else "", split, f"{s['documents']:,}", f"{s['bytes']:,}",
-                          f"{s['tokens']:,}", f"{s['gzip_ratio']:.3f}")
+            table.add_row(
+                r["corpus"] if split == "train" else "",
+                split,
+                f"{s['documents']:,}",
+                f"{s['bytes']:,}",
+                f"{s['tokens']:,}",
+                f"{s['gzip_ratio']:.3f}",
+            )
     console.print(table)
 
 
 @app.command()
 @handle_errors
 def prepare(
-    name: str = typer.Argument(..., help="sql (mariadb-test-data) or prose-large (linux-source-6.1, python3.11-doc, "
-                                         "sword-text-web)."),
+    name: str = typer.Argument(
+        ..., help="sql (mariadb-test-data) or prose-large (linux-source-6.1, python3.11-doc, sword-text-web)."
+    ),
     no_install: bool = typer.Option(False, "--no-install", help="Skip apt-get (packages already installed)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

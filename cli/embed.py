@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -23,19 +22,29 @@ def command(
     model: Path = typer.Argument(..., help="tmcheck checkpoint or run directory, or a transformers model directory."),
     text: Path = typer.Option(..., "--text", help="Text file; documents are separated by blank lines."),
     out: Path = typer.Option(Path("embeddings.npy"), "--out", help="Output .npy of shape (points, width)."),
-    tokenizer: Optional[Path] = typer.Option(None, "--tokenizer", help="tokenizer.json (tmcheck checkpoints; "
-                                             "default: the one saved with the run)."),
-    layer: Optional[int] = typer.Option(None, "--layer", callback=nonneg_int,
-                                        help="Block, 1-based; 0 = input embeddings (default: last)."),
-    final_ln: str = typer.Option("after", "--final-ln", help="Last layer: after or before the final LayerNorm "
-                                 "(models with a final norm only)."),
+    tokenizer: Path | None = typer.Option(
+        None, "--tokenizer", help="tokenizer.json (tmcheck checkpoints; default: the one saved with the run)."
+    ),
+    layer: int | None = typer.Option(
+        None, "--layer", callback=nonneg_int, help="Block, 1-based; 0 = input embeddings (default: last)."
+    ),
+    final_ln: str = typer.Option(
+        "after", "--final-ln", help="Last layer: after or before the final LayerNorm (models with a final norm only)."
+    ),
     window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
     context: int = typer.Option(1024, "--context", callback=positive_int, help="Tokens per document fed to the model."),
-    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", callback=positive_int, help="Hidden states kept per document."),
-    batch_size: int = typer.Option(16, "--batch-size", callback=positive_int,
-                                   help="Documents per forward pass (masked padding: the embeddings do not depend on it)."),
-    special_tokens: str = typer.Option("exclude", "--special-tokens",
-                                       help="exclude ([CLS]/[SEP], BOS/EOS are fed but not kept) or include."),
+    tokens_per_doc: int = typer.Option(
+        32, "--tokens-per-doc", callback=positive_int, help="Hidden states kept per document."
+    ),
+    batch_size: int = typer.Option(
+        16,
+        "--batch-size",
+        callback=positive_int,
+        help="Documents per forward pass (masked padding: the embeddings do not depend on it).",
+    ),
+    special_tokens: str = typer.Option(
+        "exclude", "--special-tokens", help="exclude ([CLS]/[SEP], BOS/EOS are fed but not kept) or include."
+    ),
     device: DeviceOpt = "auto",
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
@@ -54,8 +63,16 @@ def command(
     if tokenizer is not None:
         _check_tokenizer(tokenizer)
     _refuse_pickled_weights(model)
-    opts = EmbedOptions(context=context, tokens_per_doc=tokens_per_doc, window=window, final_ln=final_ln, layer=layer,
-                        seed=seed, batch_docs=batch_size, special_tokens=special_tokens)
+    opts = EmbedOptions(
+        context=context,
+        tokens_per_doc=tokens_per_doc,
+        window=window,
+        final_ln=final_ln,
+        layer=layer,
+        seed=seed,
+        batch_docs=batch_size,
+        special_tokens=special_tokens,
+    )
     lm = load_model(model)
     lm.check_options(opts)
     lm.model.to(resolve_device(device))
@@ -68,13 +85,21 @@ def command(
     buf = io.BytesIO()
     np.save(buf, X)
     write_bytes(out, buf.getvalue())
-    info = {"model": lm.source, "kind": lm.kind, "documents": len(docs), "shape": list(X.shape), "out": str(out),
-            **opts.as_dict()}
+    info = {
+        "model": lm.source,
+        "kind": lm.kind,
+        "documents": len(docs),
+        "shape": list(X.shape),
+        "out": str(out),
+        **opts.as_dict(),
+    }
     if as_json:
         print_json(info)
     else:
-        console.print(f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
-                      f"layer {layer if layer is not None else 'last'}) to {out}")
+        console.print(
+            f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
+            f"layer {layer if layer is not None else 'last'}) to {out}"
+        )
 
 
 def _check_tokenizer(path: Path) -> None:
@@ -96,13 +121,17 @@ def _refuse_pickled_weights(model: Path) -> None:
     if not (model.is_dir() and (model / "config.json").is_file()):
         return
     if not any(model.glob("*.safetensors")) and any(model.glob("*.bin")):
-        raise ValueError(f"{model} holds only pickled weights (*.bin); tmcheck loads safetensors only "
-                         "(convert them with transformers' save_pretrained(safe_serialization=True) where you trust them)")
+        raise ValueError(
+            f"{model} holds only pickled weights (*.bin); tmcheck loads safetensors only "
+            "(convert them with transformers' save_pretrained(safe_serialization=True) where you trust them)"
+        )
 
 
 def _check_vocabulary(lm, ids, tokenizer) -> None:
     """Every token id must index the model's embedding table (a tokenizer of another model does not)."""
-    emb = lm.model.get_input_embeddings() if hasattr(lm.model, "get_input_embeddings") else getattr(lm.model, "wte", None)
+    emb = (
+        lm.model.get_input_embeddings() if hasattr(lm.model, "get_input_embeddings") else getattr(lm.model, "wte", None)
+    )
     vocab = getattr(getattr(emb, "weight", None), "shape", (None,))[0]
     top = max((int(a.max()) for a in ids if a.size), default=-1)
     if vocab is not None and top >= vocab:

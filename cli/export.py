@@ -6,7 +6,6 @@ Library: tmcheck.empirics.hf.export_hf.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -21,7 +20,7 @@ app = typer.Typer(no_args_is_help=True, help="Export trained models (GPT-2 direc
 def hf(
     run: Path = typer.Argument(..., help="Checkpoint file or run directory (its best checkpoint)."),
     out: Path = typer.Argument(..., help="Output directory (must not exist unless --overwrite)."),
-    tokenizer: Optional[Path] = typer.Option(None, "--tokenizer", help="tokenizer.json (default: found beside the run)."),
+    tokenizer: Path | None = typer.Option(None, "--tokenizer", help="tokenizer.json (default: found beside the run)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUT."),
     json_: JsonOpt = False,
 ) -> None:
@@ -32,5 +31,7 @@ def hf(
     if json_:
         print_json(row)
     else:
-        console.print(f"exported {row['checkpoint']} ({row['params']:,} parameters, vocabulary {row['vocab_size']}, "
-                      f"eos {row['eos_token']}) to {row['out']}: {', '.join(row['files'])}")
+        console.print(
+            f"exported {row['checkpoint']} ({row['params']:,} parameters, vocabulary {row['vocab_size']}, "
+            f"eos {row['eos_token']}) to {row['out']}: {', '.join(row['files'])}"
+        )

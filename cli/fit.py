@@ -13,7 +13,7 @@ import csv
 import json
 import math
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -41,8 +41,9 @@ def _finite(values: np.ndarray, name: str) -> np.ndarray:
     return values
 
 
-def prepare(path: Path, xs: list[str], y: str, group: Optional[str], derive: list[str], where: Optional[str],
-            drop_top: int) -> dict:
+def prepare(
+    path: Path, xs: list[str], y: str, group: str | None, derive: list[str], where: str | None, drop_top: int
+) -> dict:
     """Columns read, derived (in order), filtered and trimmed: {"x": {name: array}, "y", "group", "steps"}.
     Empty, non-numeric, NaN or infinite values in a column the fit uses are bad input (ValueError)."""
     from tmcheck.empirics import fit_expr
@@ -93,7 +94,7 @@ def prepare(path: Path, xs: list[str], y: str, group: Optional[str], derive: lis
         if drop_top >= len(data[y]):
             raise ValueError(f"--drop-top {drop_top} leaves no rows ({len(data[y])} rows)")
         drop = np.zeros(len(data[y]), bool)
-        drop[np.argsort(data[y], kind="stable")[len(drop) - drop_top:]] = True
+        drop[np.argsort(data[y], kind="stable")[len(drop) - drop_top :]] = True
         data = {k: v[~drop] for k, v in data.items()}
         labels = None if labels is None else labels[~drop]
         steps.append(f"dropped the {drop_top} highest-{y} rows")
@@ -108,14 +109,13 @@ def _is_number(v) -> bool:
     return True
 
 
-def _prediction(d: Optional[float], d_ci: Optional[str], kind: str, beta: float) -> Optional[dict]:
+def _prediction(d: float | None, d_ci: str | None, kind: str, beta: float) -> dict | None:
     if d is None:
         if d_ci is not None:
             raise typer.BadParameter("--d-ci needs --d (the estimate it surrounds)", param_hint="--d-ci")
         return None
     if kind not in ("D", "N"):
-        raise typer.BadParameter(f"must be D (data exponent) or N (model exponent), got {kind!r}",
-                                 param_hint="--kind")
+        raise typer.BadParameter(f"must be D (data exponent) or N (model exponent), got {kind!r}", param_hint="--kind")
     if d_ci is None:
         return {"kind": kind, "beta": beta, "d": d}
     ci = parse_list(d_ci, "--d-ci", float, positive_finite)
@@ -128,20 +128,43 @@ def _one_dimensional(n, y, form, level, prediction, tolerance, coverage_reps, bo
     from tmcheck.empirics.fit import exponent_report
     from tmcheck.theory.bounds import id_from_alpha_D
 
-    rep = exponent_report(n, y, level=level, forms=(form,), prediction=prediction, tolerance=tolerance,
-                          coverage_reps=coverage_reps, bootstrap=bootstrap, seed=seed)
+    rep = exponent_report(
+        n,
+        y,
+        level=level,
+        forms=(form,),
+        prediction=prediction,
+        tolerance=tolerance,
+        coverage_reps=coverage_reps,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
     e = rep["fits"][form]
     a = e["alpha"]
     implied = id_from_alpha_D(a, beta) if 0 < a < 1 else float("nan")
-    return {"n_points": len(y), "params": e["params"], "alpha": a, "interval": e["interval"], "status": e["status"],
-            "flags": e["flags"], "implied_d": implied, "fit": e, "range": rep["range"],
-            "curvature": rep["curvature"], "prediction": (rep["prediction"] or {}).get(form), "words": rep["words"]}
+    return {
+        "n_points": len(y),
+        "params": e["params"],
+        "alpha": a,
+        "interval": e["interval"],
+        "status": e["status"],
+        "flags": e["flags"],
+        "implied_d": implied,
+        "fit": e,
+        "range": rep["range"],
+        "curvature": rep["curvature"],
+        "prediction": (rep["prediction"] or {}).get(form),
+        "words": rep["words"],
+    }
 
 
 def _warn(label: str, status: str, flags: list) -> None:
     if flags:
-        err_console.print(f"[bold yellow]warning:[/] {label}{status} fit: " + "; ".join(f["message"] for f in flags),
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold yellow]warning:[/] {label}{status} fit: " + "; ".join(f["message"] for f in flags),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _print_1d(name: str, form: str, r: dict) -> None:
@@ -153,13 +176,16 @@ def _print_1d(name: str, form: str, r: dict) -> None:
     for k in ("E", "B"):
         if form == "offset" or k == "B":
             iv = e.get("E_interval") if k == "E" else None
-            table.add_row(k, f"{e['params'][k]:.4g}",
-                          f"[{iv['lo']:.4g}, {iv['hi']:.4g}] ({iv['method']})" if iv else "")
+            table.add_row(
+                k, f"{e['params'][k]:.4g}", f"[{iv['lo']:.4g}, {iv['hi']:.4g}] ({iv['method']})" if iv else ""
+            )
     table.add_row("implied d (beta)", f"{r['implied_d']:.3g}", "")
     console.print(table)
     cov = ", ".join(f"{m} {v['coverage']:.0%}" for m, v in e["coverage"].items())
-    console.print(f"coverage of each method at this design ({next(iter(e['coverage'].values()))['reps']} simulated "
-                  f"sweeps, noise {e['noise']['sigma_log']:.3g} from {e['noise']['source']}): {cov}")
+    console.print(
+        f"coverage of each method at this design ({next(iter(e['coverage'].values()))['reps']} simulated "
+        f"sweeps, noise {e['noise']['sigma_log']:.3g} from {e['noise']['source']}): {cov}"
+    )
     console.print(f"status: {r['status']}", highlight=False)
     for key in ("curvature", "range", "prediction"):
         if r.get(key) and r[key].get("words"):
@@ -172,30 +198,53 @@ def command(
     x: str = typer.Option(..., "--x", help="Column of the size variable; for --form joint two columns, e.g. N,D."),
     y: str = typer.Option("loss", "--y", help="Column of the loss."),
     form: str = typer.Option("offset", "--form", help="offset, power, loglog (the paper's) or joint."),
-    group: Optional[str] = typer.Option(None, "--group",
-                                        help="Fit each value of this column separately (one colour per group)."),
-    derive: Annotated[Optional[List[str]], typer.Option(
-        "--derive", help="New column NAME=EXPRESSION of others, e.g. 'D=C/(6*N)' (repeatable; sympy, never eval).")] = None,
-    where: Optional[str] = typer.Option(None, "--where", help="Keep rows satisfying a condition, e.g. 'N>1e8 and loss<4'."),
-    drop_top: int = typer.Option(0, "--drop-top", callback=nonneg_int,
-                                 help="Drop the K highest-loss rows (Epoch AI drop 5 of Chinchilla's)."),
-    loss: Optional[str] = typer.Option(None, "--loss", help="joint: huber (default) or squared."),
-    huber_delta: Optional[float] = typer.Option(None, "--huber-delta", callback=positive_finite,
-                                                help="joint: Huber threshold on the log residual (default 1e-3)."),
+    group: str | None = typer.Option(
+        None, "--group", help="Fit each value of this column separately (one colour per group)."
+    ),
+    derive: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--derive", help="New column NAME=EXPRESSION of others, e.g. 'D=C/(6*N)' (repeatable; sympy, never eval)."
+        ),
+    ] = None,
+    where: str | None = typer.Option(
+        None, "--where", help="Keep rows satisfying a condition, e.g. 'N>1e8 and loss<4'."
+    ),
+    drop_top: int = typer.Option(
+        0, "--drop-top", callback=nonneg_int, help="Drop the K highest-loss rows (Epoch AI drop 5 of Chinchilla's)."
+    ),
+    loss: str | None = typer.Option(None, "--loss", help="joint: huber (default) or squared."),
+    huber_delta: float | None = typer.Option(
+        None,
+        "--huber-delta",
+        callback=positive_finite,
+        help="joint: Huber threshold on the log residual (default 1e-3).",
+    ),
     level: float = typer.Option(0.95, "--level", help="Nominal level of the intervals, in (0, 1)."),
-    d: Optional[float] = typer.Option(None, "--d", callback=positive_finite,
-                                      help="Intrinsic dimension (known, or d-hat with --d-ci) for the prediction test."),
-    d_ci: Optional[str] = typer.Option(None, "--d-ci", help="Interval LO,HI of d-hat (its uncertainty enters the test)."),
+    d: float | None = typer.Option(
+        None,
+        "--d",
+        callback=positive_finite,
+        help="Intrinsic dimension (known, or d-hat with --d-ci) for the prediction test.",
+    ),
+    d_ci: str | None = typer.Option(None, "--d-ci", help="Interval LO,HI of d-hat (its uncertainty enters the test)."),
     kind: str = typer.Option("D", "--kind", help="D: alpha_D = 2beta/(2beta+d) (eq. 3); N: alpha_N = 2beta/d (eq. 4)."),
-    tolerance: float = typer.Option(0.1, "--tolerance", callback=positive_finite,
-                                    help="Half-width above which the prediction test is 'not decidable'."),
+    tolerance: float = typer.Option(
+        0.1,
+        "--tolerance",
+        callback=positive_finite,
+        help="Half-width above which the prediction test is 'not decidable'.",
+    ),
     beta: BetaOpt = 1.0,
     bootstrap: BootstrapOpt = 400,
-    coverage_reps: int = typer.Option(200, "--coverage-reps", min=20,
-                                      help="Simulated sweeps measuring each interval's coverage at this design."),
-    compare: bool = typer.Option(False, "--compare", help="Also choose among the 1-D forms by leave-largest-out error."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a figure (data, law, band) here."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
+    coverage_reps: int = typer.Option(
+        200, "--coverage-reps", min=20, help="Simulated sweeps measuring each interval's coverage at this design."
+    ),
+    compare: bool = typer.Option(
+        False, "--compare", help="Also choose among the 1-D forms by leave-largest-out error."
+    ),
+    plot: Path | None = typer.Option(None, "--plot", help="Write a figure (data, law, band) here."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
 ) -> None:
@@ -216,8 +265,10 @@ def command(
     if form != "joint" and len(xs) != 1:
         raise ValueError(f"--form {form} needs one --x column")
     if form != "joint" and (loss is not None or huber_delta is not None):
-        raise ValueError("--loss/--huber-delta apply to --form joint; the 1-D forms use the squared loss, "
-                         "for which their intervals' coverage is measured")
+        raise ValueError(
+            "--loss/--huber-delta apply to --form joint; the 1-D forms use the squared loss, "
+            "for which their intervals' coverage is measured"
+        )
     prediction = _prediction(d, d_ci, kind, beta)
     data = prepare(file, xs, y, group, derive or [], where, drop_top)
     Y = data["y"]
@@ -225,8 +276,18 @@ def command(
     if form == "joint":
         X = np.stack([data["x"][c] for c in xs], axis=1)
         groups = np.unique(X, axis=0, return_inverse=True)[1].ravel()
-        result = fit_law(X, Y, form="joint", groups=groups, bootstrap=bootstrap, seed=seed, ci_level=level,
-                         beta=beta, loss=loss, huber_delta=huber_delta)
+        result = fit_law(
+            X,
+            Y,
+            form="joint",
+            groups=groups,
+            bootstrap=bootstrap,
+            seed=seed,
+            ci_level=level,
+            beta=beta,
+            loss=loss,
+            huber_delta=huber_delta,
+        )
         payload.update(result.as_dict())
         payload["ci_method"] = "percentile bootstrap over configurations (coverage not measured for the joint law)"
         if plot is not None:
@@ -238,8 +299,12 @@ def command(
         labels = data["group"]
         names = [None] if labels is None else list(dict.fromkeys(labels))
         rows = {g: np.ones(len(Y), bool) if g is None else labels == g for g in names}
-        results = {g: _one_dimensional(n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps, bootstrap,
-                                       seed, beta) for g, sel in rows.items()}
+        results = {
+            g: _one_dimensional(
+                n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps, bootstrap, seed, beta
+            )
+            for g, sel in rows.items()
+        }
         if labels is None:
             payload.update(results[None])
         else:
@@ -249,8 +314,10 @@ def command(
         if plot is not None:
             from tmcheck.empirics.fit_plot import plot_1d
 
-            curves = [{"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel],
-                       "entry": results[g]["fit"]} for g, sel in rows.items()]
+            curves = [
+                {"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel], "entry": results[g]["fit"]}
+                for g, sel in rows.items()
+            ]
             plot_1d(curves, plot, form, level, xlabel=xs[0], ylabel=y, bootstrap=bootstrap, seed=seed)
     if out is not None:
         from tmcheck.util.atomic import write_text
@@ -274,7 +341,9 @@ def command(
     if "model_choice" in payload:
         for g, mc in payload["model_choice"].items():
             errs = ", ".join(f"{k} {v:.4g}" for k, v in mc["errors"].items())
-            console.print(f"leave-largest-out log RMSE{'' if g == 'None' else f' ({g})'}: {errs}; choice: {mc['choice']}")
+            console.print(
+                f"leave-largest-out log RMSE{'' if g == 'None' else f' ({g})'}: {errs}; choice: {mc['choice']}"
+            )
     if plot is not None:
         console.print(f"plot written to {plot}")
 
@@ -285,12 +354,19 @@ def _print_joint(p: dict, file: Path) -> None:
         table.add_column(c)
     for name, v in p["params"].items():
         ci = p["ci"].get(name)
-        table.add_row(name, f"{v:.4g}", "-" if ci is None else f"[{ci[0]:.4g}, {ci[1]:.4g}]",
-                      "yes" if p["at_bound"].get(name) else "")
+        table.add_row(
+            name,
+            f"{v:.4g}",
+            "-" if ci is None else f"[{ci[0]:.4g}, {ci[1]:.4g}]",
+            "yes" if p["at_bound"].get(name) else "",
+        )
     for name, v in p["derived"].items():
         ci = p["derived_ci"].get(name)
         table.add_row(f"{name} (derived)", f"{v:.4g}", "-" if ci is None else f"[{ci[0]:.4g}, {ci[1]:.4g}]", "")
     console.print(table)
     delta = f"Huber delta {p['huber_delta']:.3g}" if p["loss"] == "huber" else "squared loss"
-    console.print(f"status: {p['status']}; RMSE (log) {p['rmse_log']:.4g}; {delta}; "
-                  f"bootstrap failures {p['bootstrap_failures']}/{p['bootstrap']}", highlight=False)
+    console.print(
+        f"status: {p['status']}; RMSE (log) {p['rmse_log']:.4g}; {delta}; "
+        f"bootstrap failures {p['bootstrap_failures']}/{p['bootstrap']}",
+        highlight=False,
+    )

@@ -13,7 +13,6 @@ import importlib.util
 import io
 import warnings
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -36,23 +35,34 @@ PROGRESS_MIN_POINTS = 20000  # below this an estimate takes about a second: no p
 @handle_errors
 def estimate(
     file: Path = typer.Argument(..., help="Points, one per row: .npy, .pt or .safetensors."),
-    estimator: str = typer.Option("mle", "--estimator", "-e",
-                                  help="mle (MacKay-Ghahramani inverse mean; the paper's), mle-mean, mle-curve, "
-                                       "twonn, twonn-mle, gride, scaling."),
-    k: int = typer.Option(20, "--k", "--n-neighbors", callback=positive_int,
-                          help="Neighbours per point (the paper's K = 20)."),
-    protocol: str = typer.Option("full", "--protocol",
-                                 help="full: all points at once; paper: random disjoint batches, mean of batch estimates."),
-    batch_size: int = typer.Option(4096, "--batch-size", callback=positive_int, help="Batch size of the paper protocol."),
+    estimator: str = typer.Option(
+        "mle",
+        "--estimator",
+        "-e",
+        help="mle (MacKay-Ghahramani inverse mean; the paper's), mle-mean, mle-curve, "
+        "twonn, twonn-mle, gride, scaling.",
+    ),
+    k: int = typer.Option(
+        20, "--k", "--n-neighbors", callback=positive_int, help="Neighbours per point (the paper's K = 20)."
+    ),
+    protocol: str = typer.Option(
+        "full", "--protocol", help="full: all points at once; paper: random disjoint batches, mean of batch estimates."
+    ),
+    batch_size: int = typer.Option(
+        4096, "--batch-size", callback=positive_int, help="Batch size of the paper protocol."
+    ),
     bootstrap: BootstrapOpt = 200,
     device: DeviceOpt = "auto",
     duplicates: str = typer.Option("remove", "--duplicates", help="Duplicate rows: remove (warn, count), keep, error."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", callback=nonneg_finite,
-                                         help="Near-duplicate tolerance relative to the points' norms "
-                                              "(default: 16 eps of their dtype)."),
-    key: Optional[str] = typer.Option(None, "--key", help="Tensor name inside a .pt dict or .safetensors file."),
+    rtol: float | None = typer.Option(
+        None,
+        "--rtol",
+        callback=nonneg_finite,
+        help="Near-duplicate tolerance relative to the points' norms (default: 16 eps of their dtype).",
+    ),
+    key: str | None = typer.Option(None, "--key", help="Tensor name inside a .pt dict or .safetensors file."),
     seed: SeedOpt = 0,
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
     as_json: JsonOpt = False,
 ) -> None:
     """Estimate the intrinsic dimension of the rows of FILE."""
@@ -61,12 +71,28 @@ def estimate(
     X = load_points(file, key=key)
     shape = getattr(X, "shape", ())
     show = not as_json and len(shape) == 2 and shape[0] >= PROGRESS_MIN_POINTS
-    status = (err_console.status(f"{estimator} on {shape[0]:,} x {shape[1]} points: exact kNN search, then the "
-                                 f"estimate ({bootstrap} bootstrap resamples)") if show else contextlib.nullcontext())
+    status = (
+        err_console.status(
+            f"{estimator} on {shape[0]:,} x {shape[1]} points: exact kNN search, then the "
+            f"estimate ({bootstrap} bootstrap resamples)"
+        )
+        if show
+        else contextlib.nullcontext()
+    )
     with warnings.catch_warnings(record=True) as caught, status:
         warnings.simplefilter("always")
-        result = estimate_id(X, estimator=estimator, k=k, protocol=protocol, batch_size=batch_size,
-                             bootstrap=bootstrap, duplicates=duplicates, device=device, seed=seed, rtol=rtol)
+        result = estimate_id(
+            X,
+            estimator=estimator,
+            k=k,
+            protocol=protocol,
+            batch_size=batch_size,
+            bootstrap=bootstrap,
+            duplicates=duplicates,
+            device=device,
+            seed=seed,
+            rtol=rtol,
+        )
     _notes(caught)
     payload = {"file": str(file), "shape": list(X.shape), **result.as_dict()}
     if out is not None:
@@ -90,11 +116,17 @@ def _table(file: Path, shape, estimator: str, result) -> None:
     table.add_row("protocol", p["name"])
     table.add_row("dimension", f"{result.dimension:.3f}")
     level = p.get("ci_level", 0.95)
-    table.add_row(f"{level:.0%} interval", "-" if result.ci is None else
-                  f"[{result.ci[0]:.3f}, {result.ci[1]:.3f}] ({p.get('interval', '')})")
+    table.add_row(
+        f"{level:.0%} interval",
+        "-" if result.ci is None else f"[{result.ci[0]:.3f}, {result.ci[1]:.3f}] ({p.get('interval', '')})",
+    )
     table.add_row("points used", str(result.n_used))
-    table.add_row("duplicates removed", f"{result.n_duplicates} (rule: distance <= {p['duplicate_rtol']:.3g} x norm)"
-                  if "duplicate_rtol" in p else str(result.n_duplicates))
+    table.add_row(
+        "duplicates removed",
+        f"{result.n_duplicates} (rule: distance <= {p['duplicate_rtol']:.3g} x norm)"
+        if "duplicate_rtol" in p
+        else str(result.n_duplicates),
+    )
     if p["name"] == "paper":
         table.add_row("batches", f"{p['n_batches']} x {p['batch_size']} (dropped {p['n_dropped_remainder']})")
     if "curve" in p:
@@ -109,10 +141,14 @@ def _table(file: Path, shape, estimator: str, result) -> None:
 @handle_errors
 def synth(
     manifold: str = typer.Option("sphere", "--manifold", help="linear, sphere, swissroll, torus, cube-image."),
-    d: Optional[int] = typer.Option(None, "--d", help="Intrinsic dimension (default: the manifold's)."),
-    ambient: int = typer.Option(768, "--D", callback=positive_int, help="Ambient dimension D (random isometric embedding)."),
+    d: int | None = typer.Option(None, "--d", help="Intrinsic dimension (default: the manifold's)."),
+    ambient: int = typer.Option(
+        768, "--D", callback=positive_int, help="Ambient dimension D (random isometric embedding)."
+    ),
     n: int = typer.Option(4096, "--n", callback=positive_int, help="Number of points."),
-    noise: float = typer.Option(0.0, "--noise", callback=nonneg_finite, help="Gaussian noise s.d. per ambient coordinate."),
+    noise: float = typer.Option(
+        0.0, "--noise", callback=nonneg_finite, help="Gaussian noise s.d. per ambient coordinate."
+    ),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     out: Path = typer.Option(Path("points.npy"), "--out", help="Output .npy file (written atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -128,14 +164,23 @@ def synth(
     if out.suffix != ".npy":
         raise ValueError(f"--out must end in .npy, got {out}")
     if 8 * n * ambient > MAX_SAMPLE_BYTES:  # the float64 sample before the float32 copy
-        raise ValueError(f"--n {n} x --D {ambient} points need {8 * n * ambient / 1e9:.3g} GB "
-                         f"(limit {MAX_SAMPLE_BYTES / 1e9:.3g} GB); lower --n or --D")
+        raise ValueError(
+            f"--n {n} x --D {ambient} points need {8 * n * ambient / 1e9:.3g} GB "
+            f"(limit {MAX_SAMPLE_BYTES / 1e9:.3g} GB); lower --n or --D"
+        )
     X = make_manifold(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
     buf = io.BytesIO()
     np.save(buf, X)
     write_bytes(out, buf.getvalue())
-    info = {"out": str(out), "manifold": manifold, "d": d if d is not None else MANIFOLDS[manifold][0],
-            "D": ambient, "n": n, "noise": noise, "seed": seed}
+    info = {
+        "out": str(out),
+        "manifold": manifold,
+        "d": d if d is not None else MANIFOLDS[manifold][0],
+        "D": ambient,
+        "n": n,
+        "noise": noise,
+        "seed": seed,
+    }
     if as_json:
         print_json(info)
     else:
@@ -145,18 +190,30 @@ def synth(
 @app.command()
 @handle_errors
 def ablate(
-    source: List[Path] = typer.Argument(..., help="A model-scaling sweep directory (tmcheck sweep model), or one or "
-                                        "more local models (transformers directories) to compare on the same text."),
-    corpus: str = typer.Option("stories", "--corpus", help="Local models: embed the test split of this tmcheck corpus."),
-    text: Optional[Path] = typer.Option(None, "--text", help="Local models: embed this UTF-8 file's paragraphs instead."),
-    estimator: Optional[List[str]] = typer.Option(None, "--estimator", "-e",
-                                                  help="Estimators, comma-separated or repeated (default: mle, twonn)."),
+    source: list[Path] = typer.Argument(
+        ...,
+        help="A model-scaling sweep directory (tmcheck sweep model), or one or "
+        "more local models (transformers directories) to compare on the same text.",
+    ),
+    corpus: str = typer.Option(
+        "stories", "--corpus", help="Local models: embed the test split of this tmcheck corpus."
+    ),
+    text: Path | None = typer.Option(None, "--text", help="Local models: embed this UTF-8 file's paragraphs instead."),
+    estimator: list[str] | None = typer.Option(
+        None, "--estimator", "-e", help="Estimators, comma-separated or repeated (default: mle, twonn)."
+    ),
     k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours of the MLE (the paper's K = 20)."),
     docs: int = typer.Option(256, "--docs", callback=positive_int, help="Test documents embedded."),
     context: int = typer.Option(256, "--context", callback=positive_int, help="Window length fed to the model."),
-    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", callback=positive_int,
-                                       help="Tokens kept per document for the params, width and layer curves."),
-    max_points: int = typer.Option(4096, "--max-points", callback=positive_int, help="Cap on the points of one estimate."),
+    tokens_per_doc: int = typer.Option(
+        32,
+        "--tokens-per-doc",
+        callback=positive_int,
+        help="Tokens kept per document for the params, width and layer curves.",
+    ),
+    max_points: int = typer.Option(
+        4096, "--max-points", callback=positive_int, help="Cap on the points of one estimate."
+    ),
     bootstrap: BootstrapOpt = 200,
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
@@ -170,8 +227,17 @@ def ablate(
     from tmcheck.util.atomic import write_json
 
     names = [e for item in estimator for e in parse_list(item, "--estimator")] if estimator else ["mle", "twonn"]
-    opts = ab.AblateOptions(estimators=tuple(names), k=k, bootstrap=bootstrap, docs=docs, context=context,
-                            tokens_per_doc=tokens_per_doc, max_points=max_points, seed=seed, device=device)
+    opts = ab.AblateOptions(
+        estimators=tuple(names),
+        k=k,
+        bootstrap=bootstrap,
+        docs=docs,
+        context=context,
+        tokens_per_doc=tokens_per_doc,
+        max_points=max_points,
+        seed=seed,
+        device=device,
+    )
     if len(source) == 1 and (source[0] / "config.json").exists() and (source[0] / "plan.json").exists():
         if text is not None:
             raise ValueError("--text is for local models; a sweep embeds its own corpus's test documents")

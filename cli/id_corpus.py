@@ -9,7 +9,6 @@ Registered into the `tmcheck id` group by cli/id.py. Library: tmcheck.empirics.e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -21,24 +20,35 @@ from tmcheck.cli.options import BootstrapOpt, DeviceOpt, JsonOpt, SeedOpt, parse
 @handle_errors
 def corpus(
     sweep_dir: Path = typer.Argument(..., help="A sweep directory (tmcheck sweep data)."),
-    corpus_name: Optional[List[str]] = typer.Option(None, "--corpus", help="Corpora, comma-separated or repeated "
-                                                    "(default: all)."),
-    layer: Optional[int] = typer.Option(None, "--layer", help="Block, 1-based; 0 = input embeddings (default: last)."),
+    corpus_name: list[str] | None = typer.Option(
+        None, "--corpus", help="Corpora, comma-separated or repeated (default: all)."
+    ),
+    layer: int | None = typer.Option(None, "--layer", help="Block, 1-based; 0 = input embeddings (default: last)."),
     window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
-    final_ln: str = typer.Option("after", "--final-ln", help="after or before the final LayerNorm (paper code: "
-                                 "before for nanoGPT checkpoints)."),
-    context: Optional[int] = typer.Option(None, "--context", help="Tokens per document (default: the preset's)."),
-    tokens_per_doc: Optional[int] = typer.Option(None, "--tokens-per-doc", help="Embedded tokens per document "
-                                                 "(default: the preset's; paper: 32)."),
-    estimator: str = typer.Option("mle", "--estimator", help="mle (inverse mean) or mle-mean (mean of per-point "
-                                  "estimates), or any estimator of `tmcheck id estimate`."),
+    final_ln: str = typer.Option(
+        "after", "--final-ln", help="after or before the final LayerNorm (paper code: before for nanoGPT checkpoints)."
+    ),
+    context: int | None = typer.Option(None, "--context", help="Tokens per document (default: the preset's)."),
+    tokens_per_doc: int | None = typer.Option(
+        None, "--tokens-per-doc", help="Embedded tokens per document (default: the preset's; paper: 32)."
+    ),
+    estimator: str = typer.Option(
+        "mle",
+        "--estimator",
+        help="mle (inverse mean) or mle-mean (mean of per-point estimates), or any estimator of `tmcheck id estimate`.",
+    ),
     k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours (paper: K=20)."),
     protocol: str = typer.Option("paper", "--protocol", help="paper (batches, mean of batch estimates) or full."),
-    batch_size: int = typer.Option(4096, "--batch-size", callback=positive_int,
-                                   help="Batch size (paper text 4096, paper code 3600)."),
+    batch_size: int = typer.Option(
+        4096, "--batch-size", callback=positive_int, help="Batch size (paper text 4096, paper code 3600)."
+    ),
     bootstrap: BootstrapOpt = 200,
-    beta: float = typer.Option(1.0, "--beta", callback=positive_finite,
-                               help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1)."),
+    beta: float = typer.Option(
+        1.0,
+        "--beta",
+        callback=positive_finite,
+        help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1).",
+    ),
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
     json_: JsonOpt = False,
@@ -53,14 +63,29 @@ def corpus(
     sweep = SweepDir(sweep_dir)
     config, preset = sweep.read_config(), sweep.preset()
     if config["kind"] != "pretrain":
-        raise ValueError(f"{sweep_dir} is a {config['kind']} sweep; `id corpus` embeds the corpora of a pretraining sweep")
+        raise ValueError(
+            f"{sweep_dir} is a {config['kind']} sweep; `id corpus` embeds the corpora of a pretraining sweep"
+        )
     names = [c for item in corpus_name for c in parse_list(item, "--corpus")] if corpus_name else config["corpora"]
-    eo = EmbedOptions(context=context or preset.id_context, tokens_per_doc=tokens_per_doc or preset.id_tokens_per_doc,
-                      window=window, final_ln=final_ln, layer=layer, seed=seed)
+    eo = EmbedOptions(
+        context=context or preset.id_context,
+        tokens_per_doc=tokens_per_doc or preset.id_tokens_per_doc,
+        window=window,
+        final_ln=final_ln,
+        layer=layer,
+        seed=seed,
+    )
     io = IDOptions(estimator=estimator, k=k, protocol=protocol, batch_size=batch_size, bootstrap=bootstrap, beta=beta)
     res = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=json_) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=json_,
+    ) as bar:
         task = bar.add_task("embedding and estimating the ID", total=len(names))
         for name in names:  # one corpus at a time: corpus_id merges each into id.json
             bar.update(task, description=f"ID of {name}")
@@ -73,7 +98,14 @@ def corpus(
     for col in ("corpus", "points", "d", "95% CI", "alpha_D (b=1)", f"alpha_D (b={beta:g})"):
         table.add_column(col, justify="left" if col == "corpus" else "right")
     for c, e in res.items():
-        table.add_row(c, str(e["points"]), f"{e['d']:.2f}", format_interval(e["d_ci"], 2), f"{e['alpha_D']:.3f}", f"{e['alpha_D_beta']:.3f}")
+        table.add_row(
+            c,
+            str(e["points"]),
+            f"{e['d']:.2f}",
+            format_interval(e["d_ci"], 2),
+            f"{e['alpha_D']:.3f}",
+            f"{e['alpha_D_beta']:.3f}",
+        )
     console.print(table)
 
 

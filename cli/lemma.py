@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import typer
@@ -58,7 +57,15 @@ def _resources_row(c) -> dict:
     return {"l": r.l, "m": r.m, "L_T": r.L_T, "L_FFN": r.L_FFN, "w_FFN": r.w_FFN, "kappa": r.kappa_blocks}
 
 
-def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], extra: Optional[dict] = None, extra_ok: bool = True) -> None:
+def report(
+    c,
+    trials: int,
+    exact: bool,
+    json_: bool,
+    export: Path | None,
+    extra: dict | None = None,
+    extra_ok: bool = True,
+) -> None:
     """Verify, optionally export, and print (rich or JSON) one construction; extra_ok joins the verdict.
     A failed verification exits with code 1 (a finding, not bad input)."""
     from tmcheck.theory import netfile
@@ -68,10 +75,17 @@ def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], ext
     if export is not None:
         netfile.save(c.network, export)
     payload = {
-        "name": c.name, "paper": c.paper, "claim": c.claim, "constants": c.constants,
-        "stated_kappa_bound": c.stated_kappa_bound, "stated_resources": c.stated_resources,
-        "measured": _resources_row(c), "trials": trials, "backend": "exact" if exact else "float64",
-        **res, **(extra or {}),
+        "name": c.name,
+        "paper": c.paper,
+        "claim": c.claim,
+        "constants": c.constants,
+        "stated_kappa_bound": c.stated_kappa_bound,
+        "stated_resources": c.stated_resources,
+        "measured": _resources_row(c),
+        "trials": trials,
+        "backend": "exact" if exact else "float64",
+        **res,
+        **(extra or {}),
         "exported": str(export) if export else None,
     }
     if json_:
@@ -82,7 +96,7 @@ def report(c, trials: int, exact: bool, json_: bool, export: Optional[Path], ext
         raise typer.Exit(1)
 
 
-def _print_report(c, res: dict, trials: int, exact: bool, export: Optional[Path], extra: Optional[dict]) -> None:
+def _print_report(c, res: dict, trials: int, exact: bool, export: Path | None, extra: dict | None) -> None:
     t = Table(title=f"{c.name} ({c.paper})")
     t.add_column("quantity")
     t.add_column("value", overflow="fold")
@@ -151,13 +165,17 @@ def interaction_cmd(
     i: int = typer.Option(1, "--i", help="Output row i: a data row, 0 or 1 (0-based)."),
     kappa: str = typer.Option("1", "--kappa", help="Scale of the default data kernels (their max entry)."),
     M: str = typer.Option("2", "--M", help="Bound ||H||∞ <= M of the inputs (>= 1)."),
-    q: Optional[str] = typer.Option(None, "--query-kernel", "--q", help="Query data kernel Q^B, 2x5: '1,0,0,0,0;0,1,0,0,1'."),
-    k: Optional[str] = typer.Option(None, "--key-kernel", help="Key data kernel K^B, 2x5."),
-    C: Optional[str] = typer.Option(None, "--C", help="Use this C instead of the exact minimal one."),
+    q: str | None = typer.Option(
+        None, "--query-kernel", "--q", help="Query data kernel Q^B, 2x5: '1,0,0,0,0;0,1,0,0,1'."
+    ),
+    k: str | None = typer.Option(None, "--key-kernel", help="Key data kernel K^B, 2x5."),
+    C: str | None = typer.Option(None, "--C", help="Use this C instead of the exact minimal one."),
     exact: ExactOpt = True,
     trials: TrialsOpt = 20,
     export: ExportOpt = None,
-    pattern: bool = typer.Option(False, "--show-pattern", help="Draw the l x l attention pattern on the critical input."),
+    pattern: bool = typer.Option(
+        False, "--show-pattern", help="Draw the l x l attention pattern on the critical input."
+    ),
     json_: JsonOpt = False,
 ) -> None:
     """Interaction Lemma (Appendix G, Lemma 3): a head where token t1 reads token t2 only.
@@ -194,7 +212,9 @@ def interaction_cmd(
 @handle_errors
 def gating_cmd(
     l: int = typer.Option(16, "--l", min=1, max=MAX_L, help="Number of tokens l."),
-    t_cut: int = typer.Option(8, "--t-cut", help="Split point: prefix keeps t < t_cut, suffix keeps t >= t_cut (0-based)."),
+    t_cut: int = typer.Option(
+        8, "--t-cut", help="Split point: prefix keeps t < t_cut, suffix keeps t >= t_cut (0-based)."
+    ),
     keep: str = typer.Option("prefix", "--keep", help="prefix or suffix."),
     M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
     exact: ExactOpt = True,

@@ -6,7 +6,6 @@ Registered on the `tmcheck lemma` group by cli/lemma.py (`register(app)`); a thi
 
 from __future__ import annotations
 
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -44,8 +43,10 @@ def print_verdict(rep: dict) -> None:
             console.print(f"[red]check {k} FAILS[/]: {d['detail']}")
     why = "" if rep["ok"] else f" ({', '.join(rep['failed'])})"
     colour = "green" if rep["ok"] else "red"
-    console.print(f"verdict: [bold {colour}]{rep['verdict']}[/]{why}: check_construction "
-                  f"({', '.join(rep['check']['results'])}) and max |T - f| <= ε")
+    console.print(
+        f"verdict: [bold {colour}]{rep['verdict']}[/]{why}: check_construction "
+        f"({', '.join(rep['check']['results'])}) and max |T - f| <= ε"
+    )
 
 
 def finish(rep: dict, export, json_: bool) -> None:
@@ -63,17 +64,27 @@ def register(app: typer.Typer) -> None:
     def lemma1_cmd(
         d: int = typer.Option(2, "--d", help="Input dimension d (f on [0,1]^d)."),
         eps: float = typer.Option(0.1, "--eps", help="Accuracy ε in (0, 1)."),
-        target: str = typer.Option("sin(3*x0)*x1", "--target", help="f as a sympy expression in x0..x{d-1} (1e-3 style numbers allowed)."),
+        target: str = typer.Option(
+            "sin(3*x0)*x1", "--target", help="f as a sympy expression in x0..x{d-1} (1e-3 style numbers allowed)."
+        ),
         beta: BetaOpt = 1.0,
         hf: float = typer.Option(3.0, "--H-f", "--hf", help="Declared Hölder constant H_f."),
-        R: Optional[float] = typer.Option(None, "--R", help="Declared bound on |f| (default: max |f_n|)."),
-        grid: str = typer.Option("tight", "--grid", help="'paper' (N = d(2^d H_f/ε)^{1/β}+1) or 'tight' (corrected analysis)."),
-        N: Optional[int] = typer.Option(None, "--N", min=2, help="Override the grid size (the bound is then reported for it)."),
+        R: float | None = typer.Option(None, "--R", help="Declared bound on |f| (default: max |f_n|)."),
+        grid: str = typer.Option(
+            "tight", "--grid", help="'paper' (N = d(2^d H_f/ε)^{1/β}+1) or 'tight' (corrected analysis)."
+        ),
+        N: int | None = typer.Option(
+            None, "--N", min=2, help="Override the grid size (the bound is then reported for it)."
+        ),
         exact: ExactOpt = False,
         points: int = typer.Option(2000, "--points", min=1, help="Size of the dense sample (exact: at most 200)."),
         trials: TrialsOpt = 4,
-        size_limit: int = typer.Option(SIZE_LIMIT, "--size-limit", callback=positive_int,
-                                       help="Refuse networks with more tokens or heads than this (checked before building)."),
+        size_limit: int = typer.Option(
+            SIZE_LIMIT,
+            "--size-limit",
+            callback=positive_int,
+            help="Refuse networks with more tokens or heads than this (checked before building).",
+        ),
         export: ExportOpt = None,
         json_: JsonOpt = False,
     ) -> None:
@@ -89,13 +100,26 @@ def register(app: typer.Typer) -> None:
 
         if grid not in ("paper", "tight"):
             raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
-        rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, "exact" if exact else "float64", points, trials=trials,
-                            size_limit=size_limit)
+        rep = lemma1_report(
+            target,
+            d,
+            eps,
+            beta,
+            hf,
+            R,
+            grid,
+            N,
+            "exact" if exact else "float64",
+            points,
+            trials=trials,
+            size_limit=size_limit,
+        )
         if not json_:
             e = rep["error"]
             console.print(table_of(rep["resources"], f"Lemma 1 network for f = {target} on [0,1]^{d}: resources"))
             console.print(
-                f"grid {grid}: N = {rep['N']} (paper's N = {rep['paper_N']}); bound H_f(2√d/3(N-1))^β = {rep['tight_bound']:.4g}, "
+                f"grid {grid}: N = {rep['N']} (paper's N = {rep['paper_N']}); bound H_f(2√d/3(N-1))^β = "
+                f"{rep['tight_bound']:.4g}, "
                 f"paper's bound {rep['paper_bound']:.4g}"
             )
             exact_note = f"; T = f̂ exactly at all {e['n_points']} rational points" if e["exact_mismatches"] == 0 else ""

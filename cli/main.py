@@ -9,15 +9,29 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import PackageNotFoundError, version
-from typing import Optional
 
 import typer
 from typer import exceptions as typer_exc
 from typer._click import exceptions as click_exc  # Typer vendors click; its errors live here
 from typer.core import TyperGroup
 
-from tmcheck.cli import (bound, data, demo, embed, export, fit, lemma, network, predict, proofs, report, sweep,
-                         synth, theorem, train)
+from tmcheck.cli import (
+    bound,
+    data,
+    demo,
+    embed,
+    export,
+    fit,
+    lemma,
+    network,
+    predict,
+    proofs,
+    report,
+    sweep,
+    synth,
+    theorem,
+    train,
+)
 from tmcheck.cli import id as id_group  # `id` would shadow the builtin
 
 # (command name, module), in the order `tmcheck --help` lists them.
@@ -87,7 +101,7 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
-    version_: Optional[bool] = typer.Option(
+    version_: bool | None = typer.Option(
         None, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:

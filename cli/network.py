@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -22,10 +21,14 @@ app = typer.Typer(no_args_is_help=True, help="Evaluate and inspect tmcheck-netwo
 @handle_errors
 def eval_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
-    x: List[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', '-2', '1e-3')."),
-    exact: Optional[bool] = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
-    max_bits: int = typer.Option(MAX_BITS, "--max-bits", callback=positive_int,
-                                 help="Exact backend: stop once a numerator or denominator exceeds this many bits."),
+    x: list[str] = typer.Argument(..., help="Input coordinates: D numbers per input ('1/3', '0.5', '-2', '1e-3')."),
+    exact: bool | None = typer.Option(None, "--exact/--float", help="Backend (default: the file's arithmetic)."),
+    max_bits: int = typer.Option(
+        MAX_BITS,
+        "--max-bits",
+        callback=positive_int,
+        help="Exact backend: stop once a numerator or denominator exceeds this many bits.",
+    ),
     json_: JsonOpt = False,
 ) -> None:
     """Evaluate T(x) = H_final[row, col] (Definition 1, Section 2.3) exactly or in float64.
@@ -57,14 +60,18 @@ def info_cmd(
     file: Path = typer.Argument(..., help="A tmcheck-network v1 JSON file."),
     json_: JsonOpt = False,
 ) -> None:
-    """Resources measured from the weights (Definition 2, Section 2.3): L_T, m, L_FFN, w_FFN, l, d_embd, kappa, parameters.
+    """Resources measured from the weights (Definition 2, Section 2.3).
+
+    L_T, m, L_FFN, w_FFN, l, d_embd, kappa, parameters.
 
     Example: tmcheck network info lemma1.json --json
     """
     net = netfile.load(file)
     res = resources(net)
     if json_:
-        print_json({"file": str(file), "arithmetic": net.arithmetic, "decoder": net.decoder, **res.as_dict(), "meta": net.meta})
+        print_json(
+            {"file": str(file), "arithmetic": net.arithmetic, "decoder": net.decoder, **res.as_dict(), "meta": net.meta}
+        )
         return
     console.print(resource_table(res, title=f"{file.name} ({net.arithmetic})"))
 
@@ -74,10 +81,17 @@ def resource_table(res, title: str) -> Table:
     table.add_column("resource")
     table.add_column("measured", justify="right")
     labels = {
-        "L_T": "blocks L_T", "m": "max heads per block m", "L_FFN": "max FFN depth L_FFN",
-        "w_FFN": "max FFN hidden width w_FFN", "l": "hidden tokens l", "d_embd": "d_embd", "D": "input dim D",
-        "kappa": "kappa = max|theta| (all weights)", "kappa_blocks": "max|theta| (heads and FFNs)",
-        "n_params": "parameters", "n_nonzero": "non-zero parameters",
+        "L_T": "blocks L_T",
+        "m": "max heads per block m",
+        "L_FFN": "max FFN depth L_FFN",
+        "w_FFN": "max FFN hidden width w_FFN",
+        "l": "hidden tokens l",
+        "d_embd": "d_embd",
+        "D": "input dim D",
+        "kappa": "kappa = max|theta| (all weights)",
+        "kappa_blocks": "max|theta| (heads and FFNs)",
+        "n_params": "parameters",
+        "n_nonzero": "non-zero parameters",
     }
     for key, label in labels.items():
         table.add_row(label, str(getattr(res, key)))

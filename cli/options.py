@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Callable, Optional, TypeVar
+from typing import Annotated, TypeVar
+from collections.abc import Callable
 
 import typer
 
@@ -20,38 +21,38 @@ DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d{1,3})?)$")
 
 
 # ----------------------------------------------------------------------------------------- validators
-def beta_value(value: Optional[float]) -> Optional[float]:
+def beta_value(value: float | None) -> float | None:
     """Hölder smoothness β ∈ (0, 1] (the paper's class)."""
     if value is not None and not (math.isfinite(value) and 0 < value <= 1):
         raise typer.BadParameter(f"β must lie in (0, 1], got {value}")
     return value
 
 
-def positive_int(value: Optional[int]) -> Optional[int]:
+def positive_int(value: int | None) -> int | None:
     if value is not None and value < 1:
         raise typer.BadParameter(f"must be a count ≥ 1, got {value}")
     return value
 
 
-def nonneg_int(value: Optional[int]) -> Optional[int]:
+def nonneg_int(value: int | None) -> int | None:
     if value is not None and value < 0:
         raise typer.BadParameter(f"must be ≥ 0, got {value}")
     return value
 
 
-def nonneg_finite(value: Optional[float]) -> Optional[float]:
+def nonneg_finite(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value >= 0):
         raise typer.BadParameter(f"must be a finite number ≥ 0, got {value}")
     return value
 
 
-def positive_finite(value: Optional[float]) -> Optional[float]:
+def positive_finite(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"must be a finite number > 0, got {value}")
     return value
 
 
-def device_name(value: Optional[str]) -> Optional[str]:
+def device_name(value: str | None) -> str | None:
     """auto, cpu, cuda or cuda:N; cuda when CUDA is absent is refused here, not deep in torch."""
     if value is None:
         return value
@@ -70,12 +71,12 @@ def device_name(value: Optional[str]) -> Optional[str]:
 
 
 def parse_list(
-    text: Optional[str],
+    text: str | None,
     name: str,
     conv: Callable[[str], T] = str,  # type: ignore[assignment]
-    check: Optional[Callable[[T], Optional[T]]] = None,
+    check: Callable[[T], T | None] | None = None,
     allow_empty: bool = False,
-) -> Optional[tuple[T, ...]]:
+) -> tuple[T, ...] | None:
     """'1,2,4' -> (1, 2, 4). None stays None (the preset's value); '' is refused unless allow_empty."""
     if text is None:
         return None
@@ -111,13 +112,13 @@ ExactOpt = Annotated[
 ]
 TrialsOpt = Annotated[int, typer.Option("--trials", min=1, help="Random inputs the verification checks.")]
 ExportOpt = Annotated[
-    Optional[Path], typer.Option("--export", help="Write the network to this file (tmcheck-network v1 JSON).")
+    Path | None, typer.Option("--export", help="Write the network to this file (tmcheck-network v1 JSON).")
 ]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (created, or resumed).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
 BetaOpt = Annotated[float, typer.Option("--beta", callback=beta_value, help="Hölder smoothness β in (0, 1].")]
 OptionalBetaOpt = Annotated[
-    Optional[float], typer.Option("--beta", callback=beta_value, help="Hölder smoothness β in (0, 1].")
+    float | None, typer.Option("--beta", callback=beta_value, help="Hölder smoothness β in (0, 1].")
 ]
 DeviceOpt = Annotated[
     str, typer.Option("--device", callback=device_name, help="auto (CUDA when present), cpu, cuda or cuda:N.")

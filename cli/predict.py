@@ -3,7 +3,6 @@ conversions of Section 3 (Table 1), and the prediction as a test against an obse
 
 from __future__ import annotations
 
-from typing import Optional
 
 import numpy as np
 import typer
@@ -13,7 +12,7 @@ from tmcheck.cli.options import BetaOpt, JsonOpt, parse_list, positive_finite
 from tmcheck.theory import bounds
 
 
-def predict(id_: Optional[float], beta: float, alpha_n: Optional[float], alpha_d: Optional[float]) -> dict:
+def predict(id_: float | None, beta: float, alpha_n: float | None, alpha_d: float | None) -> dict:
     given = [k for k, v in (("--id", id_), ("--alpha-n", alpha_n), ("--alpha-d", alpha_d)) if v is not None]
     if len(given) != 1:
         raise UserError("give exactly one of --id, --alpha-n, --alpha-d")
@@ -26,7 +25,7 @@ def predict(id_: Optional[float], beta: float, alpha_n: Optional[float], alpha_d
     return {"alpha_D": alpha_d, "alpha_N": a_n, "implied_d": bounds.id_from_alpha_D(alpha_d, beta), "beta": beta}
 
 
-def _interval(text: Optional[str], name: str, centre: float) -> Optional[tuple[float, float]]:
+def _interval(text: str | None, name: str, centre: float) -> tuple[float, float] | None:
     if text is None:
         return None
     ci = parse_list(text, name, float)
@@ -37,16 +36,23 @@ def _interval(text: Optional[str], name: str, centre: float) -> Optional[tuple[f
 
 @handle_errors
 def command(
-    id_: Optional[float] = typer.Option(None, "--id", help="Intrinsic dimension d: gives α_D = 2β/(2β+d), α_N = 2β/d (eq. 3-4)."),
-    id_ci: Optional[str] = typer.Option(None, "--id-ci", help="Interval LO,HI of d: carried into α_D and α_N."),
+    id_: float | None = typer.Option(
+        None, "--id", help="Intrinsic dimension d: gives α_D = 2β/(2β+d), α_N = 2β/d (eq. 3-4)."
+    ),
+    id_ci: str | None = typer.Option(None, "--id-ci", help="Interval LO,HI of d: carried into α_D and α_N."),
     beta: BetaOpt = 1.0,
-    alpha_n: Optional[float] = typer.Option(None, "--alpha-n", help="Observed α_N: gives α_D = α_N/(1+α_N) (Section 3)."),
-    alpha_d: Optional[float] = typer.Option(None, "--alpha-d", help="Observed α_D: gives α_N = α_D/(1−α_D) (Section 3)."),
-    alpha_hat: Optional[float] = typer.Option(None, "--alpha-hat", callback=positive_finite,
-                                              help="Observed data exponent to test against α_D (needs --id)."),
-    alpha_ci: Optional[str] = typer.Option(None, "--alpha-ci", help="Its 95% interval LO,HI (normal draws from it)."),
-    tolerance: float = typer.Option(0.1, "--tolerance", callback=positive_finite,
-                                    help="Half-width above which the test says 'not decidable at this precision'."),
+    alpha_n: float | None = typer.Option(None, "--alpha-n", help="Observed α_N: gives α_D = α_N/(1+α_N) (Section 3)."),
+    alpha_d: float | None = typer.Option(None, "--alpha-d", help="Observed α_D: gives α_N = α_D/(1−α_D) (Section 3)."),
+    alpha_hat: float | None = typer.Option(
+        None, "--alpha-hat", callback=positive_finite, help="Observed data exponent to test against α_D (needs --id)."
+    ),
+    alpha_ci: str | None = typer.Option(None, "--alpha-ci", help="Its 95% interval LO,HI (normal draws from it)."),
+    tolerance: float = typer.Option(
+        0.1,
+        "--tolerance",
+        callback=positive_finite,
+        help="Half-width above which the test says 'not decidable at this precision'.",
+    ),
     json_: JsonOpt = False,
 ) -> None:
     """Predict scaling exponents (Section 3, eq. 3-4, Appendix B): from an ID, or one exponent from the other;

@@ -8,17 +8,27 @@ unless a check itself raises (exit 1), and 2 on bad input.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import typer
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json, to_jsonable
 from tmcheck.cli.options import JsonOpt, VerboseOpt
 
-VERDICT_NAMES = {"holds": "HOLDS", "fails": "FAILS-AS-WRITTEN", "corrected": "HOLDS-AFTER-CORRECTION",
-                 "unevaluable": "NOT-EVALUABLE"}
-STYLE = {"HOLDS": "green", "FAILS-AS-WRITTEN": "red", "HOLDS-AFTER-CORRECTION": "yellow", "NOT-EVALUABLE": "cyan",
-         "ERROR": "bold magenta"}
+VERDICT_NAMES = {
+    "holds": "HOLDS",
+    "fails": "FAILS-AS-WRITTEN",
+    "corrected": "HOLDS-AFTER-CORRECTION",
+    "unevaluable": "NOT-EVALUABLE",
+}
+STYLE = {
+    "HOLDS": "green",
+    "FAILS-AS-WRITTEN": "red",
+    "HOLDS-AFTER-CORRECTION": "yellow",
+    "NOT-EVALUABLE": "cyan",
+    "ERROR": "bold magenta",
+}
 LABELS = ["HOLDS", "FAILS-AS-WRITTEN", "HOLDS-AFTER-CORRECTION", "NOT-EVALUABLE", "ERROR"]
 
 
@@ -32,8 +42,12 @@ def _wanted_verdict(verdict: str) -> str | None:
     return want
 
 
-def run_registry(section: str = "", verdict: str = "", on_section: Callable[[str, list], None] | None = None,
-                 on_start: Callable[[str, int], None] | None = None):
+def run_registry(
+    section: str = "",
+    verdict: str = "",
+    on_section: Callable[[str, list], None] | None = None,
+    on_start: Callable[[str, int], None] | None = None,
+):
     """Outcomes of the selected obligations (section prefix, verdict filter), in paper order.
 
     `on_start(section, n)` is called before a section runs and `on_section(section, outcomes)` after it."""
@@ -79,17 +93,29 @@ def _plain(obj: Any) -> Any:
 
 def outcome_json(o) -> dict:
     ob = o.obligation
-    out = {"id": ob.id, "location": ob.location, "claim": ob.claim, "kind": ob.kind.value, "method": ob.method,
-           "implemented_as": ob.implemented_as, "verdict": o.label, "seconds": round(o.seconds, 4)}
+    out = {
+        "id": ob.id,
+        "location": ob.location,
+        "claim": ob.claim,
+        "kind": ob.kind.value,
+        "method": ob.method,
+        "implemented_as": ob.implemented_as,
+        "verdict": o.label,
+        "seconds": round(o.seconds, 4),
+    }
     if o.error:
         return {**out, "error": o.error}
     res, ev = o.result, o.result.evidence
     out.update(gap=res.gap, summary=res.summary, counterexample=_plain(res.counterexample), corrected=res.corrected)
     if res.searched:
-        out["evidence"] = {"domain": ev.domain, "searched": res.searched, "broken": len(res.broken),
-                           "corrected_claim": ev.corrected_claim or None,
-                           "corrected_broken": None if ev.corrected is None else sum(not w.holds for w in ev.corrected),
-                           "note": ev.note}
+        out["evidence"] = {
+            "domain": ev.domain,
+            "searched": res.searched,
+            "broken": len(res.broken),
+            "corrected_claim": ev.corrected_claim or None,
+            "corrected_broken": None if ev.corrected is None else sum(not w.holds for w in ev.corrected),
+            "note": ev.note,
+        }
     else:
         out["evidence"] = {"reason": ev.reason, "reading": ev.reading}
     return out
@@ -100,7 +126,12 @@ def _section_line(sec: str, outs: list) -> str:
     parts = [f"[{STYLE[k]}]{v} {k}[/]" for k, v in tot.items() if v]
     g = gaps(outs)
     secs = sum(o.seconds for o in outs)
-    return f"{sec:<12} {len(outs):>3} obligations  " + "  ".join(parts) + (f"  ({g} proof gaps)" if g else "") + f"  {secs:.1f} s"
+    return (
+        f"{sec:<12} {len(outs):>3} obligations  "
+        + "  ".join(parts)
+        + (f"  ({g} proof gaps)" if g else "")
+        + f"  {secs:.1f} s"
+    )
 
 
 def _table(outs):
@@ -110,14 +141,24 @@ def _table(outs):
     for col in ("id", "kind", "verdict", "evidence / corrected statement", "s"):
         table.add_column(col, overflow="fold")
     for o in outs:
-        text = o.error if o.error else o.result.summary + (f"\n[bold]corrected:[/] {o.result.corrected}" if o.result.corrected else "")
-        table.add_row(o.obligation.id, o.obligation.kind.value, f"[{STYLE[o.label]}]{o.label}[/]", text, f"{o.seconds:.2f}")
+        text = (
+            o.error
+            if o.error
+            else o.result.summary + (f"\n[bold]corrected:[/] {o.result.corrected}" if o.result.corrected else "")
+        )
+        table.add_row(
+            o.obligation.id, o.obligation.kind.value, f"[{STYLE[o.label]}]{o.label}[/]", text, f"{o.seconds:.2f}"
+        )
     return table
 
 
 @handle_errors
 def command(
-    section: str = typer.Option("", "--section", help="Only this section (definitions, lemma1, ..., lemma8, theorem1, theorem2, appendixB, table1)."),
+    section: str = typer.Option(
+        "",
+        "--section",
+        help="Only this section (definitions, lemma1, ..., lemma8, theorem1, theorem2, appendixB, table1).",
+    ),
     verdict: str = typer.Option("", "--verdict", help="Only this verdict: holds, fails, corrected or unevaluable."),
     verbose: VerboseOpt = False,
     json_: JsonOpt = False,
@@ -145,7 +186,9 @@ def command(
     else:
         if verbose:
             console.print(_table(outs))
-        console.print("  ".join(f"[{STYLE[k]}]{k}[/]: {v}" for k, v in tot.items()) + f"  proof gaps: {gaps(outs)}",
-                      highlight=False)
+        console.print(
+            "  ".join(f"[{STYLE[k]}]{k}[/]: {v}" for k, v in tot.items()) + f"  proof gaps: {gaps(outs)}",
+            highlight=False,
+        )
     if tot["ERROR"]:
         raise typer.Exit(1)

@@ -42,13 +42,19 @@ def stage(out: Path, quick: bool) -> str:
         r = c.resources()
         bound = "-" if c.stated_kappa_bound is None else f"{float(c.stated_kappa_bound):.4g}"
         verdict = "[green]all pass[/]" if rep.ok else f"[red]fails {', '.join(rep.failed)}[/]"
-        table.add_row(c.name, str(r.l), str(r.m), str(r.L_FFN), str(r.w_FFN), f"{float(r.kappa_blocks):.4g}", bound, verdict)
+        table.add_row(
+            c.name, str(r.l), str(r.m), str(r.L_FFN), str(r.w_FFN), f"{float(r.kappa_blocks):.4g}", bound, verdict
+        )
         passed += rep.ok
     console.print(table)
     path = netfile.save(inter.network, out / "interaction-head.json")
     cmin, cpap = inter.constants["C_min"], inter.constants["C_paper"]
     console.print(
-        f"interaction head l = {l}, t1 = 3, t2 = {l - 5}: exact minimal C = {float(cmin):.6g}, the paper's C = {float(cpap):.6g} "
+        f"interaction head l = {l}, t1 = 3, t2 = {l - 5}: exact minimal C = {float(cmin):.6g}, the paper's C = "
+        f"{float(cpap):.6g} "
         f"({float(cpap / cmin):.0f}x larger); written to {path}"
     )
-    return f"{passed}/{len(cons)} lemma constructions pass check_construction; C* = {float(cmin):.4g} vs paper {float(cpap):.3g} (l = {l})"
+    return (
+        f"{passed}/{len(cons)} lemma constructions pass check_construction; "
+        f"C* = {float(cmin):.4g} vs paper {float(cpap):.3g} (l = {l})"
+    )

@@ -34,6 +34,8 @@ def offset_summary(e: dict) -> str:
     f = e["exponent"]["fits"]["offset"]
     iv = f["interval"]
     test = (e["exponent"]["prediction"] or {}).get("offset")
-    return (f"offset law α̂={f['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']}, coverage "
-            f"{iv['coverage']:.0%}), E={f['params']['E']:.3g}"
-            + (f", vs α_D={test['alpha_pred']:.3f}: {test['verdict']}" if test else ", no ID: no verdict"))
+    return (
+        f"offset law α̂={f['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']}, coverage "
+        f"{iv['coverage']:.0%}), E={f['params']['E']:.3g}"
+        + (f", vs α_D={test['alpha_pred']:.3f}: {test['verdict']}" if test else ", no ID: no verdict")
+    )

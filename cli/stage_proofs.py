@@ -22,6 +22,8 @@ def stage(out: Path, quick: bool) -> str:
             table.add_row(o.obligation.id, o.obligation.kind.value, f"[{STYLE[o.label]}]{o.label}[/]")
     console.print(table)
     console.print("  ".join(f"{k}: {v}" for k, v in tot.items()) + f"  proof gaps: {g}")
-    return (f"{len(outs)} obligations: {tot['HOLDS']} hold, {tot['FAILS-AS-WRITTEN']} fail as written, "
-            f"{tot['HOLDS-AFTER-CORRECTION']} hold after correction, {tot['NOT-EVALUABLE']} not evaluable, "
-            f"{g} proof gaps, {tot['ERROR']} errors")
+    return (
+        f"{len(outs)} obligations: {tot['HOLDS']} hold, {tot['FAILS-AS-WRITTEN']} fail as written, "
+        f"{tot['HOLDS-AFTER-CORRECTION']} hold after correction, {tot['NOT-EVALUABLE']} not evaluable, "
+        f"{g} proof gaps, {tot['ERROR']} errors"
+    )

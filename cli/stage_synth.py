@@ -21,7 +21,8 @@ def stage(out: Path, quick: bool) -> str:
     run_sweep(sweep_dir, "synthetic", preset, log=lambda s: console.print(s, highlight=False))
     rep = build_report(sweep_dir, bootstrap=200 if quick else 400)
     console.print(summary(rep), highlight=False)
-    parts = [f"d={e['d']}, β={e['beta']:g}: {offset_summary(e)}" for e in rep["data_scaling"]
-             if e["method"] == "transformer"]
+    parts = [
+        f"d={e['d']}, β={e['beta']:g}: {offset_summary(e)}" for e in rep["data_scaling"] if e["method"] == "transformer"
+    ]
     label = "tiny (smoke sizes, n ≤ 300)" if quick else "demo preset (n 64..2000)"
     return f"{label}: " + "; ".join(parts)

@@ -8,22 +8,31 @@ Library: tmcheck.empirics.sweep (kind "pretrain"; executors, slurm, status).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt, parse_list
 from tmcheck.cli.sweep_model import model as model_command
-from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
-                                       MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
-                                       run_failures)
+from tmcheck.cli.sweep_options import (
+    ArrayParallelismOpt,
+    CpusPerTaskOpt,
+    ExecutorOpt,
+    GpusPerTaskOpt,
+    MaxFailuresOpt,
+    PartitionOpt,
+    SbatchOpt,
+    SlurmTimeOpt,
+    WorkersOpt,
+    make_executor,
+    run_failures,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Sweeps over training-set size (paper Sec. 3, Figure 2).")
 DEFAULT_DIR = Path("runs/sweep")
 
 
-def sweep_directory(positional: Optional[Path], out: Optional[Path]) -> Path:
+def sweep_directory(positional: Path | None, out: Path | None) -> Path:
     """`sweep data DIR` and `sweep data --out DIR` name the same directory; both at once must agree."""
     if positional is not None and out is not None and positional != out:
         raise typer.BadParameter(f"two sweep directories given ({positional} and --out {out}); give one")
@@ -33,12 +42,16 @@ def sweep_directory(positional: Optional[Path], out: Optional[Path]) -> Path:
 @app.command()
 @handle_errors
 def data(
-    sweep_dir: Optional[Path] = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
-    preset: Optional[str] = typer.Option(None, "--preset", help="tiny, cpu-demo, cpu-small, gpu-quick, gpu-paper "
-                                         "(default: the sweep's own, or tiny for a new one)."),
-    corpus: Optional[List[str]] = typer.Option(None, "--corpus", help="Corpora, comma-separated or repeated "
-                                               "(default: the preset's)."),
+    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="tiny, cpu-demo, cpu-small, gpu-quick, gpu-paper (default: the sweep's own, or tiny for a new one).",
+    ),
+    corpus: list[str] | None = typer.Option(
+        None, "--corpus", help="Corpora, comma-separated or repeated (default: the preset's)."
+    ),
     executor: ExecutorOpt = "local",
     workers: WorkersOpt = None,
     max_failures: MaxFailuresOpt = None,
@@ -56,8 +69,18 @@ def data(
     path = sweep_directory(sweep_dir, out)
     corpora = [c for item in corpus for c in parse_list(item, "--corpus")] if corpus else None
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
-                       slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
+    ex = make_executor(
+        executor,
+        workers,
+        max_failures,
+        slurm_partition,
+        slurm_gpus_per_task,
+        slurm_time,
+        slurm_array_parallelism,
+        slurm_cpus_per_task,
+        sbatch,
+        log,
+    )
     with run_failures():
         rows = run_sweep(path, "pretrain", preset, {"corpora": corpora}, progress=not json_, log=log, executor=ex)
     if json_:

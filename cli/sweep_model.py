@@ -9,24 +9,37 @@ Registered into `tmcheck sweep` by cli/sweep.py.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt
-from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
-                                       MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
-                                       run_failures)
+from tmcheck.cli.sweep_options import (
+    ArrayParallelismOpt,
+    CpusPerTaskOpt,
+    ExecutorOpt,
+    GpusPerTaskOpt,
+    MaxFailuresOpt,
+    PartitionOpt,
+    SbatchOpt,
+    SlurmTimeOpt,
+    WorkersOpt,
+    make_executor,
+    run_failures,
+)
 
 
 @handle_errors
 def model(
-    sweep_dir: Optional[Path] = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Sweep directory (default runs/sweep-model)."),
-    preset: Optional[str] = typer.Option(None, "--preset", help="tiny or cpu (default: the sweep's own, or tiny for a "
-                                         "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
+    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Sweep directory (default runs/sweep-model)."),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="tiny or cpu (default: the sweep's own, or tiny for a "
+        "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`).",
+    ),
+    corpus: str | None = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
     executor: ExecutorOpt = "local",
     workers: WorkersOpt = None,
     max_failures: MaxFailuresOpt = None,
@@ -44,12 +57,23 @@ def model(
 
     path = sweep_directory(sweep_dir, out) if (sweep_dir or out) else Path("runs/sweep-model")
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
-                       slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
+    ex = make_executor(
+        executor,
+        workers,
+        max_failures,
+        slurm_partition,
+        slurm_gpus_per_task,
+        slurm_time,
+        slurm_array_parallelism,
+        slurm_cpus_per_task,
+        sbatch,
+        log,
+    )
     with run_failures():
         rows = run_sweep(path, "model", preset, {"corpus": corpus}, progress=not json_, log=log, executor=ex)
     if json_:
         print_json(rows)
     else:
-        console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}; `tmcheck report {path}` fits "
-                      f"alpha-hat_N")
+        console.print(
+            f"{len(rows)} runs finished; results in {path / 'results.jsonl'}; `tmcheck report {path}` fits alpha-hat_N"
+        )

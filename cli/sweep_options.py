@@ -14,7 +14,7 @@ Library: tmcheck.empirics.sweep.executors (local pool, serial) and tmcheck.empir
 from __future__ import annotations
 
 import contextlib
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,33 +30,84 @@ def _executor_name(value: str) -> str:
     return value
 
 
-ExecutorOpt = Annotated[str, typer.Option("--executor", callback=_executor_name,
-                                          help="local (a process pool here) or slurm (one array task per run).")]
-WorkersOpt = Annotated[Optional[int], typer.Option(
-    "--workers", callback=positive_int, help="local: worker processes (default: one per GPU, else one per core; "
-    "1 runs in this process).")]
-MaxFailuresOpt = Annotated[Optional[int], typer.Option(
-    "--max-failures", callback=positive_int, help="Stop handing out runs after this many failures (default: never).")]
-PartitionOpt = Annotated[Optional[str], typer.Option("--slurm-partition", help="slurm: partition.")]
-GpusPerTaskOpt = Annotated[Optional[int], typer.Option(
-    "--slurm-gpus-per-task", min=0, help="slurm: GPUs per run (default: 1 for gpu* presets, else 0).")]
-CpusPerTaskOpt = Annotated[Optional[int], typer.Option(
-    "--slurm-cpus-per-task", callback=positive_int, help="slurm: cores per run (default: 8 for gpu* presets, else 1).")]
-SlurmTimeOpt = Annotated[Optional[str], typer.Option(
-    "--slurm-time", help="slurm: time limit per run, minutes or H:MM:SS (a run that hits it is requeued and resumes).")]
-ArrayParallelismOpt = Annotated[Optional[int], typer.Option(
-    "--slurm-array-parallelism", callback=positive_int, help="slurm: at most this many runs at once.")]
-SbatchOpt = Annotated[Optional[List[str]], typer.Option(
-    "--sbatch", help="slurm: other sbatch options as KEY=VALUE, repeated (e.g. --sbatch qos=high --sbatch account=lab).")]
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor", callback=_executor_name, help="local (a process pool here) or slurm (one array task per run)."
+    ),
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        callback=positive_int,
+        help="local: worker processes (default: one per GPU, else one per core; 1 runs in this process).",
+    ),
+]
+MaxFailuresOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-failures", callback=positive_int, help="Stop handing out runs after this many failures (default: never)."
+    ),
+]
+PartitionOpt = Annotated[str | None, typer.Option("--slurm-partition", help="slurm: partition.")]
+GpusPerTaskOpt = Annotated[
+    int | None,
+    typer.Option("--slurm-gpus-per-task", min=0, help="slurm: GPUs per run (default: 1 for gpu* presets, else 0)."),
+]
+CpusPerTaskOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--slurm-cpus-per-task",
+        callback=positive_int,
+        help="slurm: cores per run (default: 8 for gpu* presets, else 1).",
+    ),
+]
+SlurmTimeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--slurm-time",
+        help="slurm: time limit per run, minutes or H:MM:SS (a run that hits it is requeued and resumes).",
+    ),
+]
+ArrayParallelismOpt = Annotated[
+    int | None,
+    typer.Option("--slurm-array-parallelism", callback=positive_int, help="slurm: at most this many runs at once."),
+]
+SbatchOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--sbatch",
+        help="slurm: other sbatch options as KEY=VALUE, repeated (e.g. --sbatch qos=high --sbatch account=lab).",
+    ),
+]
 
 
-def make_executor(executor: str, workers: Optional[int], max_failures: Optional[int], partition: Optional[str],
-                  gpus_per_task: Optional[int], time_limit: Optional[str], array_parallelism: Optional[int],
-                  cpus_per_task: Optional[int], sbatch: Optional[List[str]], log):
+def make_executor(
+    executor: str,
+    workers: int | None,
+    max_failures: int | None,
+    partition: str | None,
+    gpus_per_task: int | None,
+    time_limit: str | None,
+    array_parallelism: int | None,
+    cpus_per_task: int | None,
+    sbatch: list[str] | None,
+    log,
+):
     """The executor the options name; options of the other executor are refused (one line, exit 2)."""
-    slurm_given = [name for name, v in (("--slurm-partition", partition), ("--slurm-gpus-per-task", gpus_per_task),
-                                        ("--slurm-time", time_limit), ("--slurm-array-parallelism", array_parallelism),
-                                        ("--slurm-cpus-per-task", cpus_per_task), ("--sbatch", sbatch)) if v]
+    slurm_given = [
+        name
+        for name, v in (
+            ("--slurm-partition", partition),
+            ("--slurm-gpus-per-task", gpus_per_task),
+            ("--slurm-time", time_limit),
+            ("--slurm-array-parallelism", array_parallelism),
+            ("--slurm-cpus-per-task", cpus_per_task),
+            ("--sbatch", sbatch),
+        )
+        if v
+    ]
     if executor == "local":
         if slurm_given:
             raise typer.BadParameter(f"{slurm_given[0]} needs --executor slurm")
@@ -72,8 +123,9 @@ def make_executor(executor: str, workers: Optional[int], max_failures: Optional[
         extra = sbatch_options(sbatch)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    return slurm(partition, gpus_per_task, cpus_per_task, limit, array_parallelism, extra,
-                 max_failures=max_failures, log=log)
+    return slurm(
+        partition, gpus_per_task, cpus_per_task, limit, array_parallelism, extra, max_failures=max_failures, log=log
+    )
 
 
 @contextlib.contextmanager

@@ -11,45 +11,73 @@ regression transformer), sweep.synthetic (the sweep kind), presets.SynthPreset, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import (BetaOpt, BootstrapOpt, JsonOpt, OutOpt, beta_value, nonneg_finite, nonneg_int,
-                                  parse_list, positive_int)
-from tmcheck.cli.sweep_options import (ArrayParallelismOpt, CpusPerTaskOpt, ExecutorOpt, GpusPerTaskOpt,
-                                       MaxFailuresOpt, PartitionOpt, SbatchOpt, SlurmTimeOpt, WorkersOpt, make_executor,
-                                       run_failures)
+from tmcheck.cli.options import (
+    BetaOpt,
+    BootstrapOpt,
+    JsonOpt,
+    OutOpt,
+    beta_value,
+    nonneg_finite,
+    nonneg_int,
+    parse_list,
+    positive_int,
+)
+from tmcheck.cli.sweep_options import (
+    ArrayParallelismOpt,
+    CpusPerTaskOpt,
+    ExecutorOpt,
+    GpusPerTaskOpt,
+    MaxFailuresOpt,
+    PartitionOpt,
+    SbatchOpt,
+    SlurmTimeOpt,
+    WorkersOpt,
+    make_executor,
+    run_failures,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Synthetic manifold regression with known d and β (eq. 2-4).")
 
 
-def _ints(text: Optional[str], name: str) -> Optional[tuple[int, ...]]:
+def _ints(text: str | None, name: str) -> tuple[int, ...] | None:
     return parse_list(text, name, int, positive_int)
 
 
 @app.command("regress")
 @handle_errors
 def regress(
-    preset: str = typer.Option("tiny", "--preset", help="tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), gpu."),
+    preset: str = typer.Option(
+        "tiny", "--preset", help="tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), gpu."
+    ),
     out: OutOpt = Path("synth-out"),
-    d: Optional[str] = typer.Option(None, "--d", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
-    beta: Optional[str] = typer.Option(None, "--beta", help="Override: Hölder smoothness β in (0,1], e.g. 1,0.5."),
-    n: Optional[str] = typer.Option(None, "--n", help="Override: training-set sizes n, e.g. 100,1000,10000."),
-    seed: Optional[str] = typer.Option(None, "--seed", help="Override: seeds, e.g. 0,1,2."),
-    D: Optional[int] = typer.Option(None, "--D", callback=positive_int, help="Override: ambient dimension D (= number of tokens)."),
-    manifold: Optional[str] = typer.Option(None, "--manifold", help="Override: torus, sphere or cube."),
-    target: Optional[str] = typer.Option(None, "--target", help="Override: holder, kinks or relu."),
-    density: Optional[str] = typer.Option(None, "--density", help="Override: uniform or tilted."),
-    noise: Optional[float] = typer.Option(None, "--noise", callback=nonneg_finite, help="Override: label noise σ."),
-    size: Optional[str] = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
-    attention: Optional[str] = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
-    epochs: Optional[int] = typer.Option(None, "--epochs", callback=positive_int, help="Override: steps = epochs * n_train / batch size ..."),
-    min_steps: Optional[int] = typer.Option(None, "--min-steps", callback=positive_int, help="Override: ... clipped below at this ..."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", callback=positive_int, help="Override: ... and above at this."),
-    baselines: Optional[str] = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
-    model_d: Optional[str] = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
+    d: str | None = typer.Option(None, "--d", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
+    beta: str | None = typer.Option(None, "--beta", help="Override: Hölder smoothness β in (0,1], e.g. 1,0.5."),
+    n: str | None = typer.Option(None, "--n", help="Override: training-set sizes n, e.g. 100,1000,10000."),
+    seed: str | None = typer.Option(None, "--seed", help="Override: seeds, e.g. 0,1,2."),
+    D: int | None = typer.Option(
+        None, "--D", callback=positive_int, help="Override: ambient dimension D (= number of tokens)."
+    ),
+    manifold: str | None = typer.Option(None, "--manifold", help="Override: torus, sphere or cube."),
+    target: str | None = typer.Option(None, "--target", help="Override: holder, kinks or relu."),
+    density: str | None = typer.Option(None, "--density", help="Override: uniform or tilted."),
+    noise: float | None = typer.Option(None, "--noise", callback=nonneg_finite, help="Override: label noise σ."),
+    size: str | None = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
+    attention: str | None = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
+    epochs: int | None = typer.Option(
+        None, "--epochs", callback=positive_int, help="Override: steps = epochs * n_train / batch size ..."
+    ),
+    min_steps: int | None = typer.Option(
+        None, "--min-steps", callback=positive_int, help="Override: ... clipped below at this ..."
+    ),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", callback=positive_int, help="Override: ... and above at this."
+    ),
+    baselines: str | None = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
+    model_d: str | None = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
     bootstrap: BootstrapOpt = 1000,
     executor: ExecutorOpt = "local",
@@ -70,15 +98,38 @@ def regress(
 
     base = get_preset(preset, "synthetic")
     p = base.with_overrides(
-        dims=_ints(d, "--d"), betas=parse_list(beta, "--beta", float, beta_value), ns=_ints(n, "--n"),
-        seeds=parse_list(seed, "--seed", int, nonneg_int), D=D, manifold=manifold, target=target, density=density, noise=noise,
-        size=size, attention=attention, epochs=epochs, min_steps=min_steps, max_steps=max_steps,
-        baselines=parse_list(baselines, "--baselines"), model_dims=parse_list(model_d, "--model-d", int, positive_int, allow_empty=True))
+        dims=_ints(d, "--d"),
+        betas=parse_list(beta, "--beta", float, beta_value),
+        ns=_ints(n, "--n"),
+        seeds=parse_list(seed, "--seed", int, nonneg_int),
+        D=D,
+        manifold=manifold,
+        target=target,
+        density=density,
+        noise=noise,
+        size=size,
+        attention=attention,
+        epochs=epochs,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        baselines=parse_list(baselines, "--baselines"),
+        model_dims=parse_list(model_d, "--model-d", int, positive_int, allow_empty=True),
+    )
     if p != base:
         p = p.with_overrides(name=f"{preset}-custom")
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
-                       slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
+    ex = make_executor(
+        executor,
+        workers,
+        max_failures,
+        slurm_partition,
+        slurm_gpus_per_task,
+        slurm_time,
+        slurm_array_parallelism,
+        slurm_cpus_per_task,
+        sbatch,
+        log,
+    )
     with run_failures():
         run_sweep(out, "synthetic", p, progress=not json_, log=log, executor=ex)
     if not report:
@@ -123,7 +174,9 @@ def data(
     beta: BetaOpt = 1.0,
     density: str = typer.Option("uniform", "--density", help="uniform or tilted."),
     noise: float = typer.Option(0.5, "--noise", callback=nonneg_finite, help="Label noise σ."),
-    seed: int = typer.Option(0, "--seed", callback=nonneg_int, help="Seed of the sample (the problem's frame and field use 0)."),
+    seed: int = typer.Option(
+        0, "--seed", callback=nonneg_int, help="Seed of the sample (the problem's frame and field use 0)."
+    ),
     json_: JsonOpt = False,
 ) -> None:
     """Sample n labelled points of a known-d manifold (Assumptions 1-2) and save them as .npz."""
@@ -140,11 +193,23 @@ def data(
     buf = io.BytesIO()
     np.savez(buf, X=X, y=y, f=f)
     write_bytes(out, buf.getvalue())
-    summary = {"out": str(out), "n": n, "d": d, "D": D, "manifold": manifold, "target": target, "beta": beta,
-               "noise": noise, "max_residual": float(exp.manifold.residual(X).max()), "f_std": float(f.std())}
+    summary = {
+        "out": str(out),
+        "n": n,
+        "d": d,
+        "D": D,
+        "manifold": manifold,
+        "target": target,
+        "beta": beta,
+        "noise": noise,
+        "max_residual": float(exp.manifold.residual(X).max()),
+        "f_std": float(f.std()),
+    }
     if json_:
         print_json(summary)
         return
-    console.print(f"wrote {n} points of a {manifold} (d={d}) in R^{D} to {out}; target {target} (β={beta:g}), "
-                  f"σ={noise:g}; largest distance from the manifold's equations {summary['max_residual']:.1e}",
-                  highlight=False)
+    console.print(
+        f"wrote {n} points of a {manifold} (d={d}) in R^{D} to {out}; target {target} (β={beta:g}), "
+        f"σ={noise:g}; largest distance from the manifold's equations {summary['max_residual']:.1e}",
+        highlight=False,
+    )

@@ -28,13 +28,13 @@ PANELS = ("params", "width", "layer", "position")
 @dataclass
 class AblateOptions:
     estimators: tuple[str, ...] = ("mle", "twonn")  # at least two (the paper: MLE only)
-    k: int = 20                   # neighbours of the MLE (the paper's K = 20)
-    bootstrap: int = 200          # resamples of each interval
-    docs: int = 256               # test documents embedded
-    context: int = 256            # window length fed to the model (paper: 1024)
-    tokens_per_doc: int = 32      # tokens kept per document for the params, width and layer curves (paper: 32)
-    max_points: int = 4096        # cap on the points of one estimate (the paper's batch size)
-    min_bin_points: int = 64      # context-position bins with fewer points are left out
+    k: int = 20  # neighbours of the MLE (the paper's K = 20)
+    bootstrap: int = 200  # resamples of each interval
+    docs: int = 256  # test documents embedded
+    context: int = 256  # window length fed to the model (paper: 1024)
+    tokens_per_doc: int = 32  # tokens kept per document for the params, width and layer curves (paper: 32)
+    max_points: int = 4096  # cap on the points of one estimate (the paper's batch size)
+    min_bin_points: int = 64  # context-position bins with fewer points are left out
     seed: int = 0
     device: str = "auto"
 
@@ -57,7 +57,7 @@ class Member:
 
     name: str
     path: str
-    params: int                   # non-embedding parameters
+    params: int  # non-embedding parameters
     width: int
     layers: int
     docs: list = field(repr=False, default_factory=list)
@@ -90,13 +90,24 @@ def estimate(X: np.ndarray, opts: AblateOptions, n_points: int, rng) -> dict:
         try:
             with warnings.catch_warnings():  # duplicates are counted in the result instead
                 warnings.simplefilter("ignore")
-                res = estimate_id(X[idx], estimator=name, k=opts.k, protocol="full", bootstrap=opts.bootstrap,
-                                  device=opts.device, seed=opts.seed)
+                res = estimate_id(
+                    X[idx],
+                    estimator=name,
+                    k=opts.k,
+                    protocol="full",
+                    bootstrap=opts.bootstrap,
+                    device=opts.device,
+                    seed=opts.seed,
+                )
         except ValueError as exc:
             out[name] = {"d": None, "ci": None, "interval": "none", "error": str(exc)}
             continue
-        out[name] = {"d": float(res.dimension), "ci": [float(v) for v in res.ci] if res.ci is not None else None,
-                     "interval": res.protocol.get("interval", "none"), "duplicates": int(res.n_duplicates)}
+        out[name] = {
+            "d": float(res.dimension),
+            "ci": [float(v) for v in res.ci] if res.ci is not None else None,
+            "interval": res.protocol.get("interval", "none"),
+            "duplicates": int(res.n_duplicates),
+        }
     return out
 
 
@@ -110,8 +121,12 @@ def _curve(clouds: list[tuple[dict, np.ndarray]], opts: AblateOptions) -> dict:
 
 
 def _embed(lm: LanguageModel, docs, opts: AblateOptions, prefix: bool = False, all_tokens: bool = False):
-    eo = EmbedOptions(context=opts.context, tokens_per_doc=opts.context if all_tokens else opts.tokens_per_doc,
-                      window="prefix" if prefix else "random", seed=opts.seed)
+    eo = EmbedOptions(
+        context=opts.context,
+        tokens_per_doc=opts.context if all_tokens else opts.tokens_per_doc,
+        window="prefix" if prefix else "random",
+        seed=opts.seed,
+    )
     return embed_documents(lm, docs, eo, positions=all_tokens)
 
 
@@ -138,8 +153,12 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
     """The four curves. params and width need two or more models (width: those of the commonest
     depth); layer and position use the largest model."""
     members = sorted(members, key=lambda m: m.params)
-    out = {"source": source, "options": asdict(opts), "models": [{k: v for k, v in asdict(m).items() if k != "docs"}
-                                                                  for m in members], "panels": {}}
+    out = {
+        "source": source,
+        "options": asdict(opts),
+        "models": [{k: v for k, v in asdict(m).items() if k != "docs"} for m in members],
+        "panels": {},
+    }
     finals = []
     for m in members:
         log(f"embedding with {m.name} ({m.params:,} non-embedding parameters)")
@@ -150,22 +169,36 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
     depth = max(set(depths), key=lambda L: (depths.count(L), L))
     same = [(m, X) for m, X in zip(members, finals) if m.layers == depth]
     if len({m.width for m, _ in same}) >= 2:
-        out["panels"]["width"] = {**_curve([({"x": m.width, "model": m.name}, X) for m, X in same], opts), "depth": depth}
+        out["panels"]["width"] = {
+            **_curve([({"x": m.width, "model": m.name}, X) for m, X in same], opts),
+            "depth": depth,
+        }
     top = members[-1]
     lm = _load(top, opts.device)
     log(f"layers 0..{lm.n_layer} of {top.name}")
-    by_layer = embed_documents(lm, top.docs, EmbedOptions(context=opts.context, tokens_per_doc=opts.tokens_per_doc,
-                                                          seed=opts.seed), layers=list(range(lm.n_layer + 1)))
+    by_layer = embed_documents(
+        lm,
+        top.docs,
+        EmbedOptions(context=opts.context, tokens_per_doc=opts.tokens_per_doc, seed=opts.seed),
+        layers=list(range(lm.n_layer + 1)),
+    )
     out["panels"]["layer"] = {**_curve([({"x": L}, X) for L, X in by_layer.items()], opts), "model": top.name}
     log(f"context positions of {top.name}")
     X, pos = _embed(lm, top.docs, opts, prefix=True, all_tokens=True)
-    clouds = [({"x": float(np.sqrt(max(lo, 0.5) * hi)), "positions": [lo, hi]}, X[(pos >= lo) & (pos < hi)])
-              for lo, hi in position_bins(min(opts.context, lm.context))]
+    clouds = [
+        ({"x": float(np.sqrt(max(lo, 0.5) * hi)), "positions": [lo, hi]}, X[(pos >= lo) & (pos < hi)])
+        for lo, hi in position_bins(min(opts.context, lm.context))
+    ]
     clouds = [(x, c) for x, c in clouds if len(c) >= max(opts.min_bin_points, opts.k + 2)]
     if len(clouds) >= 2:
         out["panels"]["position"] = {**_curve(clouds, opts), "model": top.name}
-    methods = {n: e["interval"] for p in out["panels"].values() for pt in p["points"] for n, e in pt["estimates"].items()
-               if e["d"] is not None}
+    methods = {
+        n: e["interval"]
+        for p in out["panels"].values()
+        for pt in p["points"]
+        for n, e in pt["estimates"].items()
+        if e["d"] is not None
+    }
     out["intervals"] = "; ".join(f"{n}: {m}" for n, m in methods.items())
     return out
 
@@ -178,7 +211,9 @@ def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
     kind = sweep.kind
     get_kind(kind)  # registers the kind's preset class
     if kind != "model":
-        raise ValueError(f"{sweep_dir} is a {kind} sweep; `id ablate` takes a model-scaling sweep (tmcheck sweep model)")
+        raise ValueError(
+            f"{sweep_dir} is a {kind} sweep; `id ablate` takes a model-scaling sweep (tmcheck sweep model)"
+        )
     from tmcheck.empirics.sweep.pretrain import corpus_tag
 
     rows = [r for r in sweep.rows() if r.get("full_split")]
@@ -186,8 +221,18 @@ def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
         raise ValueError(f"{sweep_dir} has no finished model-scaling runs yet; run the sweep first")
     first = min(r["seed"] for r in rows)
     docs = test_documents(sweep.data_dir(corpus_tag(sweep.read_config()["corpus"])), opts.docs)
-    return [Member(r["run"], str(sweep.run_dir(r["run"])), int(r["non_embedding_params"]), int(r["n_embd"]),
-                   int(r["n_layer"]), docs) for r in rows if r["seed"] == first]
+    return [
+        Member(
+            r["run"],
+            str(sweep.run_dir(r["run"])),
+            int(r["non_embedding_params"]),
+            int(r["n_embd"]),
+            int(r["n_layer"]),
+            docs,
+        )
+        for r in rows
+        if r["seed"] == first
+    ]
 
 
 def model_members(paths: list[Path], texts: list[str], opts: AblateOptions) -> list[Member]:
@@ -196,10 +241,20 @@ def model_members(paths: list[Path], texts: list[str], opts: AblateOptions) -> l
     for p in paths:
         lm = load_model(Path(p))
         if lm.kind == "tmcheck":
-            raise ValueError(f"{p} is a tmcheck checkpoint without a tokenizer of its own; give its model sweep "
-                             f"directory (tmcheck sweep model) or export it with `tmcheck export hf`")
-        members.append(Member(Path(p).name, str(p), non_embedding_params(lm.model), _width(lm), lm.n_layer,
-                              encode_text(lm, texts)[:opts.docs]))
+            raise ValueError(
+                f"{p} is a tmcheck checkpoint without a tokenizer of its own; give its model sweep "
+                f"directory (tmcheck sweep model) or export it with `tmcheck export hf`"
+            )
+        members.append(
+            Member(
+                Path(p).name,
+                str(p),
+                non_embedding_params(lm.model),
+                _width(lm),
+                lm.n_layer,
+                encode_text(lm, texts)[: opts.docs],
+            )
+        )
     return members
 
 
@@ -219,4 +274,3 @@ def read_texts(path: Path, n_docs: int) -> list[str]:
     if not docs:
         raise ValueError(f"{path} holds no text")
     return docs[:n_docs]
-

@@ -15,8 +15,14 @@ TITLES = {
     "layer": ("ID across layers", "layer (0 = input embeddings)", False),
     "position": ("ID across context position", "token position in the window (0-based; bins)", True),
 }
-COLORS = {"mle": "tab:blue", "twonn": "tab:orange", "gride": "tab:green", "mle-mean": "tab:purple",
-          "twonn-mle": "tab:red", "mle-curve": "tab:brown"}
+COLORS = {
+    "mle": "tab:blue",
+    "twonn": "tab:orange",
+    "gride": "tab:green",
+    "mle-mean": "tab:purple",
+    "twonn-mle": "tab:red",
+    "mle-curve": "tab:brown",
+}
 
 
 def _short(v: float) -> str:
@@ -55,13 +61,22 @@ def figure(result: dict, path: Path) -> None:
             cis = [p["estimates"][name]["ci"] for p in pts]
             ax.plot(x, d, marker="o", ms=4, color=COLORS.get(name), label=name)
             if all(c is not None for c in cis):
-                ax.fill_between(x, [c[0] for c in cis], [c[1] for c in cis], color=COLORS.get(name), alpha=0.2,
-                                label=f"{name} 95% interval")
+                ax.fill_between(
+                    x,
+                    [c[0] for c in cis],
+                    [c[1] for c in cis],
+                    color=COLORS.get(name),
+                    alpha=0.2,
+                    label=f"{name} 95% interval",
+                )
         if logx:
             ax.set_xscale("log")
             ticks = sorted({p["x"] for p in data["points"]})
-            labels = ([_bin(p["positions"]) for p in sorted(data["points"], key=lambda p: p["x"])]
-                      if panel == "position" else [_short(v) for v in ticks])
+            labels = (
+                [_bin(p["positions"]) for p in sorted(data["points"], key=lambda p: p["x"])]
+                if panel == "position"
+                else [_short(v) for v in ticks]
+            )
             ax.set_xticks(ticks, labels, fontsize=7, rotation=30 if panel == "position" else 0)
             ax.minorticks_off()
         else:
@@ -69,7 +84,10 @@ def figure(result: dict, path: Path) -> None:
         where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
         ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})\n"
-                 f"bands: 95% intervals ({result['intervals']})", fontsize=9)
+    fig.suptitle(
+        f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})\n"
+        f"bands: 95% intervals ({result['intervals']})",
+        fontsize=9,
+    )
     fig.tight_layout()
     save_figure(fig, path)

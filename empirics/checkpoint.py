@@ -108,8 +108,10 @@ def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
             header = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:  # safetensors raises its own error types, and OSError/ValueError on garbage
-        raise CheckpointError(f"corrupt checkpoint {path}: not a safetensors checkpoint (truncated, damaged, or a "
-                              f"pickle, which is never loaded): {str(exc).splitlines()[0][:100]}") from None
+        raise CheckpointError(
+            f"corrupt checkpoint {path}: not a safetensors checkpoint (truncated, damaged, or a "
+            f"pickle, which is never loaded): {str(exc).splitlines()[0][:100]}"
+        ) from None
     if "tmcheck" not in header or "sha256" not in header:
         raise CheckpointError(f"corrupt checkpoint {path}: a safetensors file without tmcheck metadata")
     if _digest(tensors, header["tmcheck"]) != header["sha256"]:
@@ -124,6 +126,7 @@ def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
 
 # --- model and optimizer state ---------------------------------------------------------------------
 
+
 def load_model_state(model: torch.nn.Module, state: Any, path: Path) -> None:
     """load_state_dict(strict) with missing/unexpected keys and wrong shapes reported as one line."""
     if not isinstance(state, dict):
@@ -132,19 +135,27 @@ def load_model_state(model: torch.nn.Module, state: Any, path: Path) -> None:
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     if missing or unexpected:
-        raise CheckpointError(f"checkpoint {path} does not fit the model: missing keys {missing[:3]}"
-                              f"{' ...' if len(missing) > 3 else ''}, unexpected keys {unexpected[:3]}"
-                              f"{' ...' if len(unexpected) > 3 else ''}")
+        raise CheckpointError(
+            f"checkpoint {path} does not fit the model: missing keys {missing[:3]}"
+            f"{' ...' if len(missing) > 3 else ''}, unexpected keys {unexpected[:3]}"
+            f"{' ...' if len(unexpected) > 3 else ''}"
+        )
     for k, v in state.items():
         if tuple(v.shape) != tuple(own[k].shape):
-            raise CheckpointError(f"checkpoint {path} does not fit the model: {k} has shape {tuple(v.shape)}, "
-                                  f"the model expects {tuple(own[k].shape)}")
+            raise CheckpointError(
+                f"checkpoint {path} does not fit the model: {k} has shape {tuple(v.shape)}, "
+                f"the model expects {tuple(own[k].shape)}"
+            )
     model.load_state_dict(state)
 
 
 def load_optimizer(opt: torch.optim.Optimizer, sd: Any, path: Path) -> None:
     """opt.load_state_dict with group sizes and moment shapes checked first, failures as one line."""
-    if not isinstance(sd, dict) or not isinstance(sd.get("state"), dict) or not isinstance(sd.get("param_groups"), list):
+    if (
+        not isinstance(sd, dict)
+        or not isinstance(sd.get("state"), dict)
+        or not isinstance(sd.get("param_groups"), list)
+    ):
         raise CheckpointError(f"checkpoint {path}: no optimizer state")
     groups = sd["param_groups"]
     sizes, expected = [len(g.get("params", [])) for g in groups], [len(g["params"]) for g in opt.param_groups]
@@ -156,8 +167,10 @@ def load_optimizer(opt: torch.optim.Optimizer, sd: Any, path: Path) -> None:
             raise CheckpointError(f"checkpoint {path}: optimizer state for parameter {idx!r} of {len(params)}")
         for name, val in st.items():
             if isinstance(val, torch.Tensor) and val.dim() > 0 and tuple(val.shape) != tuple(params[idx].shape):
-                raise CheckpointError(f"checkpoint {path}: optimizer {name} of parameter {idx} has shape "
-                                      f"{tuple(val.shape)}, the parameter {tuple(params[idx].shape)}")
+                raise CheckpointError(
+                    f"checkpoint {path}: optimizer {name} of parameter {idx} has shape "
+                    f"{tuple(val.shape)}, the parameter {tuple(params[idx].shape)}"
+                )
     try:
         opt.load_state_dict(sd)
     except (ValueError, KeyError, RuntimeError, TypeError) as exc:
@@ -175,6 +188,7 @@ def set_rng(state: torch.Tensor | None, path: Path) -> None:
 
 
 # --- our GPT ---------------------------------------------------------------------------------------
+
 
 def resolve(path: Path) -> Path:
     """A checkpoint file from a file or a run directory (its best checkpoint, else its last)."""

@@ -33,8 +33,17 @@ class Design:
         return np.repeat(np.asarray(self.sizes, dtype=np.float64), counts)
 
 
-def coverage(design: Design, law: dict, noise: float, reps: int = 200, methods=METHODS, level: float = 0.95,
-             bootstrap: int = 200, seed: int = 0, profile_reps: int = PROFILE_REPS) -> dict:
+def coverage(
+    design: Design,
+    law: dict,
+    noise: float,
+    reps: int = 200,
+    methods=METHODS,
+    level: float = 0.95,
+    bootstrap: int = 200,
+    seed: int = 0,
+    profile_reps: int = PROFILE_REPS,
+) -> dict:
     """{method: {"coverage", "median_width", "reps"}} for the law {"form", "E", "B", "alpha"} at the design.
 
     The noise is the SD of log loss between seeds; it is re-estimated from each simulated sweep, as the
@@ -59,8 +68,11 @@ def coverage(design: Design, law: dict, noise: float, reps: int = 200, methods=M
     for method in methods:
         lo, hi = res[method]["lo"], res[method]["hi"]
         inside = (lo <= law["alpha"]) & (law["alpha"] <= hi)
-        out[method] = {"coverage": float(np.mean(inside)), "median_width": float(np.nanmedian(hi - lo)),
-                       "reps": int(len(lo))}
+        out[method] = {
+            "coverage": float(np.mean(inside)),
+            "median_width": float(np.nanmedian(hi - lo)),
+            "reps": int(len(lo)),
+        }
     return out
 
 
@@ -75,5 +87,10 @@ def choose_method(table: dict, target: float = COVERAGE_TARGET) -> dict:
     else:
         best = max(table, key=lambda m: (table[m]["coverage"], -METHODS.index(m)))
     cov = table[best]["coverage"]
-    return {"method": best, "coverage": cov, "calibrated": cov >= target, "target": target,
-            "shortfall": max(0.0, target - cov)}
+    return {
+        "method": best,
+        "coverage": cov,
+        "calibrated": cov >= target,
+        "target": target,
+        "shortfall": max(0.0, target - cov),
+    }

@@ -37,13 +37,13 @@ KINDS = ("tmcheck", "causal", "encoder")
 
 @dataclass
 class EmbedOptions:
-    context: int = 1024          # tokens per document fed to the model (paper: 1024)
-    tokens_per_doc: int = 32     # hidden states kept per document (paper: 32)
-    window: str = "random"       # "random" (paper text) or "prefix" (paper code)
-    final_ln: str = "after"      # "after" or "before" the final LayerNorm, last layer only
-    layer: int | None = None     # block index, 1-based; 0 = embeddings; None = last
-    seed: int = 0                # windows and token positions
-    batch_docs: int = 16         # documents per forward pass (the result does not depend on it)
+    context: int = 1024  # tokens per document fed to the model (paper: 1024)
+    tokens_per_doc: int = 32  # hidden states kept per document (paper: 32)
+    window: str = "random"  # "random" (paper text) or "prefix" (paper code)
+    final_ln: str = "after"  # "after" or "before" the final LayerNorm, last layer only
+    layer: int | None = None  # block index, 1-based; 0 = embeddings; None = last
+    seed: int = 0  # windows and token positions
+    batch_docs: int = 16  # documents per forward pass (the result does not depend on it)
     special_tokens: str = "exclude"  # "exclude" or "include" the tokenizer's special tokens as points
 
     def __post_init__(self):
@@ -90,12 +90,15 @@ class LanguageModel:
     def check_options(self, opts: EmbedOptions) -> None:
         """A one-line ValueError for an option that does not apply to this kind of model."""
         if opts.layer is not None and not 0 <= opts.layer <= self.n_layer:
-            raise ValueError(f"--layer must be in 0..{self.n_layer} for {self.source} ({self.n_layer} blocks), "
-                             f"got {opts.layer}")
+            raise ValueError(
+                f"--layer must be in 0..{self.n_layer} for {self.source} ({self.n_layer} blocks), got {opts.layer}"
+            )
         last = opts.layer is None or opts.layer == self.n_layer
         if opts.final_ln == "before" and last and self.kind != "tmcheck" and _final_norm(self.model) is None:
-            raise ValueError(f"--final-ln before does not apply to {self.source}: this {self.kind} model "
-                             f"({type(self.model).__name__}) has no final LayerNorm, so its last layer has one value")
+            raise ValueError(
+                f"--final-ln before does not apply to {self.source}: this {self.kind} model "
+                f"({type(self.model).__name__}) has no final LayerNorm, so its last layer has one value"
+            )
 
     def hidden(self, ids, mask=None, layer: int | None = None, final_ln: str = "after"):
         """Residual stream after block `layer` (None: last), (B, T, C); mask (B, T) marks real tokens."""
@@ -140,8 +143,8 @@ class LanguageModel:
         content = tok("a", add_special_tokens=False)["input_ids"]
         full = tok("a")["input_ids"]  # the same text as the tokenizer wraps it
         for i in range(len(full) - len(content) + 1):
-            if full[i:i + len(content)] == content:
-                return list(full[:i]), list(full[i + len(content):])
+            if full[i : i + len(content)] == content:
+                return list(full[:i]), list(full[i + len(content) :])
         raise ValueError(f"cannot tell the special tokens of the tokenizer of {self.source}")
 
 
@@ -157,16 +160,25 @@ def _final_norm(model):
 def model_kind(config) -> str:
     """'causal' or 'encoder' from a transformers config; encoder-decoder models are refused."""
     if getattr(config, "is_encoder_decoder", False):
-        raise ValueError(f"{config.model_type}: encoder-decoder models are not supported; give an encoder or a causal LM")
+        raise ValueError(
+            f"{config.model_type}: encoder-decoder models are not supported; give an encoder or a causal LM"
+        )
     archs = getattr(config, "architectures", None) or []
     if getattr(config, "is_decoder", False) or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
         return "causal"
     if archs:
         return "encoder"
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
 
     mt = config.model_type
-    return "causal" if mt in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and mt not in MODEL_FOR_MASKED_LM_MAPPING_NAMES else "encoder"
+    return (
+        "causal"
+        if mt in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and mt not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        else "encoder"
+    )
 
 
 @contextlib.contextmanager
@@ -191,7 +203,9 @@ def load_model(path: Path) -> LanguageModel:
         raise FileNotFoundError(2, "no such model file or directory", str(path))
     if not (path / "config.json").exists():
         if path.is_dir() and not any((path / n).is_file() for n in ("best.safetensors", "last.safetensors", "best.pt")):
-            raise ValueError(f"{path} is neither a tmcheck checkpoint nor a transformers model directory (no config.json)")
+            raise ValueError(
+                f"{path} is neither a tmcheck checkpoint nor a transformers model directory (no config.json)"
+            )
         from tmcheck.empirics.checkpoint import load_gpt, resolve
 
         return LanguageModel(load_gpt(path), "tmcheck", source=str(resolve(path)))
@@ -224,8 +238,13 @@ def padded_length(n: int, limit: int) -> int:
     return min(-(-n // PAD_MULTIPLE) * PAD_MULTIPLE, limit)
 
 
-def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOptions, positions: bool = False,
-                    layers: list[int] | None = None):
+def embed_documents(
+    lm: LanguageModel,
+    docs: list[np.ndarray],
+    opts: EmbedOptions,
+    positions: bool = False,
+    layers: list[int] | None = None,
+):
     """Hidden states of opts.tokens_per_doc positions per document, drawn without replacement from the
     document's window (special tokens added around it and, by default, never drawn); returns (N, C)
     float32. Documents shorter than tokens_per_doc give all their tokens. With `positions`, returns
@@ -246,9 +265,11 @@ def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOption
         if len(ids) == 0:
             continue
         start = 0 if (opts.window == "prefix" or len(ids) <= ctx) else int(rng.integers(0, len(ids) - ctx + 1))
-        w = ids[start:start + ctx]
+        w = ids[start : start + ctx]
         full = np.concatenate([np.asarray(before, dtype=np.int64), w, np.asarray(after, dtype=np.int64)])
-        pool = np.arange(len(full)) if opts.special_tokens == "include" else np.arange(len(before), len(before) + len(w))
+        pool = (
+            np.arange(len(full)) if opts.special_tokens == "include" else np.arange(len(before), len(before) + len(w))
+        )
         inputs.append(full)
         picks.append(np.sort(rng.choice(pool, size=min(opts.tokens_per_doc, len(pool)), replace=False)))
     if not inputs:
@@ -261,15 +282,18 @@ def embed_documents(lm: LanguageModel, docs: list[np.ndarray], opts: EmbedOption
     for T in sorted(set(padded)):  # a batch holds inputs of one padded length only
         members = [j for j in range(len(inputs)) if padded[j] == T]
         for i in range(0, len(members), opts.batch_docs):
-            group = members[i:i + opts.batch_docs]
+            group = members[i : i + opts.batch_docs]
             batch = torch.full((len(group), T), lm.pad_id, dtype=torch.long)  # right padding, masked
             mask = torch.zeros(len(group), T, dtype=torch.long)
             for r, j in enumerate(group):
                 batch[r, : len(inputs[j])] = torch.from_numpy(inputs[j])
                 mask[r, : len(inputs[j])] = 1
             ids, m = batch.to(device), mask.to(device)
-            hs = (lm.hidden_layers(ids, m, want, opts.final_ln) if layers is not None
-                  else [lm.hidden(ids, m, opts.layer, opts.final_ln)])
+            hs = (
+                lm.hidden_layers(ids, m, want, opts.final_ln)
+                if layers is not None
+                else [lm.hidden(ids, m, opts.layer, opts.final_ln)]
+            )
             for L, h in zip(want, hs):
                 h = h.float().cpu().numpy()  # (b, T, C)
                 out[L].extend((j, h[r, picks[j]]) for r, j in enumerate(group))
@@ -294,7 +318,7 @@ def test_documents(data_dir: Path, max_docs: int | None = None) -> list[np.ndarr
     tokens = open_split(data_dir, "test")
     starts = np.load(data_dir / "test.idx.npy")
     ends = np.append(starts[1:], len(tokens))
-    docs = [np.asarray(tokens[s:e - 1]) for s, e in zip(starts, ends)]
+    docs = [np.asarray(tokens[s : e - 1]) for s, e in zip(starts, ends)]
     return docs[:max_docs] if max_docs else docs
 
 
@@ -313,20 +337,25 @@ def encode_text(lm: LanguageModel, texts: list[str], tokenizer_path: Path | None
 
 @dataclass
 class IDOptions:
-    estimator: str = "mle"       # "mle" (inverse mean, scikit-dimension's default) or "mle-mean" (mean of
-                                 # per-point estimates); any estimator of tmcheck.empirics.id.ESTIMATORS
-    k: int = 20                  # neighbours (paper: K=20)
-    protocol: str = "paper"      # "paper": disjoint batches, mean of batch estimates; "full": all points
-    batch_size: int = 4096       # paper text: 4096; paper code: 3600
-    bootstrap: int = 200         # bootstrap resamples for the interval of a single batch / full protocol
-    beta: float = 1.0            # Hölder smoothness for the user's alpha_D (beta=1 is always reported too)
+    estimator: str = "mle"  # "mle" (inverse mean, scikit-dimension's default) or "mle-mean" (mean of
+    # per-point estimates); any estimator of tmcheck.empirics.id.ESTIMATORS
+    k: int = 20  # neighbours (paper: K=20)
+    protocol: str = "paper"  # "paper": disjoint batches, mean of batch estimates; "full": all points
+    batch_size: int = 4096  # paper text: 4096; paper code: 3600
+    bootstrap: int = 200  # bootstrap resamples for the interval of a single batch / full protocol
+    beta: float = 1.0  # Hölder smoothness for the user's alpha_D (beta=1 is always reported too)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOptions | None = None,
-              ids: IDOptions | None = None, device: str = "auto") -> dict:
+def corpus_id(
+    sweep_dir: Path,
+    corpora: list[str] | None = None,
+    embed: EmbedOptions | None = None,
+    ids: IDOptions | None = None,
+    device: str = "auto",
+) -> dict:
     """Embed each corpus's test set with its full-split model and estimate the ID; writes sweep_dir/id.json.
 
     Returns {corpus: {d, ci, alpha_D (beta=1), alpha_D_beta, options...}}; existing entries of
@@ -354,16 +383,32 @@ def corpus_id(sweep_dir: Path, corpora: list[str] | None = None, embed: EmbedOpt
         lm.model.to(resolve_device(device))
         docs = test_documents(sweep_dir / "data" / corpus, preset.id_docs)
         X = embed_documents(lm, docs, embed)  # (N, C)
-        res = estimate_id(X, estimator=ids.estimator, k=ids.k, protocol=ids.protocol, batch_size=ids.batch_size,
-                          bootstrap=ids.bootstrap, device=device, seed=embed.seed)
+        res = estimate_id(
+            X,
+            estimator=ids.estimator,
+            k=ids.k,
+            protocol=ids.protocol,
+            batch_size=ids.batch_size,
+            bootstrap=ids.bootstrap,
+            device=device,
+            seed=embed.seed,
+        )
         d = float(res.dimension)
         ci = list(res.ci) if res.ci is not None else None
         out[corpus] = {
-            "d": d, "d_ci": ci, "alpha_D": alpha_D(d, 1.0),
+            "d": d,
+            "d_ci": ci,
+            "alpha_D": alpha_D(d, 1.0),
             "alpha_D_ci": [alpha_D(ci[1], 1.0), alpha_D(ci[0], 1.0)] if ci else None,
-            "beta": ids.beta, "alpha_D_beta": alpha_D(d, ids.beta),
-            "points": int(X.shape[0]), "width": int(X.shape[1]), "documents": len(docs), "model": lm.source,
-            "embed_options": embed.as_dict(), "id_options": ids.as_dict(), "estimate": res.as_dict(),
+            "beta": ids.beta,
+            "alpha_D_beta": alpha_D(d, ids.beta),
+            "points": int(X.shape[0]),
+            "width": int(X.shape[1]),
+            "documents": len(docs),
+            "model": lm.source,
+            "embed_options": embed.as_dict(),
+            "id_options": ids.as_dict(),
+            "estimate": res.as_dict(),
         }
     atomic.write_json(out_path, out)
     return out

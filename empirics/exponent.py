@@ -97,33 +97,54 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
     design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
     if sigma > 0 and np.isfinite(params["alpha"]):
-        table = coverage(design, {"form": form, **params}, sigma, coverage_reps, methods, level,
-                         min(bootstrap, 200), seed + 1)
+        table = coverage(
+            design, {"form": form, **params}, sigma, coverage_reps, methods, level, min(bootstrap, 200), seed + 1
+        )
     else:  # an exact fit: nothing random to simulate
         table = {m: {"coverage": float("nan"), "median_width": float("nan"), "reps": 0} for m in methods}
-    choice = choose_method(table, target) if sigma > 0 else {"method": methods[0], "coverage": float("nan"),
-                                                                "calibrated": False, "target": target,
-                                                                "shortfall": float("nan")}
+    choice = (
+        choose_method(table, target)
+        if sigma > 0
+        else {
+            "method": methods[0],
+            "coverage": float("nan"),
+            "calibrated": False,
+            "target": target,
+            "shortfall": float("nan"),
+        }
+    )
     method = choice["method"]
     lo, hi = intervals[method]
     open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
-    cov_text = (f"measured coverage {choice['coverage']:.0%} at this design" if np.isfinite(choice["coverage"])
-                else "coverage not measurable (no noise)")
+    cov_text = (
+        f"measured coverage {choice['coverage']:.0%} at this design"
+        if np.isfinite(choice["coverage"])
+        else "coverage not measurable (no noise)"
+    )
     if not choice["calibrated"] and np.isfinite(choice["shortfall"]):
         cov_text += f"; not calibrated: {choice['shortfall']:.0%} short of {target:.0%}"
-    text = (f"[{lo:.3f}, {hi:.3f}] ({level:.0%} {method}; {cov_text}"
-            + ("; open: reaches the end of the search range" if open_end else "") + ")")
+    text = (
+        f"[{lo:.3f}, {hi:.3f}] ({level:.0%} {method}; {cov_text}"
+        + ("; open: reaches the end of the search range" if open_end else "")
+        + ")"
+    )
     if method == "profile":
         draws = profile_samples(np.log(n), y, fit, form, rng)
     else:
         draws = res[method]["samples"][0]
-    entry = {"form": form, "alpha": params["alpha"], "params": params, "rmse_log": rmse,
-             "status": _status(flags), "flags": flags,
-             "interval": {"lo": lo, "hi": hi, "level": level, "method": method, "open": open_end, **choice,
-                          "text": text},
-             "intervals": intervals, "coverage": table,
-             "noise": {"sigma_log": sigma, "source": source},
-             "design": {"sizes": list(design.sizes), "seeds_per_size": list(design.seeds)}}
+    entry = {
+        "form": form,
+        "alpha": params["alpha"],
+        "params": params,
+        "rmse_log": rmse,
+        "status": _status(flags),
+        "flags": flags,
+        "interval": {"lo": lo, "hi": hi, "level": level, "method": method, "open": open_end, **choice, "text": text},
+        "intervals": intervals,
+        "coverage": table,
+        "noise": {"sigma_log": sigma, "source": source},
+        "design": {"sizes": list(design.sizes), "seeds_per_size": list(design.seeds)},
+    }
     if form == "offset":
         e = res["parametric"]["E_samples"][0]
         q = np.quantile(e[np.isfinite(e)], [(1 - level) / 2, (1 + level) / 2])
@@ -131,8 +152,17 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     return entry, draws
 
 
-def fit_exponent(sizes, losses, form: str = "offset", level: float = 0.95, coverage_reps: int = 200,
-                 bootstrap: int = 400, seed: int = 0, target: float = COVERAGE_TARGET, methods=METHODS) -> dict:
+def fit_exponent(
+    sizes,
+    losses,
+    form: str = "offset",
+    level: float = 0.95,
+    coverage_reps: int = 200,
+    bootstrap: int = 400,
+    seed: int = 0,
+    target: float = COVERAGE_TARGET,
+    methods=METHODS,
+) -> dict:
     """One form's fit, flags, every method's interval, their measured coverage and the chosen interval."""
     return _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)[0]
 
@@ -145,16 +175,23 @@ def curvature_test(sizes, losses, level: float = 0.95) -> dict:
     off, pw = fit_batch(logn, y[None], "offset"), fit_batch(logn, y[None], "power")
     df = len(y) - 3
     if df < 1:
-        return {"F": float("nan"), "p_value": float("nan"), "floor": False, "E": float(off["E"][0]),
-                "words": "too few runs for a curvature test"}
+        return {
+            "F": float("nan"),
+            "p_value": float("nan"),
+            "floor": False,
+            "E": float(off["E"][0]),
+            "words": "too few runs for a curvature test",
+        }
     rss_o, rss_p = float(off["rss"][0]), float(pw["rss"][0])
     F = max(rss_p - rss_o, 0.0) / max(rss_o / df, 1e-300)
     p = float(stats.f.sf(F, 1, df))
     E = float(off["E"][0])
     floor = bool(p < 1 - level and E > 0)
     if floor:
-        words = (f"the offset law fits significantly better than the power law (F = {F:.3g}, p = {p:.2g}): "
-                 f"the loss bends toward a floor E = {E:.4g} ({E / y.min():.0%} of the smallest loss)")
+        words = (
+            f"the offset law fits significantly better than the power law (F = {F:.3g}, p = {p:.2g}): "
+            f"the loss bends toward a floor E = {E:.4g} ({E / y.min():.0%} of the smallest loss)"
+        )
     else:
         words = f"no significant curvature (F = {F:.3g}, p = {p:.2g}): the data do not identify a floor"
     return {"F": F, "p_value": p, "df": df, "floor": floor, "E": E, "words": words}
@@ -164,13 +201,14 @@ def _windows(sizes: np.ndarray) -> list[tuple[str, np.ndarray]]:
     K = len(sizes)
     out = [("all sizes", sizes)]
     if K >= 4:  # with 3 sizes the upper half and the one window would repeat "all sizes"
-        out.append(("upper half", sizes[K // 2:]))
-        out += [(f"window {i + 1}", sizes[i:i + 3]) for i in range(K - 2)]
+        out.append(("upper half", sizes[K // 2 :]))
+        out += [(f"window {i + 1}", sizes[i : i + 3]) for i in range(K - 2)]
     return out
 
 
-def range_sensitivity(sizes, losses, level: float = 0.95, prediction: dict | None = None,
-                      tolerance: float = 0.1, seed: int = 0) -> dict:
+def range_sensitivity(
+    sizes, losses, level: float = 0.95, prediction: dict | None = None, tolerance: float = 0.1, seed: int = 0
+) -> dict:
     """The loglog alpha-hat (with its exact t interval) on all sizes, the upper half and every window of
     3 consecutive sizes; with a prediction, the test's verdict on each range, and in words whether the
     verdict depends on the range."""
@@ -183,8 +221,13 @@ def range_sensitivity(sizes, losses, level: float = 0.95, prediction: dict | Non
         if len(np.unique(n[sel])) < 2 or sel.sum() < 3:
             continue
         res = interval_batch(n[sel], y[sel][None], "loglog", level, ("profile",), rng=rng)
-        e = {"range": name, "sizes": [float(v) for v in part], "alpha": float(res["fit"]["alpha"][0]),
-             "lo": float(res["profile"]["lo"][0]), "hi": float(res["profile"]["hi"][0])}
+        e = {
+            "range": name,
+            "sizes": [float(v) for v in part],
+            "alpha": float(res["fit"]["alpha"][0]),
+            "lo": float(res["profile"]["lo"][0]),
+            "hi": float(res["profile"]["hi"][0]),
+        }
         if prediction is not None:
             draws = profile_samples(np.log(n[sel]), y[sel], res["fit"], "loglog", rng)
             t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
@@ -194,26 +237,44 @@ def range_sensitivity(sizes, losses, level: float = 0.95, prediction: dict | Non
     words = []
     if len(wins) >= 2:
         first, last = wins[0], wins[-1]
-        words.append(f"alpha-hat on windows of 3 sizes goes from {first['alpha']:.3f} (n {first['sizes'][0]:.4g}-"
-                     f"{first['sizes'][-1]:.4g}) to {last['alpha']:.3f} (n {last['sizes'][0]:.4g}-"
-                     f"{last['sizes'][-1]:.4g})"
-                     + ("; their intervals are disjoint: the local slope changes across the range"
-                        if first["hi"] < last["lo"] or last["hi"] < first["lo"] else ""))
+        words.append(
+            f"alpha-hat on windows of 3 sizes goes from {first['alpha']:.3f} (n {first['sizes'][0]:.4g}-"
+            f"{first['sizes'][-1]:.4g}) to {last['alpha']:.3f} (n {last['sizes'][0]:.4g}-"
+            f"{last['sizes'][-1]:.4g})"
+            + (
+                "; their intervals are disjoint: the local slope changes across the range"
+                if first["hi"] < last["lo"] or last["hi"] < first["lo"]
+                else ""
+            )
+        )
     verdicts = {e["verdict"] for e in entries if "verdict" in e}
     if len(verdicts) > 1:
         groups = {}
         for e in entries:
             groups.setdefault(e["verdict"], []).append(e["range"])
-        words.append("the verdict depends on the fit range: "
-                     + "; ".join(f"{v} on {', '.join(r)}" for v, r in groups.items()))
+        words.append(
+            "the verdict depends on the fit range: " + "; ".join(f"{v} on {', '.join(r)}" for v, r in groups.items())
+        )
     elif verdicts:
         words.append(f"the verdict is the same on every range ({verdicts.pop()})")
     return {"entries": entries, "words": "; ".join(words), "method": f"loglog, exact t interval ({level:.0%})"}
 
 
-def exponent_report(sizes, losses, *, level: float = 0.95, forms=FORMS_1D, prediction: dict | None = None,
-                    predictions: dict | None = None, tolerance: float = 0.1, coverage_reps: int = 200, bootstrap: int = 400, seed: int = 0,
-                    target: float = COVERAGE_TARGET, methods=METHODS) -> dict:
+def exponent_report(
+    sizes,
+    losses,
+    *,
+    level: float = 0.95,
+    forms=FORMS_1D,
+    prediction: dict | None = None,
+    predictions: dict | None = None,
+    tolerance: float = 0.1,
+    coverage_reps: int = 200,
+    bootstrap: int = 400,
+    seed: int = 0,
+    target: float = COVERAGE_TARGET,
+    methods=METHODS,
+) -> dict:
     """Everything a report prints about one exponent (see the module docstring and /work/notes/fit-api.md).
 
     prediction: None, or keyword arguments of `prediction_test` besides the draws, e.g.
@@ -229,11 +290,14 @@ def exponent_report(sizes, losses, *, level: float = 0.95, forms=FORMS_1D, predi
         if prediction is not None:
             tests[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
         for name, kw in (predictions or {}).items():
-            named.setdefault(name, {})[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed,
-                                                               **kw)
-    out = {"fits": fits, "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),
-           "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
-           "prediction": tests or None, "predictions": named or None}
+            named.setdefault(name, {})[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **kw)
+    out = {
+        "fits": fits,
+        "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),
+        "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
+        "prediction": tests or None,
+        "predictions": named or None,
+    }
     words = []
     for form, e in fits.items():
         s = f"{form}: alpha-hat = {e['alpha']:.3f} {e['interval']['text']}"

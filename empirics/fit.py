@@ -192,8 +192,20 @@ def _refine(form, theta0, logx, logy, loss, delta):
     lo, hi = _bounds(form)
     theta0 = np.clip(theta0, lo, hi)
     kw = {"loss": "huber", "f_scale": delta} if loss == "huber" else {"loss": "linear"}
-    return least_squares(_residuals, theta0, jac=_jacobian, bounds=(lo, hi), args=(form, logx, logy),
-                         method="trf", x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=2000, **kw)
+    return least_squares(
+        _residuals,
+        theta0,
+        jac=_jacobian,
+        bounds=(lo, hi),
+        args=(form, logx, logy),
+        method="trf",
+        x_scale="jac",
+        xtol=1e-12,
+        ftol=1e-12,
+        gtol=1e-12,
+        max_nfev=2000,
+        **kw,
+    )
 
 
 def _check_xy(x, y, form):
@@ -238,8 +250,13 @@ def _fit_once(form, logx, logy, loss, delta, theta0=None):
         how = "ordinary least squares in log-log space" if form == "loglog" else "variable projection"
         return params, None, True, _robust_scale(r), how
     sol = _refine(form, _start(form, logx, logy) if theta0 is None else theta0, logx, logy, loss, delta)
-    return (_theta_to_params(form, sol.x), sol.x, bool(sol.success and sol.status > 0), _robust_scale(sol.fun),
-            str(sol.message))
+    return (
+        _theta_to_params(form, sol.x),
+        sol.x,
+        bool(sol.success and sol.status > 0),
+        _robust_scale(sol.fun),
+        str(sol.message),
+    )
 
 
 def _joint_flags(x, y, params, theta) -> list[dict]:
@@ -251,8 +268,13 @@ def _joint_flags(x, y, params, theta) -> list[dict]:
     for coef, col, exp in (("A", 0, "alpha"), ("B", 1, "beta")):
         term = params[coef] * x[:, col] ** -params[exp]
         if not np.all(np.isfinite(term)) or not np.max(term) > 1e-6 * np.min(y):
-            flags.append({"code": f"{coef}_zero", "message": f"{coef} ~ 0: the {('N', 'D')[col]} term is negligible "
-                          f"(is that column the quantity the law expects, e.g. tokens rather than FLOPs?)"})
+            flags.append(
+                {
+                    "code": f"{coef}_zero",
+                    "message": f"{coef} ~ 0: the {('N', 'D')[col]} term is negligible "
+                    f"(is that column the quantity the law expects, e.g. tokens rather than FLOPs?)",
+                }
+            )
     for col, name in ((0, "N"), (1, "D")):
         if len(np.unique(x[:, col])) < 3:
             flags.append({"code": "few_sizes", "message": f"fewer than 3 distinct {name} values"})
@@ -261,8 +283,18 @@ def _joint_flags(x, y, params, theta) -> list[dict]:
     return flags
 
 
-def fit_law(x, y, form: str = "offset", groups=None, bootstrap: int = 0, seed=0, ci_level: float = 0.95,
-            beta: float = 1.0, loss: str | None = None, huber_delta: float | None = None) -> FitResult:
+def fit_law(
+    x,
+    y,
+    form: str = "offset",
+    groups=None,
+    bootstrap: int = 0,
+    seed=0,
+    ci_level: float = 0.95,
+    beta: float = 1.0,
+    loss: str | None = None,
+    huber_delta: float | None = None,
+) -> FitResult:
     """Fit a scaling law (see the module docstring) with bootstrap intervals resampled by group.
 
     x: (n,) sizes, or (n, 2) of (N, D) for form='joint'. y: (n,) losses. groups: (n,) labels of
@@ -294,8 +326,10 @@ def fit_law(x, y, form: str = "offset", groups=None, bootstrap: int = 0, seed=0,
         lo, hi = _bounds(form)
         for name, v, l, h in zip(_THETA[form], theta, lo, hi):
             key = name[3:] if name.startswith("log") else name
-            at_bound[key] = bool((np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))
-                                 or (np.isfinite(h) and v >= h - 1e-8 * max(1.0, abs(h))))
+            at_bound[key] = bool(
+                (np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))
+                or (np.isfinite(h) and v >= h - 1e-8 * max(1.0, abs(h)))
+            )
     else:
         codes = {f["code"] for f in flags}
         at_bound = {"E": "E_at_bound" in codes, "alpha": "alpha_at_edge" in codes}
@@ -305,12 +339,31 @@ def fit_law(x, y, form: str = "offset", groups=None, bootstrap: int = 0, seed=0,
     if len(groups) != len(y):
         raise ValueError(f"groups has length {len(groups)}, expected {len(y)}")
     labels, inverse = np.unique(groups, return_inverse=True)
-    status = "converged" if ok and not flags else (
-        "not converged" if not ok else "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate")
-    result = FitResult(form, params, converged=status == "converged", status=status, flags=flags, at_bound=at_bound,
-                       rmse_log=rmse, loss=loss, huber_delta=delta, noise_scale=sigma, n_points=len(y),
-                       n_groups=len(labels), bootstrap=int(bootstrap), derived=_derived(form, params, beta),
-                       beta=beta, message=message)
+    status = (
+        "converged"
+        if ok and not flags
+        else (
+            "not converged" if not ok else "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
+        )
+    )
+    result = FitResult(
+        form,
+        params,
+        converged=status == "converged",
+        status=status,
+        flags=flags,
+        at_bound=at_bound,
+        rmse_log=rmse,
+        loss=loss,
+        huber_delta=delta,
+        noise_scale=sigma,
+        n_points=len(y),
+        n_groups=len(labels),
+        bootstrap=int(bootstrap),
+        derived=_derived(form, params, beta),
+        beta=beta,
+        message=message,
+    )
     if bootstrap:
         _bootstrap(result, x, logx, logy, theta, inverse.ravel(), len(labels), bootstrap, seed, ci_level)
     return result
@@ -379,8 +432,13 @@ def chinchilla_points(path) -> tuple[np.ndarray, np.ndarray]:
 
 
 # Published values (Besiroglu et al. 2024, "Chinchilla scaling: a replication attempt"; Hoffmann et al. 2022)
-EPOCH_CHINCHILLA = {"E": (1.817, 0.026), "A": (482.0, 124.5), "B": (2085.4, 1293.0),
-                    "alpha": (0.3478, 0.015), "beta": (0.3658, 0.021)}
+EPOCH_CHINCHILLA = {
+    "E": (1.817, 0.026),
+    "A": (482.0, 124.5),
+    "B": (2085.4, 1293.0),
+    "alpha": (0.3478, 0.015),
+    "beta": (0.3658, 0.021),
+}
 HOFFMANN_CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
 
 
@@ -389,7 +447,24 @@ from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, co
 from tmcheck.empirics.exponent import curvature_test, exponent_report, fit_exponent, range_sensitivity  # noqa: E402
 from tmcheck.empirics.prediction import prediction_test  # noqa: E402
 
-__all__ = ["FORMS", "LOSSES", "EPOCH_HUBER_DELTA", "FitResult", "fit_law", "predict", "choose_form",
-           "chinchilla_points", "EPOCH_CHINCHILLA", "HOFFMANN_CHINCHILLA", "COVERAGE_TARGET", "Design",
-           "coverage", "choose_method", "exponent_report", "fit_exponent", "range_sensitivity", "curvature_test",
-           "prediction_test"]
+__all__ = [
+    "FORMS",
+    "LOSSES",
+    "EPOCH_HUBER_DELTA",
+    "FitResult",
+    "fit_law",
+    "predict",
+    "choose_form",
+    "chinchilla_points",
+    "EPOCH_CHINCHILLA",
+    "HOFFMANN_CHINCHILLA",
+    "COVERAGE_TARGET",
+    "Design",
+    "coverage",
+    "choose_method",
+    "exponent_report",
+    "fit_exponent",
+    "range_sensitivity",
+    "curvature_test",
+    "prediction_test",
+]

@@ -16,16 +16,29 @@ import numpy as np
 import sympy
 
 FUNCTIONS = {"log": sympy.log, "exp": sympy.exp, "sqrt": sympy.sqrt, "abs": sympy.Abs}
-_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-           ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
-_CMPOPS = {ast.Lt: sympy.Lt, ast.LtE: sympy.Le, ast.Gt: sympy.Gt, ast.GtE: sympy.Ge, ast.Eq: sympy.Eq,
-           ast.NotEq: sympy.Ne}
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_CMPOPS = {
+    ast.Lt: sympy.Lt,
+    ast.LtE: sympy.Le,
+    ast.Gt: sympy.Gt,
+    ast.GtE: sympy.Ge,
+    ast.Eq: sympy.Eq,
+    ast.NotEq: sympy.Ne,
+}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Field conventions: a name that is not a column may stand for one of these (Chinchilla-style CSVs).
-ALIASES = {"N": ("Model Size", "params", "parameters", "n_params"),
-           "C": ("Training FLOP", "FLOPs", "flops", "compute"),
-           "D": ("Training Tokens", "tokens", "n_tokens")}
+ALIASES = {
+    "N": ("Model Size", "params", "parameters", "n_params"),
+    "C": ("Training FLOP", "FLOPs", "flops", "compute"),
+    "D": ("Training Tokens", "tokens", "n_tokens"),
+}
 
 
 def _to_sympy(node, symbols: dict):
@@ -50,11 +63,18 @@ def _to_sympy(node, symbols: dict):
         if not all(type(op) in _CMPOPS for op in node.ops):
             raise ValueError("only <, <=, >, >=, ==, != comparisons are allowed")
         return sympy.And(*[_CMPOPS[type(op)](a, b) for op, a, b in zip(node.ops, terms, terms[1:])])
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
-            and len(node.args) == 1 and not node.keywords):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in FUNCTIONS
+        and len(node.args) == 1
+        and not node.keywords
+    ):
         return FUNCTIONS[node.func.id](_to_sympy(node.args[0], symbols))
-    raise ValueError(f"not allowed in an expression: {ast.unparse(node)} "
-                     f"(numbers, column names, + - * / **, comparisons, and/or/not, {', '.join(FUNCTIONS)})")
+    raise ValueError(
+        f"not allowed in an expression: {ast.unparse(node)} "
+        f"(numbers, column names, + - * / **, comparisons, and/or/not, {', '.join(FUNCTIONS)})"
+    )
 
 
 def parse(text: str):

@@ -29,8 +29,16 @@ def _band(samples_pred, level):
     return np.nanquantile(samples_pred, [(1 - level) / 2, (1 + level) / 2], axis=0)
 
 
-def plot_1d(curves: list[dict], path: Path, form: str, level: float = 0.95, xlabel: str = "n",
-            ylabel: str = "loss", bootstrap: int = 400, seed: int = 0) -> None:
+def plot_1d(
+    curves: list[dict],
+    path: Path,
+    form: str,
+    level: float = 0.95,
+    xlabel: str = "n",
+    ylabel: str = "loss",
+    bootstrap: int = 400,
+    seed: int = 0,
+) -> None:
     """curves: [{"label", "n", "y", "entry"}] with `entry` a `fit_exponent` result for those rows.
     The band is pointwise, from the parametric bootstrap of the whole law."""
     from tmcheck.empirics.intervals import interval_batch
@@ -49,8 +57,13 @@ def plot_1d(curves: list[dict], path: Path, form: str, level: float = 0.95, xlab
         lo, hi = _band(preds, level)
         iv = e["interval"]
         ax.scatter(n, y, s=16, color=color, zorder=3)
-        ax.plot(grid, p["E"] + p["B"] * grid ** -p["alpha"], color=color, lw=2,
-                label=f"{c['label']}: α̂ = {p['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']})")
+        ax.plot(
+            grid,
+            p["E"] + p["B"] * grid ** -p["alpha"],
+            color=color,
+            lw=2,
+            label=f"{c['label']}: α̂ = {p['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']})",
+        )
         ax.fill_between(grid, lo, hi, color=color, alpha=0.3, lw=0)
         ax.plot(grid, lo, grid, hi, color=color, lw=0.6, ls="--")  # band edges stay visible when it is thin
     ax.set_xscale("log")
@@ -85,9 +98,14 @@ def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"),
         xs = np.geomspace(x[sel, 0].min(), x[sel, 0].max(), 120)
         grid = np.stack([xs, np.full_like(xs, Dk)], axis=1)
         ax.scatter(x[sel, 0], y[sel], s=10, color=color, alpha=0.7)
-        ax.plot(xs, predict("joint", result.params, grid), color=color, lw=2,
-                label=f"{labels[1]} ≈ {Dk:.2g} (points with {labels[1]} in [{np.exp(edges[k]):.2g}, "
-                      f"{np.exp(edges[k + 1]):.2g}])")
+        ax.plot(
+            xs,
+            predict("joint", result.params, grid),
+            color=color,
+            lw=2,
+            label=f"{labels[1]} ≈ {Dk:.2g} (points with {labels[1]} in [{np.exp(edges[k]):.2g}, "
+            f"{np.exp(edges[k + 1]):.2g}])",
+        )
         if result.samples:
             lo, hi = _band(np.array([predict("joint", s, grid) for s in result.samples]), level)
             ax.fill_between(xs, lo, hi, color=color, alpha=0.3, lw=0)

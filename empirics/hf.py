@@ -47,8 +47,15 @@ def _hf_tokenizer(tokenizer_json: Path):
     tok = load_tokenizer(tokenizer_json)
     if tok.token_to_id(EOT) is None:
         raise ValueError(f"{tokenizer_json} has no {EOT} token")
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=EOT, eos_token=EOT, pad_token=EOT,
-                                   unk_token=EOT, model_max_length=None, clean_up_tokenization_spaces=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=EOT,
+        eos_token=EOT,
+        pad_token=EOT,
+        unk_token=EOT,
+        model_max_length=None,
+        clean_up_tokenization_spaces=False,
+    )
 
 
 def export_hf(checkpoint: Path, out: Path, tokenizer: Path | None = None, overwrite: bool = False) -> dict:
@@ -70,8 +77,9 @@ def export_hf(checkpoint: Path, out: Path, tokenizer: Path | None = None, overwr
     eot = hf_tok.eos_token_id
     hf = to_hf(model)
     hf.config.bos_token_id = hf.config.eos_token_id = hf.config.pad_token_id = eot
-    hf.generation_config = GenerationConfig(bos_token_id=eot, eos_token_id=eot, pad_token_id=eot,
-                                            max_length=model.config.block_size)
+    hf.generation_config = GenerationConfig(
+        bos_token_id=eot, eos_token_id=eot, pad_token_id=eot, max_length=model.config.block_size
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
     try:
@@ -87,9 +95,16 @@ def export_hf(checkpoint: Path, out: Path, tokenizer: Path | None = None, overwr
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"checkpoint": str(resolve(checkpoint)), "out": str(out), "tokenizer": str(tok_path),
-            "params": model.num_params(non_embedding=False), "vocab_size": model.config.vocab_size,
-            "eos_token": EOT, "eos_token_id": eot, "files": sorted(p.name for p in out.iterdir())}
+    return {
+        "checkpoint": str(resolve(checkpoint)),
+        "out": str(out),
+        "tokenizer": str(tok_path),
+        "params": model.num_params(non_embedding=False),
+        "vocab_size": model.config.vocab_size,
+        "eos_token": EOT,
+        "eos_token_id": eot,
+        "files": sorted(p.name for p in out.iterdir()),
+    }
 
 
 def load_hf_dir(path: Path):

@@ -112,12 +112,21 @@ def _refit(logn, Ystar, form, R, n_boot):
     return {k: f[k].reshape(R, n_boot) for k in ("alpha", "E", "B")}
 
 
-def interval_batch(n, Y, form: str = "offset", level: float = 0.95, methods=METHODS, bootstrap: int = 400,
-                   rng=None, keep_samples: bool = False) -> dict:
+def interval_batch(
+    n,
+    Y,
+    form: str = "offset",
+    level: float = 0.95,
+    methods=METHODS,
+    bootstrap: int = 400,
+    rng=None,
+    keep_samples: bool = False,
+) -> dict:
     """Point fits and every method's interval for each row of Y (R, m) on the sizes n (m,).
 
     Returns {"fit": {E, B, alpha, rss}, "noise": sigma (R,), "noise_source", method: {"lo", "hi", and
-    "samples" (of alpha), "E_samples" and "B_samples" (R, bootstrap) for the bootstrap methods when keep_samples, "open_lo"/"open_hi" for profile}}.
+    "samples" (of alpha), "E_samples" and "B_samples" (R, bootstrap) for the bootstrap methods when
+    keep_samples, "open_lo"/"open_hi" for profile}}.
     """
     rng = np.random.default_rng(rng)
     Y = np.atleast_2d(np.asarray(Y, dtype=np.float64))

@@ -13,7 +13,8 @@ The whole cost of MLE and TwoNN at D = 768 is the kNN search, so it is done once
    ``torch.topk``; after that a row only takes the tile entries below its current m-th value. Those
    hits are found without comparing every entry: one pass takes the minima of chunks of W = 32
    entries along each row and each column, and only chunks whose minimum is below the threshold are
-   compared entry by entry (``_row_hits``, ``_col_hits``). The diagonal is excluded by index, never by distance. Memory: one (block, block) tile plus O(N m).
+   compared entry by entry (``_row_hits``, ``_col_hits``). The diagonal is excluded by index, never by distance.
+   Memory: one (block, block) tile plus O(N m).
 2. **Exact re-ranking in float64.** The m candidates of each row are re-measured as the float64
    norm of the difference vector and the first k kept (ties broken by index).
 3. **Certificate.** ``T_i``, the final m-th candidate value of row i, is at most the search value of
@@ -215,7 +216,9 @@ class _Points:
         import torch
 
         nz = self.sq > 0
-        out = {"e": (self.en[nz] / self.sq[nz].sqrt()).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64)}
+        out = {
+            "e": (self.en[nz] / self.sq[nz].sqrt()).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64)
+        }
         if self.bf16:
             for name, v in (("s_abs", self.s_abs), ("s_err", self.s_err)):
                 out[name] = (v[nz] / self.sq[nz]).max() if bool(nz.any()) else torch.zeros((), dtype=torch.float64)
@@ -342,7 +345,7 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
         _merge_hits(best_d, best_i, i0, i1 - i0, r, c, d2[:, seed:], i0 + seed, m)
     for a, i0 in enumerate(starts):
         i1 = min(n, i0 + block_size)
-        for j0 in starts[a + 1:]:
+        for j0 in starts[a + 1 :]:
             j1 = min(n, j0 + block_size)
             d2 = pts.tile(slice(i0, i1), slice(j0, j1))  # (bi, bj)
             thr_r = best_d[i0:i1].max(dim=1).values  # (bi,) current m-th value of each row
@@ -456,7 +459,9 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     dim = x64.shape[1]
     q = x64 if rows is None else x64[rows]
     n, m = cand.shape
-    chunk = max(1, min(16, rerank_bytes // (8 * m * dim)))  # 16 rows: the gathered block stays in L2 (15% less CPU than 64)
+    chunk = max(
+        1, min(16, rerank_bytes // (8 * m * dim))
+    )  # 16 rows: the gathered block stays in L2 (15% less CPU than 64)
     if isinstance(cand, np.ndarray):
         xn, qn = x64.numpy(), q.numpy()
         dist = np.empty(cand.shape, dtype=np.float64)

@@ -37,9 +37,14 @@ def dataset_spec(preset, corpus: str):
     """The DatasetSpec of a corpus under a preset: its vocabulary, caps on the splits, BPE sample."""
     from tmcheck.empirics.data import DatasetSpec
 
-    return DatasetSpec(corpus=corpus, vocab_size=preset.vocab_size, max_train_tokens=preset.n_max,
-                       max_eval_tokens=preset.max_eval_tokens, tokenizer_bytes=preset.tokenizer_bytes,
-                       min_test_docs=preset.id_docs)
+    return DatasetSpec(
+        corpus=corpus,
+        vocab_size=preset.vocab_size,
+        max_train_tokens=preset.n_max,
+        max_eval_tokens=preset.max_eval_tokens,
+        tokenizer_bytes=preset.tokenizer_bytes,
+        min_test_docs=preset.id_docs,
+    )
 
 
 def init_tokenizer(init: Path) -> Path:
@@ -50,8 +55,9 @@ def init_tokenizer(init: Path) -> Path:
     return tok
 
 
-def train_lm(preset, data_dir: Path, n: int, seed: int, run_dir: Path, progress: bool = True,
-             init: Path | None = None) -> dict:
+def train_lm(
+    preset, data_dir: Path, n: int, seed: int, run_dir: Path, progress: bool = True, init: Path | None = None
+) -> dict:
     """Train one GPT on the first n training tokens of data_dir; test loss at the best-val checkpoint.
 
     With `init` (a local transformers GPT-2 directory) training starts from its weights; the context
@@ -80,19 +86,38 @@ def train_lm(preset, data_dir: Path, n: int, seed: int, run_dir: Path, progress:
     batches = LMBatches(open_split(data_dir, "train"), n, T, B, seed)  # raises if n exceeds the split
     val = eval_windows(open_split(data_dir, "val"), T, B, preset.max_eval_tokens)
     cfg = replace(preset.train, seed=seed, progress=progress)
-    run_meta = {"model_config": asdict(model.config), "n": n, "seed": seed, "corpus": meta["spec"]["corpus"],
-                "init_from": str(Path(init).resolve()) if init is not None else None}
+    run_meta = {
+        "model_config": asdict(model.config),
+        "n": n,
+        "seed": seed,
+        "corpus": meta["spec"]["corpus"],
+        "init_from": str(Path(init).resolve()) if init is not None else None,
+    }
     spec_path = run_dir / "run.json"
     if spec_path.exists() and (held := json.loads(spec_path.read_text())) != run_meta:
-        raise ValueError(f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
-                         f"seed {held.get('seed')}); use another directory")
+        raise ValueError(
+            f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
+            f"seed {held.get('seed')}); use another directory"
+        )
     atomic.write_json(spec_path, run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
     best = load_gpt(run_dir / BEST)
     test = eval_windows(open_split(data_dir, "test"), T, B, preset.max_eval_tokens)
     test_loss = evaluate(best, lm_loss, test, resolve_device(cfg.device))
-    return {"corpus": meta["spec"]["corpus"], "n": n, "seed": seed, "run": run_dir.name, "test_loss": test_loss,
-            "best_val": result.best_val, "best_step": result.best_step, "steps": result.steps,
-            "tokens_seen": result.tokens, "seconds": result.seconds, "stopped_early": result.stopped_early,
-            "params": best.num_params(), "model_config": asdict(best.config),
-            "init_from": run_meta["init_from"], "full_split": n == meta["splits"]["train"]["tokens"]}
+    return {
+        "corpus": meta["spec"]["corpus"],
+        "n": n,
+        "seed": seed,
+        "run": run_dir.name,
+        "test_loss": test_loss,
+        "best_val": result.best_val,
+        "best_step": result.best_step,
+        "steps": result.steps,
+        "tokens_seen": result.tokens,
+        "seconds": result.seconds,
+        "stopped_early": result.stopped_early,
+        "params": best.num_params(),
+        "model_config": asdict(best.config),
+        "init_from": run_meta["init_from"],
+        "full_split": n == meta["splits"]["train"]["tokens"],
+    }

@@ -17,12 +17,12 @@ import torch.nn.functional as F
 
 @dataclass
 class GPTConfig:
-    vocab_size: int = 1024   # BPE vocabulary, including <|endoftext|>
-    block_size: int = 128    # context length T
-    n_layer: int = 4         # transformer blocks
-    n_head: int = 4          # attention heads; n_embd must be divisible by it
-    n_embd: int = 128        # width C
-    dropout: float = 0.0     # 0 keeps training deterministic; the paper's runs use none
+    vocab_size: int = 1024  # BPE vocabulary, including <|endoftext|>
+    block_size: int = 128  # context length T
+    n_layer: int = 4  # transformer blocks
+    n_head: int = 4  # attention heads; n_embd must be divisible by it
+    n_embd: int = 128  # width C
+    dropout: float = 0.0  # 0 keeps training deterministic; the paper's runs use none
 
     def __post_init__(self):
         if self.n_embd % self.n_head:
@@ -41,8 +41,9 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.qkv(x).split(C, dim=2)  # 3 x (B, T, C)
         q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                           dropout_p=self.dropout if self.training else 0.0)  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
+        )  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return self.resid_drop(self.proj(y))
 
@@ -128,23 +129,45 @@ def lm_loss(model: nn.Module, batch) -> torch.Tensor:
 
 # --- transformers GPT-2 format -------------------------------------------------------------------
 # GPT-2 stores its linear layers as Conv1D with weight (in, out): ours are (out, in), hence .T.
-_HF_NAMES = {"attn.qkv": "attn.c_attn", "attn.proj": "attn.c_proj", "mlp.fc": "mlp.c_fc", "mlp.proj": "mlp.c_proj",
-             "ln1": "ln_1", "ln2": "ln_2"}
+_HF_NAMES = {
+    "attn.qkv": "attn.c_attn",
+    "attn.proj": "attn.c_proj",
+    "mlp.fc": "mlp.c_fc",
+    "mlp.proj": "mlp.c_proj",
+    "ln1": "ln_1",
+    "ln2": "ln_2",
+}
 
 
 def hf_config(cfg: GPTConfig):
     from transformers import GPT2Config
 
-    return GPT2Config(vocab_size=cfg.vocab_size, n_positions=cfg.block_size, n_embd=cfg.n_embd, n_layer=cfg.n_layer,
-                      n_head=cfg.n_head, n_inner=4 * cfg.n_embd, activation_function="gelu_new",
-                      resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout,
-                      layer_norm_epsilon=1e-5, tie_word_embeddings=True, bos_token_id=0, eos_token_id=0)
+    return GPT2Config(
+        vocab_size=cfg.vocab_size,
+        n_positions=cfg.block_size,
+        n_embd=cfg.n_embd,
+        n_layer=cfg.n_layer,
+        n_head=cfg.n_head,
+        n_inner=4 * cfg.n_embd,
+        activation_function="gelu_new",
+        resid_pdrop=cfg.dropout,
+        embd_pdrop=cfg.dropout,
+        attn_pdrop=cfg.dropout,
+        layer_norm_epsilon=1e-5,
+        tie_word_embeddings=True,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
 
 
 def _hf_names(cfg: GPTConfig):
     """(our parameter name, GPT-2 name, transposed?) for every weight."""
-    yield from (("wte.weight", "transformer.wte.weight", False), ("wpe.weight", "transformer.wpe.weight", False),
-                ("ln_f.weight", "transformer.ln_f.weight", False), ("ln_f.bias", "transformer.ln_f.bias", False))
+    yield from (
+        ("wte.weight", "transformer.wte.weight", False),
+        ("wpe.weight", "transformer.wpe.weight", False),
+        ("ln_f.weight", "transformer.ln_f.weight", False),
+        ("ln_f.bias", "transformer.ln_f.bias", False),
+    )
     for i in range(cfg.n_layer):
         for ours, theirs in _HF_NAMES.items():
             linear = not ours.startswith("ln")
@@ -180,8 +203,11 @@ def from_hf(hf) -> GPT:
         raise ValueError(f"can import only GPT-2 models, got model_type={getattr(c, 'model_type', None)!r}")
     if c.activation_function not in ("gelu_new", "gelu_pytorch_tanh"):
         raise ValueError(f"unsupported activation {c.activation_function!r}")
-    model = GPT(GPTConfig(vocab_size=c.vocab_size, block_size=c.n_positions, n_layer=c.n_layer, n_head=c.n_head,
-                          n_embd=c.n_embd))
+    model = GPT(
+        GPTConfig(
+            vocab_size=c.vocab_size, block_size=c.n_positions, n_layer=c.n_layer, n_head=c.n_head, n_embd=c.n_embd
+        )
+    )
     theirs = hf.state_dict()
     with torch.no_grad():
         for ours, name, transposed in _hf_names(model.config):

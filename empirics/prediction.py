@@ -43,8 +43,19 @@ def _d_draws(d, d_hat, d_samples, d_ci, level, rng) -> tuple[np.ndarray, str]:
     raise ValueError("give d (known), d_samples, or d_hat (with d_ci)")
 
 
-def prediction_test(alpha_samples, *, kind: str = "D", beta: float = 1.0, d=None, d_hat=None, d_samples=None,
-                    d_ci=None, level: float = 0.95, tolerance: float = 0.1, seed: int = 0) -> dict:
+def prediction_test(
+    alpha_samples,
+    *,
+    kind: str = "D",
+    beta: float = 1.0,
+    d=None,
+    d_hat=None,
+    d_samples=None,
+    d_ci=None,
+    level: float = 0.95,
+    tolerance: float = 0.1,
+    seed: int = 0,
+) -> dict:
     """Interval of alpha-hat - alpha_pred, a two-sided p-value for "no difference", and the verdict:
     "consistent at <level>" (interval contains 0 and its half-width <= tolerance), "inconsistent"
     (interval excludes 0), or "not decidable at this precision" (contains 0 but wider than +-tolerance)."""
@@ -71,8 +82,22 @@ def prediction_test(alpha_samples, *, kind: str = "D", beta: float = 1.0, d=None
     centre = float(_predicted(kind, float(d_point), beta))
     p_text = f"p < {p_floor:.1g}" if p_value < p_floor else f"p = {p_value:.2g}"
     name = "alpha_D = 2beta/(2beta+d)" if kind == "D" else "alpha_N = 2beta/d"
-    words = (f"alpha-hat - {name}: {float(np.median(diff)):+.3f} [{lo:+.3f}, {hi:+.3f}] ({level:.0%}), {p_text}; "
-             f"{verdict}" + (f" (tolerance +-{tolerance:g})" if verdict.startswith("not decidable") else ""))
-    return {"kind": kind, "beta": beta, "d_source": d_source, "alpha_pred": centre, "alpha_pred_ci": [p_lo, p_hi],
-            "difference": float(np.median(diff)), "difference_ci": [lo, hi], "p_value": float(p_value),
-            "p_value_floor": p_floor, "level": level, "tolerance": tolerance, "verdict": verdict, "words": words}
+    words = (
+        f"alpha-hat - {name}: {float(np.median(diff)):+.3f} [{lo:+.3f}, {hi:+.3f}] ({level:.0%}), {p_text}; "
+        f"{verdict}" + (f" (tolerance +-{tolerance:g})" if verdict.startswith("not decidable") else "")
+    )
+    return {
+        "kind": kind,
+        "beta": beta,
+        "d_source": d_source,
+        "alpha_pred": centre,
+        "alpha_pred_ci": [p_lo, p_hi],
+        "difference": float(np.median(diff)),
+        "difference_ci": [lo, hi],
+        "p_value": float(p_value),
+        "p_value_floor": p_floor,
+        "level": level,
+        "tolerance": tolerance,
+        "verdict": verdict,
+        "words": words,
+    }

@@ -82,8 +82,10 @@ def check_problem(p: Problem) -> None:
     if k > p.D:
         raise ValueError(f"a {p.manifold} of dimension d={p.d} needs D >= {k}, got D={p.D}")
     if p.target == "holder" and p.manifold not in CHARTED:
-        raise ValueError(f"the holder field needs a global chart onto [0,1)^d ({', '.join(CHARTED)}); "
-                         f"use target kinks or relu on the {p.manifold}")
+        raise ValueError(
+            f"the holder field needs a global chart onto [0,1)^d ({', '.join(CHARTED)}); "
+            f"use target kinks or relu on the {p.manifold}"
+        )
     if p.target == "relu" and p.beta != 1.0:
         raise ValueError(f"the ReLU teacher is Lipschitz (beta = 1); got beta={p.beta}")
 
@@ -195,8 +197,7 @@ def validation_size(n: int, val_fraction: float, min_val: int) -> int:
     n_val = max(min_val, math.ceil(val_fraction * n))
     if n < n_val + min_val:
         raise ValueError(
-            f"n={n} is smaller than the validation split needs: {n_val} validation + at least "
-            f"{min_val} training points"
+            f"n={n} is smaller than the validation split needs: {n_val} validation + at least {min_val} training points"
         )
     return n_val
 
@@ -268,8 +269,10 @@ def krr_baseline(s: Split, seed: int = 0) -> dict:
     sub = Xs[:500]
     med = float(np.median(((sub[:, None, :] - sub[None, :, :]) ** 2).sum(-1)[np.triu_indices(len(sub), 1)]))
     grid = [(g / med, a) for g in (2.0, 8.0, 32.0) for a in (1e-2, 1e-1, 1.0)]
-    best = min(grid, key=lambda ga: _mse(KernelRidge(alpha=ga[1], kernel="rbf", gamma=ga[0]).fit(Xs, ys).predict(s.X_val), s.y_val))
+    best = min(
+        grid,
+        key=lambda ga: _mse(KernelRidge(alpha=ga[1], kernel="rbf", gamma=ga[0]).fit(Xs, ys).predict(s.X_val), s.y_val),
+    )
     model = KernelRidge(alpha=best[1], kernel="rbf", gamma=best[0]).fit(s.X_train, s.y_train)
     pred = np.concatenate([model.predict(s.X_test[i : i + 4096]) for i in range(0, len(s.X_test), 4096)])
     return {"test_mse": _mse(pred, s.f_test), "gamma": best[0], "alpha": best[1]}
-

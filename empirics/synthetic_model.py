@@ -150,12 +150,20 @@ def fit_transformer(model: RegressionTransformer, split, train_cfg, batch_size: 
         idx = torch.randint(len(Xtr), (b,), generator=g)
         return Xtr[idx], ytr[idx]
 
-    result = train(model, batches, mse_loss, lambda: val, train_cfg, run_dir, meta={"model_config": model.cfg.as_dict()})
+    result = train(
+        model, batches, mse_loss, lambda: val, train_cfg, run_dir, meta={"model_config": model.cfg.as_dict()}
+    )
     model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
     pred = predict(model.cpu(), split.X_test)
-    return {"test_mse": float(np.mean((pred - split.f_test) ** 2)), "best_val": result.best_val,
-            "best_step": result.best_step, "steps": result.steps, "max_steps": train_cfg.max_steps,
-            "stop": result.stop, "seconds": result.seconds}
+    return {
+        "test_mse": float(np.mean((pred - split.f_test) ** 2)),
+        "best_val": result.best_val,
+        "best_step": result.best_step,
+        "steps": result.steps,
+        "max_steps": train_cfg.max_steps,
+        "stop": result.stop,
+        "seconds": result.seconds,
+    }
 
 
 def predict(model: RegressionTransformer, X, batch: int = 8192):

@@ -28,41 +28,62 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 import torch
 import torch.nn as nn
 
-from tmcheck.empirics.checkpoint import (BEST, LAST, CheckpointError, load_checkpoint, load_model_state,
-                                         load_optimizer, save_checkpoint, set_rng)
+from tmcheck.empirics.checkpoint import (
+    BEST,
+    LAST,
+    CheckpointError,
+    load_checkpoint,
+    load_model_state,
+    load_optimizer,
+    save_checkpoint,
+    set_rng,
+)
 from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
 
-__all__ = ["CheckpointError", "STOPS", "TrainConfig", "TrainResult", "evaluate", "load_checkpoint", "lr_at",
-           "make_optimizer", "resolve_device", "save_checkpoint", "stop_reason", "train"]
+__all__ = [
+    "CheckpointError",
+    "STOPS",
+    "TrainConfig",
+    "TrainResult",
+    "evaluate",
+    "load_checkpoint",
+    "lr_at",
+    "make_optimizer",
+    "resolve_device",
+    "save_checkpoint",
+    "stop_reason",
+    "train",
+]
 
 
 @dataclass
 class TrainConfig:
-    max_steps: int = 2000        # optimizer steps at most; the cosine decays over these
-    lr: float = 6e-4             # peak learning rate (paper: 6e-4)
-    min_lr: float = 6e-5         # floor of the cosine (paper: 6e-5)
-    warmup_steps: int = 100      # linear warmup (paper: 2000 of 200k)
-    weight_decay: float = 0.1    # AdamW decay on matrices only
+    max_steps: int = 2000  # optimizer steps at most; the cosine decays over these
+    lr: float = 6e-4  # peak learning rate (paper: 6e-4)
+    min_lr: float = 6e-5  # floor of the cosine (paper: 6e-5)
+    warmup_steps: int = 100  # linear warmup (paper: 2000 of 200k)
+    weight_decay: float = 0.1  # AdamW decay on matrices only
     betas: tuple[float, float] = (0.9, 0.95)
-    grad_clip: float = 1.0       # max global gradient norm; 0 disables clipping
-    grad_accum: int = 1          # micro-batches per optimizer step
-    eval_every: int = 100        # steps between evaluations; each evaluation also checkpoints
-    patience: int = 5            # evaluations without improvement before stopping; 0 never stops early
-    schedule: str = "cosine"     # "cosine": decay over max_steps; "plateau": constant lr until `patience`
-                                 # evaluations without improvement, then decay to min_lr over `cooldown` steps
-    cooldown: int = 0            # steps of the final decay under schedule "plateau"
-    seed: int = 0                # seeds torch (dropout); batches are seeded by their source
-    device: str = "auto"         # "auto" = cuda if available, else cpu
-    threads: int = 0             # CPU threads (torch.set_num_threads); 0 = every core this process may
-                                 # use. A pool of w workers on c cores gives each c // w
-    compile: bool = False        # torch.compile the model (see benchmarks/bench_train.py for when it pays)
-    progress: bool = True        # rich progress bar with tokens/s, loss and ETA
+    grad_clip: float = 1.0  # max global gradient norm; 0 disables clipping
+    grad_accum: int = 1  # micro-batches per optimizer step
+    eval_every: int = 100  # steps between evaluations; each evaluation also checkpoints
+    patience: int = 5  # evaluations without improvement before stopping; 0 never stops early
+    schedule: str = "cosine"  # "cosine": decay over max_steps; "plateau": constant lr until `patience`
+    # evaluations without improvement, then decay to min_lr over `cooldown` steps
+    cooldown: int = 0  # steps of the final decay under schedule "plateau"
+    seed: int = 0  # seeds torch (dropout); batches are seeded by their source
+    device: str = "auto"  # "auto" = cuda if available, else cpu
+    threads: int = 0  # CPU threads (torch.set_num_threads); 0 = every core this process may
+    # use. A pool of w workers on c cores gives each c // w
+    compile: bool = False  # torch.compile the model (see benchmarks/bench_train.py for when it pays)
+    progress: bool = True  # rich progress bar with tokens/s, loss and ETA
 
 
 STOPS = ("patience", "cap")  # why a run ended: its validation loss stopped improving, or it reached max_steps
@@ -184,8 +205,15 @@ def _autocast(device: torch.device):
     return contextlib.nullcontext()
 
 
-_RESUME_FIELDS = {"step": int, "best_val": float, "best_step": int, "bad_evals": int, "tokens": int, "seconds": float,
-                  "history": list}
+_RESUME_FIELDS = {
+    "step": int,
+    "best_val": float,
+    "best_step": int,
+    "bad_evals": int,
+    "tokens": int,
+    "seconds": float,
+    "history": list,
+}
 
 
 def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
@@ -203,9 +231,15 @@ def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
     return (*(ck[name] for name in _RESUME_FIELDS), decay_start)
 
 
-def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callable[[nn.Module, Any], torch.Tensor],
-          val_batches: Callable[[], Iterable], cfg: TrainConfig, out_dir: Path,
-          meta: dict | None = None) -> TrainResult:
+def train(
+    model: nn.Module,
+    batches: Callable[[int, int], Any],
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    val_batches: Callable[[], Iterable],
+    cfg: TrainConfig,
+    out_dir: Path,
+    meta: dict | None = None,
+) -> TrainResult:
     """Train until cfg.max_steps or early stopping, resuming from out_dir/last.pt if present.
 
     `meta` (e.g. the model config) is stored in every checkpoint. Returns the TrainResult that is also
@@ -267,29 +301,55 @@ def train(model: nn.Module, batches: Callable[[int, int], Any], loss_fn: Callabl
             progress.update(task, completed=step, loss=loss_sum, tps=tok_last / max(now - t_last, 1e-9))
             if step % cfg.eval_every == 0 or step == cfg.max_steps:
                 val = evaluate(model, loss_fn, val_batches(), device)
-                history.append({"step": step, "train_loss": loss_sum, "val_loss": val, "tokens": tokens,
-                                "lr": lr_at(step - 1, cfg, decay_start)})
+                history.append(
+                    {
+                        "step": step,
+                        "train_loss": loss_sum,
+                        "val_loss": val,
+                        "tokens": tokens,
+                        "lr": lr_at(step - 1, cfg, decay_start),
+                    }
+                )
                 if val < best_val:
                     best_val, best_step, bad_evals = val, step, 0
                     if rank == 0:
-                        save_checkpoint(out_dir / BEST, {"model": model.state_dict(), "step": step, "val": val,
-                                                              "meta": meta or {}})
+                        save_checkpoint(
+                            out_dir / BEST, {"model": model.state_dict(), "step": step, "val": val, "meta": meta or {}}
+                        )
                 else:
                     bad_evals += 1
                 if cfg.schedule == "plateau" and decay_start < 0 and bad_evals >= cfg.patience > 0:
                     decay_start = step  # the plateau: cool down from here, then stop
                 stopped = _stopped(cfg, step, bad_evals, decay_start)
                 if rank == 0:
-                    save_checkpoint(last, {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-                                           "best_val": best_val, "best_step": best_step, "bad_evals": bad_evals,
-                                           "tokens": tokens, "seconds": seconds, "history": history,
-                                           "torch_rng": torch.get_rng_state(), "meta": meta or {},
-                                           "decay_start": decay_start,
-                                           "train_config": asdict(cfg)})
+                    save_checkpoint(
+                        last,
+                        {
+                            "model": model.state_dict(),
+                            "optimizer": opt.state_dict(),
+                            "step": step,
+                            "best_val": best_val,
+                            "best_step": best_step,
+                            "bad_evals": bad_evals,
+                            "tokens": tokens,
+                            "seconds": seconds,
+                            "history": history,
+                            "torch_rng": torch.get_rng_state(),
+                            "meta": meta or {},
+                            "decay_start": decay_start,
+                            "train_config": asdict(cfg),
+                        },
+                    )
                 t_last, tok_last = time.perf_counter(), 0
-    result = TrainResult(best_val=best_val, best_step=best_step, steps=step, stopped_early=stopped and step < cfg.max_steps,
-                         tokens=tokens,
-                         seconds=seconds, history=history)
+    result = TrainResult(
+        best_val=best_val,
+        best_step=best_step,
+        steps=step,
+        stopped_early=stopped and step < cfg.max_steps,
+        tokens=tokens,
+        seconds=seconds,
+        history=history,
+    )
     if rank == 0:
         atomic.write_json(done, asdict(result))
     return result
@@ -306,6 +366,13 @@ def _stopped(cfg: TrainConfig, step: int, bad_evals: int, decay_start: int) -> b
 def _progress(enabled: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("loss {task.fields[loss]:.3f}"), TextColumn("{task.fields[tps]:,.0f} tok/s"),
-                    TimeRemainingColumn(), disable=not enabled, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]:.3f}"),
+        TextColumn("{task.fields[tps]:,.0f} tok/s"),
+        TimeRemainingColumn(),
+        disable=not enabled,
+        transient=True,
+    )

@@ -56,8 +56,7 @@ def profile_at(logn, y, alpha, free_E: bool = True):
     t = np.exp(-alpha[:, None] * (logn[None, :] - centre))
     w2 = 1.0 / y**2
     with np.errstate(divide="ignore", invalid="ignore"):
-        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1),
-                                free_E)
+        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1), free_E)
     r = 1.0 - (E[:, None] + B[:, None] * t) / y
     with np.errstate(over="ignore", invalid="ignore"):
         B_n = np.where(B > 0, B * np.exp(alpha * centre), 0.0)
@@ -110,14 +109,14 @@ def fit_batch(logn, y, form: str = "offset", keep_profile: bool = False, grid=GR
     out = {k: np.empty(len(y)) for k in ("E", "B", "alpha", "rss")}
     profiles = []
     for s in range(0, len(y), CHUNK):
-        yy = y[s:s + CHUNK]
+        yy = y[s : s + CHUNK]
         prof = profile_grid(logn, yy, free_E, grid)
         k = np.argmin(prof, axis=1)
         lo, hi = grid[np.maximum(k - 1, 0)], grid[np.minimum(k + 1, len(grid) - 1)]
         a = _golden(logn, yy, lo, hi, free_E)
         E, B, rss = profile_at(logn, yy, a, free_E)
         for key, v in (("E", E), ("B", B), ("alpha", a), ("rss", rss)):
-            out[key][s:s + CHUNK] = v
+            out[key][s : s + CHUNK] = v
         if keep_profile:
             profiles.append(prof)
     if keep_profile:

@@ -28,9 +28,13 @@ def _log(a):
 )
 def alpha_N() -> Evidence:
     e_of_N = sp.solve(sp.Eq(N, eps ** (-d / beta)), eps)
-    return Evidence("symbolic in N, d, β > 0", [
-        Witness({"quantity": "positive solutions ε(N)"}, len(e_of_N), 1, "=="),
-        Witness({"quantity": "log ε²"}, _log(e_of_N[0] ** 2) if e_of_N else None, _log(N ** (-2 * beta / d)), "==")])
+    return Evidence(
+        "symbolic in N, d, β > 0",
+        [
+            Witness({"quantity": "positive solutions ε(N)"}, len(e_of_N), 1, "=="),
+            Witness({"quantity": "log ε²"}, _log(e_of_N[0] ** 2) if e_of_N else None, _log(N ** (-2 * beta / d)), "=="),
+        ],
+    )
 
 
 @obligation(
@@ -43,9 +47,13 @@ def alpha_N() -> Evidence:
 )
 def variance_in_N() -> Evidence:
     e = N ** (-beta / d)
-    return Evidence("symbolic in N, n, d, β > 0, ε = N^(−β/d)", [
-        Witness({"term": "ε^(−d/β)/n"}, _log(e ** (-d / beta) / n), _log(N / n), "=="),
-        Witness({"term": "ε²"}, _log(e**2), _log(N ** (-2 * beta / d)), "==")])
+    return Evidence(
+        "symbolic in N, n, d, β > 0, ε = N^(−β/d)",
+        [
+            Witness({"term": "ε^(−d/β)/n"}, _log(e ** (-d / beta) / n), _log(N / n), "=="),
+            Witness({"term": "ε²"}, _log(e**2), _log(N ** (-2 * beta / d)), "=="),
+        ],
+    )
 
 
 @obligation(
@@ -59,10 +67,16 @@ def variance_in_N() -> Evidence:
 def balance() -> Evidence:
     sol = sp.solve(sp.Eq(N ** (-2 * beta / d), N / n), N)
     s0 = sol[0] if sol else None
-    return Evidence("symbolic in n, d, β > 0", [
-        Witness({"quantity": "positive solutions N(n)"}, len(sol), 1, "=="),
-        Witness({"quantity": "log N"}, _log(s0) if sol else None, _log(n ** (d / (2 * beta + d))), "=="),
-        Witness({"quantity": "log N/n"}, _log(s0 / n) if sol else None, _log(n ** (-2 * beta / (2 * beta + d))), "==")])
+    return Evidence(
+        "symbolic in n, d, β > 0",
+        [
+            Witness({"quantity": "positive solutions N(n)"}, len(sol), 1, "=="),
+            Witness({"quantity": "log N"}, _log(s0) if sol else None, _log(n ** (d / (2 * beta + d))), "=="),
+            Witness(
+                {"quantity": "log N/n"}, _log(s0 / n) if sol else None, _log(n ** (-2 * beta / (2 * beta + d))), "=="
+            ),
+        ],
+    )
 
 
 @obligation(
@@ -75,10 +89,14 @@ def balance() -> Evidence:
 )
 def alpha_D() -> Evidence:
     aD = 2 * beta / (2 * beta + d)
-    return Evidence("symbolic in n, d, β > 0", [
-        Witness({"quantity": "log n^(d/(2β+d) − 1)"}, _log(n ** (d / (2 * beta + d) - 1)), _log(n ** (-aD)), "=="),
-        Witness({"quantity": "α_D at β = 1"}, aD.subs(beta, 1), 2 / (2 + d), "=="),
-        Witness({"quantity": "α_N at β = 1"}, (2 * beta / d).subs(beta, 1), 2 / d, "==")])
+    return Evidence(
+        "symbolic in n, d, β > 0",
+        [
+            Witness({"quantity": "log n^(d/(2β+d) − 1)"}, _log(n ** (d / (2 * beta + d) - 1)), _log(n ** (-aD)), "=="),
+            Witness({"quantity": "α_D at β = 1"}, aD.subs(beta, 1), 2 / (2 + d), "=="),
+            Witness({"quantity": "α_N at β = 1"}, (2 * beta / d).subs(beta, 1), 2 / d, "=="),
+        ],
+    )
 
 
 @obligation(
@@ -91,9 +109,13 @@ def alpha_D() -> Evidence:
 )
 def id_free_conversion() -> Evidence:
     aD, aN = 2 * beta / (2 * beta + d), 2 * beta / d
-    return Evidence("symbolic in d, β > 0 (not only β = 1)", [
-        Witness({"identity": "α_D = α_N/(α_N+1)"}, aN / (aN + 1), aD, "=="),
-        Witness({"identity": "α_N = α_D/(1−α_D)"}, aD / (1 - aD), aN, "==")])
+    return Evidence(
+        "symbolic in d, β > 0 (not only β = 1)",
+        [
+            Witness({"identity": "α_D = α_N/(α_N+1)"}, aN / (aN + 1), aD, "=="),
+            Witness({"identity": "α_N = α_D/(1−α_D)"}, aD / (1 - aD), aN, "=="),
+        ],
+    )
 
 
 def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, float]:
@@ -113,7 +135,8 @@ def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, flo
 @obligation(
     "appendixB.classification",
     "Appendix B.2: from regression to classification",
-    "If ||η_θ − η||∞ <= ε and P(0 < |η − 1/2| <= t) <= c_M t^γ, the plug-in rule has excess risk E(f_θ) <= 2 c_M ε^{1+γ}.",
+    "If ||η_θ − η||∞ <= ε and P(0 < |η − 1/2| <= t) <= c_M t^γ, the plug-in rule has excess risk E(f_θ) <= 2 "
+    "c_M ε^{1+γ}.",
     "numeric search",
     "not used by tmcheck's empirics (a motivation only).",
     kind=Kind.STATEMENT,
@@ -122,6 +145,7 @@ def classification(trials: int = 2000) -> Evidence:
     rng = np.random.default_rng(0)
     pairs = [excess_risk_trial(rng) for _ in range(trials)]
     return Evidence(
-        f"{trials} random discrete distributions (40 atoms), γ = 1, c_M the least constant in (10): E(f_θ) against 2c_M ε² (+1e-12)",
+        f"{trials} random discrete distributions (40 atoms), γ = 1, c_M the least constant in (10): E(f_θ) "
+        "against 2c_M ε² (+1e-12)",
         [Witness({"trial": i}, a, b * (1 + 1e-12), "<=") for i, (a, b) in enumerate(pairs)],
     )

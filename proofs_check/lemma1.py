@@ -134,7 +134,8 @@ def bumps_at(x: F, N: int) -> int:
 @obligation(
     "lemma1.error_chain",
     "Appendix E.1, proof of Lemma 1: the approximation error of f̂ = Σ_n φ_n f_n",
-    "sup|f − f̂| = sup Σ_{n: |x^i − n^i/(N−1)| <= 1/(N−1)} |f(x) − f_n| <= sup 2^d max H_f||x − x_n||^β <= 2^d d^β H_f/(N−1)^β.",
+    "sup|f − f̂| = sup Σ_{n: |x^i − n^i/(N−1)| <= 1/(N−1)} |f(x) − f_n| <= sup 2^d max H_f||x − x_n||^β <= 2^d "
+    "d^β H_f/(N−1)^β.",
     "exact",
     "theory's Lemma 1 uses sup|f − f̂| <= max_{n: φ_n(x) > 0} |f(x) − f_n| <= H_f((2/3)√d/(N−1))^β (Σφ_n = 1).",
     kind=Kind.STEP,
@@ -177,12 +178,19 @@ def paper_N(d: int, eps: F, H_f: int = 1) -> F:
 def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> Evidence:
     d_, Hf, e_, b_ = sp.symbols("d H_f epsilon beta", positive=True)
     Ns = d_ * (2**d_ * Hf / e_) ** (1 / b_) + 1
-    exact = sp.simplify(sp.powsimp(sp.expand_power_base(2**d_ * d_**b_ * Hf / (Ns - 1) ** b_, force=True), force=True) - e_) == 0
+    exact = (
+        sp.simplify(sp.powsimp(sp.expand_power_base(2**d_ * d_**b_ * Hf / (Ns - 1) ** b_, force=True), force=True) - e_)
+        == 0
+    )
     pts = [(d, e) for d in ds for e in eps_values]
     at = [{"d": d, "H_f": 1, "beta": 1, "eps": e} for d, e in pts]
     ceil_err = [F(2**d * d, math.ceil(paper_N(d, e)) - 1) for d, e in pts]  # 2^d d^β H_f/(N−1)^β at the rounded N
     return Evidence(
-        "H_f = β = 1, d in " + str(list(ds)) + ", ε in " + ", ".join(map(str, eps_values)) + ": is N a grid size (an integer)?",
+        "H_f = β = 1, d in "
+        + str(list(ds))
+        + ", ε in "
+        + ", ".join(map(str, eps_values))
+        + ": is N a grid size (an integer)?",
         [Witness(a, paper_N(d, e), math.ceil(paper_N(d, e)), "==") for a, (d, e) in zip(at, pts)],
         [Witness(a, err, e, "<=") for a, err, (d, e) in zip(at, ceil_err, pts)],
         "N = ceil(d(2^d H_f/ε)^{1/β}) + 1 (the error bound 2^d d^β H_f/(N−1)^β only shrinks when N is rounded up).",
@@ -195,7 +203,8 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
     "Lemma 1 (Section 2.4): the resources",
     "l = O(d ε^{−d/β}), m = O(d ε^{−d/β}), κ = O(d² ε^{−2d/β}), where O(·) hides terms in H_f only.",
     "exact",
-    "theory.bounds.lemma1_resources reports l = d + dN + dN^d and m = dN^d with N explicit; the d-dependence is not hidden.",
+    "theory.bounds.lemma1_resources reports l = d + dN + dN^d and m = dN^d with N explicit; the d-dependence "
+    "is not hidden.",
     kind=Kind.RESOURCE,
     satisfied={"ds": (1,)},
 )
@@ -209,14 +218,22 @@ def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
     wits = []
     for q in ("l", "m"):
         base = getattr(specs[1], q) / specs[1].orders[q]
-        wits += [Witness({"d": d, "resource": q, "N": specs[d].N, q: getattr(specs[d], q)},
-                         getattr(specs[d], q) / specs[d].orders[q], ORDER_SLACK * base, "<=") for d in ds]
+        wits += [
+            Witness(
+                {"d": d, "resource": q, "N": specs[d].N, q: getattr(specs[d], q)},
+                getattr(specs[d], q) / specs[d].orders[q],
+                ORDER_SLACK * base,
+                "<=",
+            )
+            for d in ds
+        ]
     return Evidence(
         f"H_f = β = 1, ε = {eps}, d in {list(ds)}, the paper's grid N: l/(dε^(−d/β)) and m/(dε^(−d/β)) (theory.spec) "
         f"against {ORDER_SLACK}× their values at d = 1",
         wits,
         note="The construction has l = d + dN + dN^d with N ≈ d(2^d H_f/ε)^{1/β}: the ratio grows like d^d 2^{d²/β}. "
-        "With the tight N it is still ≈ (2√d/3)^d: " + ", ".join(f"d = {d}: {t.l / t.orders['l']:.3g}" for d, t in tight.items())
+        "With the tight N it is still ≈ (2√d/3)^d: "
+        + ", ".join(f"d = {d}: {t.l / t.orders['l']:.3g}" for d, t in tight.items())
         + ". Theorem 1's rate inherits this (theorem1.d_dependence).",
     )
 
@@ -232,7 +249,10 @@ def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
 )
 def token_count(points=((2, 2), (2, 3), (3, 2))) -> Evidence:
     at = [{"d": d, "N": N} for d, N in points]
-    built = [resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l for d, N in points]
+    built = [
+        resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
+        for d, N in points
+    ]
     return Evidence(
         f"(d, N) in {list(points)}: the length of x' against the columns of H = E x'",
         [Witness(a, d + N * d + N**d, d + N * d + N**d * d, "==") for a, (d, N) in zip(at, points)],
@@ -298,11 +318,16 @@ SIZES = tuple((d, N) for d in range(1, 4) for N in range(2, 5))
 )
 def token_index_products(sizes=SIZES) -> Evidence:
     def slots(d, N):
-        return sorted(product_slot(n, i, d, N) for n in itertools.product(range(1, N + 1), repeat=d) for i in range(1, d + 1))
+        return sorted(
+            product_slot(n, i, d, N) for n in itertools.product(range(1, N + 1), repeat=d) for i in range(1, d + 1)
+        )
 
     return Evidence(
         "d <= 3, 2 <= N <= 4: the sorted slots against d+Nd+1..d+Nd+N^d d",
-        [Witness({"d": d, "N": N}, slots(d, N), list(range(d + N * d + 1, d + N * d + N**d * d + 1)), "==") for d, N in sizes],
+        [
+            Witness({"d": d, "N": N}, slots(d, N), list(range(d + N * d + 1, d + N * d + N**d * d + 1)), "==")
+            for d, N in sizes
+        ],
     )
 
 
@@ -346,8 +371,12 @@ def step2_kernel(Ns=(2, 3, 4), xs=(F(0), F(1, 2), F(1)), offset=0) -> Evidence:
     pts = [(N, j, x) for N in Ns for j in range(1, N + 1) for x in xs]
     return Evidence(
         f"N in {list(Ns)}, every j, h_k^1 in {[str(x) for x in xs]}",
-        [Witness({"N": N, "j": j, "x": x}, kernel_value(N, j, x, 1 - F(j - offset, N - 1)), x - F(j - 1, N - 1) + 1, "==")
-         for N, j, x in pts],
+        [
+            Witness(
+                {"N": N, "j": j, "x": x}, kernel_value(N, j, x, 1 - F(j - offset, N - 1)), x - F(j - 1, N - 1) + 1, "=="
+            )
+            for N, j, x in pts
+        ],
         note="The constant −j/(N−1) is one grid step off from the −(j−1)/(N−1) that ψ needs.",
     )
 
@@ -388,10 +417,12 @@ def product_tree(ds=tuple(range(1, 10)), tree=tree_as_written) -> Evidence:
     leaves = {d: list(sp.symbols(f"s1:{d + 1}")) for d in ds}
     at = [{"d": d} for d in ds]
     return Evidence(
-        f"d in {list(ds)}, symbolic leaves s_1..s_d: the top of the tree against Π s_i (None: an index is not an integer)",
+        f"d in {list(ds)}, symbolic leaves s_1..s_d: the top of the tree against Π s_i (None: an index is not "
+        "an integer)",
         [Witness(a, tree(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
         [Witness(a, tree_corrected(leaves[d]), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
-        "levels k = 1..ceil(log2 d)+1 with ceil(d/2^(k−1)) entries, padding odd levels by 1; φ_n = p_{n,ceil(log2 d)+1,1}.",
+        "levels k = 1..ceil(log2 d)+1 with ceil(d/2^(k−1)) entries, padding odd levels by 1; φ_n = "
+        "p_{n,ceil(log2 d)+1,1}.",
         note="Level k holds products of 2^(k−1) leaves, so level log2 d holds products of d/2 of them.",
     )
 
@@ -412,7 +443,8 @@ def _subtract_ffn(R, row: list) -> list[list]:
     "Appendix E.1, blocks B_{log d+3} and B_{log d+4}: the FFNs that subtract R and lR",
     "W_1 = e_2(e_2 − R e_5)^T subtracts R from row 2, and W_1 = e_1(e_1 − lR e_5)^T then leaves h^1 = Σ_n f_n φ_n.",
     "exact",
-    "theory's FFNs output only the correction, −R e_5 (resp. −lR e_5) in the target row: the block adds its input back.",
+    "theory's FFNs output only the correction, −R e_5 (resp. −lR e_5) in the target row: the block adds its "
+    "input back.",
     kind=Kind.STEP,
     satisfied={"points": ((F(0), F(0)),)},
 )
@@ -425,7 +457,8 @@ def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))
 
     at = [{"R": R, "f_n_phi_n": fphi} for R, fphi in points]
     return Evidence(
-        f"(R, f_nφ_n) in {[(str(a), str(b)) for a, b in points]}: row 2 after the block, run on tmcheck's exact backend",
+        f"(R, f_nφ_n) in {[(str(a), str(b)) for a, b in points]}: row 2 after the block, run on tmcheck's "
+        "exact backend",
         [Witness(a, row2(R, fphi, [0, 1, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points)],
         [Witness(a, row2(R, fphi, [0, 0, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points)],
         "W_1 = −R e_2 e_5^T in B_{log d+3} and −lR e_1 e_5^T in B_{log d+4}.",
@@ -437,7 +470,8 @@ def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))
 @obligation(
     "lemma1.final_sum_head",
     "Appendix E.1, block B_{log d+4}: the summing head",
-    "With Q = e_1e_5^T + R e_5e_5^T, K = e_1e_2^T + e_5e_5^T, V = e_1e_5^T: A_1 h_t = Σ_k σ(h_k^2 + R) e_1 = (lR + Σ f_nφ_n) e_1.",
+    "With Q = e_1e_5^T + R e_5e_5^T, K = e_1e_2^T + e_5e_5^T, V = e_1e_5^T: A_1 h_t = Σ_k σ(h_k^2 + R) e_1 = "
+    "(lR + Σ f_nφ_n) e_1.",
     "exact",
     "theory uses this head.",
     kind=Kind.STEP,

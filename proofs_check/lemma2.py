@@ -65,9 +65,13 @@ def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evid
     at = [{"kappa": k, "M": M, "eta": eta} for k, M in pts]
     diff = [abs(attention(k, k, k, M) - attention(k, k - eta, k, M)) for k, M in pts]
     return Evidence(
-        "d = l = 1, Q = K = V = κ, K' = κ − η, h = M (exact backend); corrected bound from theory.bounds.block_constants",
+        "d = l = 1, Q = K = V = κ, K' = κ − η, h = M (exact backend); corrected bound from "
+        "theory.bounds.block_constants",
         [Witness(a, dv, 3 * k**3 * M**3 * eta, "<=") for a, dv, (k, M) in zip(at, diff, pts)],
-        [Witness(a, dv, math.exp(_corr(k, M).log_attn_diff) * float(eta) * FLOAT_SLACK, "<=") for a, dv, (k, M) in zip(at, diff, pts)],
+        [
+            Witness(a, dv, math.exp(_corr(k, M).log_attn_diff) * float(eta) * FLOAT_SLACK, "<=")
+            for a, dv, (k, M) in zip(at, diff, pts)
+        ],
         "||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
         note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound needs κ >= 1/3 here.",
     )
@@ -98,8 +102,10 @@ def mha_output_bound(Ms=(F(1, 2), F(1), F(2), F(3)), kappa=F(1)) -> Evidence:
 
 def ffn_all_kappa(dims: list[int], kappa: F, x: F) -> F:
     """Output entry of the FFN with every weight and bias κ on the input x·1, on tmcheck's exact backend."""
-    layers = tuple(Layer(np.full((dims[i + 1], dims[i]), F(kappa), dtype=object), np.full(dims[i + 1], F(kappa), dtype=object))
-                   for i in range(len(dims) - 1))
+    layers = tuple(
+        Layer(np.full((dims[i + 1], dims[i]), F(kappa), dtype=object), np.full(dims[i + 1], F(kappa), dtype=object))
+        for i in range(len(dims) - 1)
+    )
     H = np.full((1, dims[0], 1), F(x), dtype=object)
     return run_blocks([Block((), layers)], H, "exact")[0, 0, 0] - x  # B(H) = FFN(H) + H
 
@@ -122,9 +128,13 @@ def ffn_output_bound(kappas=(F(1, 100), F(1, 2), F(1)), Ls=(1, 2), d=5, M=F(1)) 
     pts = [(k, L) for k in kappas for L in Ls]
     at = [{"kappa": k, "L_FFN": L, "d_embd": d, "w": d, "M": M} for k, L in pts]
     got = [ffn_all_kappa([d] * (L + 1), k, M) for k, L in pts]
-    corr = [math.exp(bounds._ffn_out(scalar_class(k, M, L_FFN=L, w=d, d_embd=d), math.log(float(M)))) * FLOAT_SLACK for k, L in pts]
+    corr = [
+        math.exp(bounds._ffn_out(scalar_class(k, M, L_FFN=L, w=d, d_embd=d), math.log(float(M)))) * FLOAT_SLACK
+        for k, L in pts
+    ]
     return Evidence(
-        f"every weight and bias κ, d = w = {d}, input all M = {M} (exact backend); corrected bound theory.bounds._ffn_out",
+        f"every weight and bias κ, d = w = {d}, input all M = {M} (exact backend); corrected bound "
+        "theory.bounds._ffn_out",
         [Witness(a, g, ffn_output_paper(k, d, L, M), "<=") for a, g, (k, L) in zip(at, got, pts)],
         [Witness(a, g, c, "<=") for a, g, c in zip(at, got, corr)],
         "||FFN(z)||∞ <= y_L with y_0 = ||z||∞, y_i = n_i κ y_{i−1} + κ (n_i the fan-in of layer i).",
@@ -145,8 +155,10 @@ def ffn_lipschitz(sizes=((1, 5), (2, 5), (5, 5)), kappa=F(1), delta=F(1, 7)) -> 
     """Per (w, d_embd): W_1 = κ·1 (w x d), W_2 = κ·1 (d x w), h = 0, h' = δ·1: how far the output moves."""
     wits, corr = [], []
     for w, d in sizes:
-        layers = (Layer(np.full((w, d), kappa, dtype=object), np.zeros(w, dtype=object)),
-                  Layer(np.full((d, w), kappa, dtype=object), np.zeros(d, dtype=object)))
+        layers = (
+            Layer(np.full((w, d), kappa, dtype=object), np.zeros(w, dtype=object)),
+            Layer(np.full((d, w), kappa, dtype=object), np.zeros(d, dtype=object)),
+        )
         H = np.full((1, d, 1), delta, dtype=object)
         moved = run_blocks([Block((), layers)], H, "exact")[0, 0, 0] - delta  # FFN(h') − FFN(0), FFN(0) = 0
         a = {"w": w, "d_embd": d, "L_FFN": 2, "kappa": kappa, "delta": delta}
@@ -154,8 +166,11 @@ def ffn_lipschitz(sizes=((1, 5), (2, 5), (5, 5)), kappa=F(1), delta=F(1, 7)) -> 
         lip = math.exp(_corr(kappa, 1, L_FFN=2, w=w, d_embd=d).log_ffn_lip)
         corr.append(Witness(a, moved, lip * float(delta) * FLOAT_SLACK, "<="))
     return Evidence(
-        f"(w, d_embd) in {list(sizes)}, all-κ weights, h = 0, h' = δ·1 (exact backend); corrected theory.bounds' Π n_i κ",
-        wits, corr, "Lip(FFN) <= Π_i n_i κ <= max(w, d_embd)^{2 L_FFN} κ^{L_FFN}.",
+        f"(w, d_embd) in {list(sizes)}, all-κ weights, h = 0, h' = δ·1 (exact backend); corrected "
+        "theory.bounds' Π n_i κ",
+        wits,
+        corr,
+        "Lip(FFN) <= Π_i n_i κ <= max(w, d_embd)^{2 L_FFN} κ^{L_FFN}.",
         note="||W_1||_1 = w·d·κ, not w²κ.",
     )
 
@@ -173,6 +188,7 @@ def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evide
     """d_embd = w = 1, L_FFN = 2: f_1 has weights κ and biases 0, f_2 equals f_1 except its last bias η; H = 1."""
     wits, corr = [], []
     for k in kappas:
+
         def out(b):
             layers = (Layer(_m(k), np.array([F(0)], dtype=object)), Layer(_m(k), np.array([F(b)], dtype=object)))
             return run_blocks([Block((), layers)], np.array([[[F(1)]]], dtype=object), "exact")[0, 0, 0]
@@ -183,8 +199,11 @@ def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evide
         pert = math.exp(bounds._ffn_pert(scalar_class(k, 1, L_FFN=2), 0.0))
         corr.append(Witness(a, diff, pert * float(eta) * FLOAT_SLACK, "<="))
     return Evidence(
-        "d_embd = w = 1, L_FFN = 2, M' = 1, f_2 = f_1 with last bias η (exact backend); corrected theory.bounds._ffn_pert",
-        wits, corr, "δ_L with δ_0 = 0, δ_i = n_i κ δ_{i−1} + n_i η y_{i−1} + η (y_i the output bound of layer i).",
+        "d_embd = w = 1, L_FFN = 2, M' = 1, f_2 = f_1 with last bias η (exact backend); corrected "
+        "theory.bounds._ffn_pert",
+        wits,
+        corr,
+        "δ_L with δ_0 = 0, δ_i = n_i κ δ_{i−1} + n_i η y_{i−1} + η (y_i the output bound of layer i).",
         note="The bias of the last layer enters with factor 1, not (κw)^{L−1}: the stated bound needs κ w >= 1/6 here.",
     )
 
@@ -208,7 +227,9 @@ def block_perturbation_sum(points=((F(1), 1), (F(1, 2), 1), (F(1), 2), (F(2), 1)
         corr.append(Witness(a, X + 3 * k**4 * w**2, 3 * k**3 * (1 + k * w**2), "<="))
     return Evidence(
         "κ, w over " + str([(str(k), w) for k, w in points]) + ", d = M = m = l = L_FFN = 1",
-        wits, corr, "3κ³d⁶M³ml(1 + κ^L w^{2L})η + L(wM'+2)(κw)^{L−1}η, i.e. the factor 4 becomes 6 when κ^L w^{2L} >= 1.",
+        wits,
+        corr,
+        "3κ³d⁶M³ml(1 + κ^L w^{2L})η + L(wM'+2)(κw)^{L−1}η, i.e. the factor 4 becomes 6 when κ^L w^{2L} >= 1.",
         note="3a + 3ab <= 4ab needs b = κ^L w^(2L) >= 3.",
     )
 
@@ -236,9 +257,13 @@ def block_output_bound(kappas=(F(1, 10), F(1), F(10)), ds=(1, 5), L=2) -> Eviden
     pts = [(k, d) for k in kappas for d in ds]
     return Evidence(
         f"κ in {[str(k) for k in kappas]}, d = w in {list(ds)}, L_FFN = {L}, m = l = M = 1: the two sides of the step",
-        [Witness({"kappa": k, "d_embd": d, "w": d, "L_FFN": L}, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for k, d in pts],
+        [
+            Witness({"kappa": k, "d_embd": d, "w": d, "L_FFN": L}, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=")
+            for k, d in pts
+        ],
         note="The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1); its left side already uses the wrong M' "
-        "(lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration treats a cubic recursion as "
+        "(lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration treats a cubic "
+        "recursion as "
         "linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of this step.",
     )
 
@@ -261,15 +286,21 @@ def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evide
     """The block with all weights 0 (in the class for every κ) is the identity: its Lipschitz constant is measured."""
     z = np.zeros((d, d), dtype=object)
     z[:] = F(0)
-    blk = Block((Head(z, z, z),), (Layer(np.full((w, d), F(0), dtype=object), np.full(w, F(0), dtype=object)),
-                                   Layer(np.full((d, w), F(0), dtype=object), np.full(d, F(0), dtype=object))))
+    blk = Block(
+        (Head(z, z, z),),
+        (
+            Layer(np.full((w, d), F(0), dtype=object), np.full(w, F(0), dtype=object)),
+            Layer(np.full((d, w), F(0), dtype=object), np.full(d, F(0), dtype=object)),
+        ),
+    )
     H = np.full((1, d, 1), F(1, 2), dtype=object)
     Hp = np.full((1, d, 1), F(1, 3), dtype=object)
     lip = abs(run_blocks([blk], H, "exact") - run_blocks([blk], Hp, "exact")).max() / F(1, 6)
     at = [{"kappa": k, "w": w, "d_embd": d, "L_FFN": L, "m": 1, "l": 1, "M": 1, "weights": "all zero"} for k in kappas]
     corr = [math.exp(_corr(k, 1, L_FFN=L, w=w, d_embd=d).log_block_lip) * FLOAT_SLACK for k in kappas]
     return Evidence(
-        f"κ in {[str(k) for k in kappas]}, the all-zero block of d = w = {d}, L_FFN = {L}, m = l = M = 1 (exact backend)",
+        f"κ in {[str(k) for k in kappas]}, the all-zero block of d = w = {d}, L_FFN = {L}, m = l = M = 1 "
+        "(exact backend)",
         [Witness(a, lip, block_lipschitz_paper(w, k, L, d, F(1), 1, 1), "<=") for a, k in zip(at, kappas)],
         [Witness(a, lip, c, "<=") for a, c in zip(at, corr)],
         "Lip(B) <= (1 + Π n_i κ)(1 + 3 m l d⁴ κ³ M²).",
@@ -288,10 +319,18 @@ def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evide
 )
 def composition_exponents(L_Ts=(1, 2, 3, 4)) -> Evidence:
     m, LT, LF, d, k, l, M = sp.symbols("m L_T L_FFN d kappa l M", positive=True)
-    first = 4 * k ** (3 + LF) * d ** (6 + 2 * LF) * ((4 * d ** (2 * LF + 4) * k ** (LF + 1) * m * l) ** (LT - 1) * M) ** 3 * m * l
+    first = (
+        4
+        * k ** (3 + LF)
+        * d ** (6 + 2 * LF)
+        * ((4 * d ** (2 * LF + 4) * k ** (LF + 1) * m * l) ** (LT - 1) * M) ** 3
+        * m
+        * l
+    )
     exp_m = sp.simplify(m * sp.diff(sp.expand_log(sp.log(first), force=True), m))  # d log(term)/d log m
     return Evidence(
-        f"L_T in {list(L_Ts)}: the exponent of m in the first term against the claimed m^L_T (a bound must dominate its summands)",
+        f"L_T in {list(L_Ts)}: the exponent of m in the first term against the claimed m^L_T (a bound must "
+        "dominate its summands)",
         [Witness({"L_T": t}, int(exp_m.subs(LT, t)), t, "<=") for t in L_Ts],
         note=f"The first term has m to the power {exp_m}; l likewise.",
     )
@@ -312,7 +351,9 @@ def induction_power(points=((2, 2), (2, 1), (3, 2)), power_after=lambda LT: 2 **
     wits = []
     for LT, LF in points:
         wits.append(Witness({"L_T": LT, "L_FFN": LF, "factor": "L_FFN"}, LF**LT, LF, "<="))
-        wits.append(Witness({"L_T": LT, "L_FFN": LF, "factor": "power of 2"}, 2 ** (7 * LT * LT), power_after(LT), "<="))
+        wits.append(
+            Witness({"L_T": LT, "L_FFN": LF, "factor": "power of 2"}, 2 ** (7 * LT * LT), power_after(LT), "<=")
+        )
     return Evidence(
         f"(L_T, L_FFN) in {list(points)}: each factor after the step must be at least the factor before it",
         wits,
@@ -323,7 +364,8 @@ def induction_power(points=((2, 2), (2, 1), (3, 2)), power_after=lambda LT: 2 **
 @obligation(
     "lemma2.statement_vs_proof",
     "Lemma 2 (statement, Appendix F.1) vs the end of its proof (Appendix F.2)",
-    "N(δ) <= (C_T κ / δ)^P = (2^{L_T²+1} L_FFN M^{3L_T} d^{18L_T²} w^{18L_T²L_FFN} κ^{6L_T²L_FFN} m^{L_T²} l^{L_T²} / δ)^P.",
+    "N(δ) <= (C_T κ / δ)^P = (2^{L_T²+1} L_FFN M^{3L_T} d^{18L_T²} w^{18L_T²L_FFN} κ^{6L_T²L_FFN} m^{L_T²} "
+    "l^{L_T²} / δ)^P.",
     "exact",
     "theory.bounds.log_covering_as_written uses the statement; log_CT_proof keeps the proof's last line.",
     kind=Kind.STEP,
@@ -335,13 +377,20 @@ def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5)) -> Evidence:
     for k in kappas:
         for d in ds:
             c = bounds.TransformerClass(L_T=2, L_FFN=2, w=1, l=8, d_embd=d, m=4, kappa=k, M=1.0)
-            wits.append(Witness({"kappa": k, "d_embd": d, "L_T": 2, "L_FFN": 2, "w": 1, "l": 8, "m": 4, "M": 1},
-                                bounds.log_CT_proof(c) + math.log(c.kappa), bounds.log_CT_statement(c) * (1 + 1e-12), "<="))
+            wits.append(
+                Witness(
+                    {"kappa": k, "d_embd": d, "L_T": 2, "L_FFN": 2, "w": 1, "l": 8, "m": 4, "M": 1},
+                    bounds.log_CT_proof(c) + math.log(c.kappa),
+                    bounds.log_CT_statement(c) * (1 + 1e-12),
+                    "<=",
+                )
+            )
     return Evidence(
         f"κ in {list(kappas)}, d_embd in {list(ds)}, L_T = L_FFN = 2, w = 1, l = 8, m = 4, M = 1 (theory.bounds)",
         wits,
         note="The last equality replaces C_T κ by C_T (κ^(6L_T²L_FFN+1) becomes κ^(6L_T²L_FFN)), d^(18L_T²L_FFN) by "
-        "d^(18L_T²) and adds w^(18L_T²L_FFN). theory.bounds.log_covering_corrected uses P log(κ C_T/δ + 1) with the corrected C_T.",
+        "d^(18L_T²) and adds w^(18L_T²L_FFN). theory.bounds.log_covering_corrected uses P log(κ C_T/δ + 1) "
+        "with the corrected C_T.",
     )
 
 
@@ -350,7 +399,8 @@ def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5)) -> Evidence:
     "Appendix F.2, proof of Lemma 2: the encoding layer",
     "||PE + E(x)||∞ = ||x||∞ + 1 <= M + 1; the following line continues with M.",
     "exact",
-    "theory.bounds.input_bound: ||PE + E(x)||∞ <= max(M, 1) for E = e_1(Ux)^T, U a 0/1 selection, PE entries in [0, 1].",
+    "theory.bounds.input_bound: ||PE + E(x)||∞ <= max(M, 1) for E = e_1(Ux)^T, U a 0/1 selection, PE entries "
+    "in [0, 1].",
     kind=Kind.STEP,
     satisfied={"xs": (F(0),)},
 )
@@ -358,8 +408,12 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2))) -> Evidence:
     """A token of the embedded input: data row x, zero row, interaction vector (0, 1), constant 1."""
     at = [{"x": x, "M": abs(x)} for x in xs]
     norms = [max(abs(v) for v in (x, 0, 0, 1, 1)) for x in xs]
-    M0 = [bounds.input_bound(bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=5, m=1, kappa=1.0, M=float(abs(x)) or 1.0))
-          for x in xs]
+    M0 = [
+        bounds.input_bound(
+            bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=5, m=1, kappa=1.0, M=float(abs(x)) or 1.0)
+        )
+        for x in xs
+    ]
     return Evidence(
         f"x in {[str(x) for x in xs]}, M = |x|, one token (x, 0, 0, 1, 1)",
         [Witness(a, n, abs(x) + 1, "==") for a, n, x in zip(at, norms, xs)],
@@ -390,7 +444,9 @@ def parameter_count(sizes=((1, 2, 5, 5, 1), (2, 3, 4, 2, 2), (1, 1, 1, 1, 1)), m
         corr.append(Witness(a, true, bounds.n_params_paper(c), "<="))
     return Evidence(
         f"(L_T, L_FFN, w, d, m) in {list(sizes)} (theory.bounds.n_params)",
-        wits, corr, "|θ| = L_T(3d²m + Σ_layers (fan_in+1)·fan_out) <= 4d²w²D(m + L_FFN)L_T.",
+        wits,
+        corr,
+        "|θ| = L_T(3d²m + Σ_layers (fan_in+1)·fan_out) <= 4d²w²D(m + L_FFN)L_T.",
         note="The middle line counts no biases, and W_1, W_L are w×d and d×w, not w×w.",
     )
 

@@ -35,7 +35,8 @@ def mha_lipschitz() -> Evidence:
         f"{len(rows)} classes, random and all-κ members (float64 backend): measured/stated ratio against 1 + 1e-9",
         _lip_witnesses(rows, "mha_lip_paper"),
         note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's middle lines "
-        "bound |<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is still valid.)",
+        "bound |<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is "
+        "still valid.)",
     )
 
 
@@ -47,7 +48,11 @@ def _sweep_classes():
                 for M in (0.5, 1.0, 10.0):
                     out.append(bounds.TransformerClass(L_T=LT, L_FFN=LF, w=4, l=4, d_embd=3, m=2, kappa=kappa, M=M))
     # d_embd = w = 1: no d^{18L_T²} factor hides the tower M^{3^L_T} of the hidden states
-    out += [bounds.TransformerClass(L_T=LT, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=1.0, M=M) for LT in (2, 3) for M in (2.0, 3.0)]
+    out += [
+        bounds.TransformerClass(L_T=LT, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=1.0, M=M)
+        for LT in (2, 3)
+        for M in (2.0, 3.0)
+    ]
     return out
 
 
@@ -92,15 +97,20 @@ def lipschitz_constant(kappa_min: float = 0.0, tower: bool = True) -> Evidence:
         written.append(Witness(at, gap, ct, "<="))
         corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
     return Evidence(
-        f"{len(rows)} classes (L_T, L_FFN <= 3, κ >= {kappa_min} in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, d_embd = 3"
-        + (", and four with d_embd = w = 1" if tower else "") + "), random and all-κ members, η = 1e-6: |T − T'|/(C_T η) "
+        f"{len(rows)} classes (L_T, L_FFN <= 3, κ >= {kappa_min} in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, "
+        "d_embd = 3"
+        + (", and four with d_embd = w = 1" if tower else "")
+        + "), random and all-κ members, η = 1e-6: |T − T'|/(C_T η) "
         "against 1 + 1e-9 (float64 backend)",
-        written, corrected,
+        written,
+        corrected,
         "|T(x) − T'(x)| <= C_T η, C_T = Σ_k π_k Π_{j>k} Lip_j with Lip_j = (1 + Π_i n_i κ)(1 + 3 m l d⁴ κ³ M_{j−1}²), "
-        "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = max(M, 1) "
+        "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = "
+        "max(M, 1) "
         "(theory.bounds.corrected_lipschitz).",
         note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The all-ones member "
-        "of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2 has hidden states growing like M^(3^L_T) while C_T has M^(3L_T).",
+        "of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2 has hidden states growing like M^(3^L_T) while "
+        "C_T has M^(3L_T).",
         data={"worst": worst.__dict__},
     )
 
@@ -117,8 +127,10 @@ def intermediate_inequalities_corrected() -> Evidence:
     worst, rows = lipschitz.sweep(_sweep_classes(), seed=1, eta=1e-6, nets_per_class=1)
     keys = ("attn_corr", "mha_out_corr", "ffn_out_corr", "mha_lip_corr", "block_lip_corr", "T_corr")
     return Evidence(
-        f"{len(rows)} classes × {len(keys)} corrected bounds, random and all-κ members (float64 backend): ratio against 1 + 1e-9",
+        f"{len(rows)} classes × {len(keys)} corrected bounds, random and all-κ members (float64 backend): "
+        "ratio against 1 + 1e-9",
         [Witness({"class": r["class"], "bound": k}, r[k], 1 + 1e-9, "<=") for r in rows for k in keys],
-        note="Worst ratios: " + ", ".join(f"{k} {getattr(worst, k):.4g}" for k in keys)
+        note="Worst ratios: "
+        + ", ".join(f"{k} {getattr(worst, k):.4g}" for k in keys)
         + ". MHA and FFN output bounds are attained (ratio 1) by the all-κ member at H = M_0.",
     )

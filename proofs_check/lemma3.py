@@ -51,8 +51,11 @@ def _claimed_gap(case: str, I, t: int, k: int, t1: int, t2: int) -> Fraction:
 
 
 def _case_pairs(case: str, l: int, t1: int, t2: int, max_pairs: int | None):
-    test = {"1b": lambda t, k: t == t1 and k != t2, "2a": lambda t, k: t != t1 and k != t2,
-            "2b": lambda t, k: t != t1 and k == t2}[case]
+    test = {
+        "1b": lambda t, k: t == t1 and k != t2,
+        "2a": lambda t, k: t != t1 and k != t2,
+        "2b": lambda t, k: t != t1 and k == t2,
+    }[case]
     pairs = [(t, k) for t in range(l) for k in range(l) if (t, k) != (t1, t2) and test(t, k)]
     if max_pairs is None or len(pairs) <= max_pairs:
         return pairs
@@ -62,7 +65,9 @@ def _case_pairs(case: str, l: int, t1: int, t2: int, max_pairs: int | None):
     return near + [rest[i] for i in sorted(pick)]
 
 
-def case_evidence(case: str, cases=CASES, kernels=KERNELS, max_pairs: int | None = None, margin: Fraction = MARGIN) -> Evidence:
+def case_evidence(
+    case: str, cases=CASES, kernels=KERNELS, max_pairs: int | None = None, margin: Fraction = MARGIN
+) -> Evidence:
     """Per head: the exact need of every term of the case (theory's pair_threshold, from the head's actual
     kernels) against (1 + 1%) x the C the case's argument claims suffices, max_H b(t, k) / claimed gap."""
     wits = []
@@ -75,14 +80,23 @@ def case_evidence(case: str, cases=CASES, kernels=KERNELS, max_pairs: int | None
             need = {p: pair_threshold(l, t1, t2, Q, K, M, *p) for p in pairs}
             b = {(t, k): need[(t, k)] * (1 - (I[:, t] @ I[:, t1]) * (I[:, k] @ I[:, t2])) for t, k in pairs}
             claim = max(b[(t, k)] / _claimed_gap(case, I, t, k, t1, t2) for t, k in pairs)
-            wits.append(Witness({"l": l, "t1": t1, "t2": t2, "kernels": n, "pairs": len(pairs)},
-                                max(need.values()), (1 + margin) * claim, "<="))
+            wits.append(
+                Witness(
+                    {"l": l, "t1": t1, "t2": t2, "kernels": n, "pairs": len(pairs)},
+                    max(need.values()),
+                    (1 + margin) * claim,
+                    "<=",
+                )
+            )
     return Evidence(
-        f"heads (l, t1, t2) in {list(cases)}, {len(kernels)} kernel pairs, M = {M}: the largest exact need of the case's "
-        f"terms against (1 + {margin}) x the C the case's argument gives" + (f" (at most {max_pairs} pairs per head)" if max_pairs else ""),
+        f"heads (l, t1, t2) in {list(cases)}, {len(kernels)} kernel pairs, M = {M}: the largest exact need of "
+        "the case's "
+        f"terms against (1 + {margin}) x the C the case's argument gives"
+        + (f" (at most {max_pairs} pairs per head)" if max_pairs else ""),
         wits,
         note=(lambda r: f"need / claimed C ranges over [{min(r):.4f}, {max(r):.4f}] (1 = tight)")(
-            [float(w.lhs / (w.rhs / (1 + margin))) if w.rhs else 0.0 for w in wits]),
+            [float(w.lhs / (w.rhs / (1 + margin))) if w.rhs else 0.0 for w in wits]
+        ),
     )
 
 
@@ -100,9 +114,17 @@ def case1a(cases=CASES, Cs=(Fraction(7), Fraction(123, 5))) -> Evidence:
         I = interaction_vectors(l, "exact")
         for C in Cs:
             h = interaction_head(l, t1, t2, 0, KERNELS[0][0], KERNELS[0][1], C)
-            wits.append(Witness({"l": l, "t1": t1, "t2": t2, "C": C}, (h.Q[2:4, 2:4] @ I[:, t1]) @ (h.K[2:4, 2:4] @ I[:, t2]), C, "=="))
+            wits.append(
+                Witness(
+                    {"l": l, "t1": t1, "t2": t2, "C": C},
+                    (h.Q[2:4, 2:4] @ I[:, t1]) @ (h.K[2:4, 2:4] @ I[:, t2]),
+                    C,
+                    "==",
+                )
+            )
     return Evidence(
-        f"heads (l, t1, t2) in {list(cases)}, C in {[str(c) for c in Cs]}: the interaction term of theory's head against C",
+        f"heads (l, t1, t2) in {list(cases)}, C in {[str(c) for c in Cs]}: the interaction term of theory's "
+        "head against C",
         wits,
         note="The text's 'Q^I I_t1 = I_t2' drops the factor C that its own definition Q^I I_t1 = C I_t2 has; with C it holds.",
     )
@@ -168,8 +190,10 @@ def case2b_rotation(heads=((4, 1, 3), (4, 3, 1), (5, 2, 2), (8, 1, 6))) -> Evide
                 corr.append(Witness(a, float(abs(image - ang(t + t2 - t1))), float(tol), "<="))
     return Evidence(
         f"(l, t1, t2) in {list(heads)}, every t (50 digits): |angle of Q^I I_t − the formula's angle| against 1e-40",
-        wits, corr,
-        "Q^I I_t = C (cos((t + t2 - t1)π/2l), sin((t + t2 - t1)π/2l)); its angle to I_t2 is |t - t1|π/2l >= π/2l for t != t1.",
+        wits,
+        corr,
+        "Q^I I_t = C (cos((t + t2 - t1)π/2l), sin((t + t2 - t1)π/2l)); its angle to I_t2 is |t - t1|π/2l >= "
+        "π/2l for t != t1.",
         note="The sign of t1 - t2 is flipped; case 2b's conclusion survives.",
     )
 
@@ -193,11 +217,16 @@ def numerator_bound(n_kernels: int = 20) -> Evidence:
             continue
         for l, t1, t2 in CASES[:3]:
             I = interaction_vectors(l, "exact")
-            b = max(pair_threshold(l, t1, t2, Q, K, M, t, k) * (1 - (I[:, t] @ I[:, t1]) * (I[:, k] @ I[:, t2]))
-                    for t in range(l) for k in range(l) if (t, k) != (t1, t2))
+            b = max(
+                pair_threshold(l, t1, t2, Q, K, M, t, k) * (1 - (I[:, t] @ I[:, t1]) * (I[:, k] @ I[:, t2]))
+                for t in range(l)
+                for k in range(l)
+                if (t, k) != (t1, t2)
+            )
             wits.append(Witness({"kernel": n, "l": l, "t1": t1, "t2": t2}, b, 5**4 * kap**2 * M**2, "<="))
     return Evidence(
-        f"{n_kernels} random kernels (entries k/4), heads {CASES[:3]}: the exact max_H of the numerator over all pairs against d⁴κ²M²",
+        f"{n_kernels} random kernels (entries k/4), heads {CASES[:3]}: the exact max_H of the numerator over "
+        "all pairs against d⁴κ²M²",
         wits,
         note=f"max ratio {max(float(w.lhs / w.rhs) for w in wits):.3g} (the sharp bound for 2-row kernels is 2d²κ²M²: the paper's is 12.5 times loose)",
     )
@@ -206,7 +235,8 @@ def numerator_bound(n_kernels: int = 20) -> Evidence:
 @obligation(
     "lemma3.adjacent_max",
     f"{LOC}, case 1b",
-    "||P_{I_t2} I_k|| <= max_{t != t'} ||P_{I_t} I_t'|| = <I_0, I_1> = cos(π/2l): adjacent tokens maximise the projection.",
+    "||P_{I_t2} I_k|| <= max_{t != t'} ||P_{I_t} I_t'|| = <I_0, I_1> = cos(π/2l): adjacent tokens maximise the "
+    "projection.",
     "numeric (50 digits)",
     "minimal_C uses the actual vectors' inner products",
     kind=Kind.STEP,
@@ -219,7 +249,11 @@ def adjacent_max(ls=(2, 3, 7, 64, 255)) -> Evidence:
             sin = [mpmath.sin(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
             top = max(abs(cos[a] * cos[b] + sin[a] * sin[b]) for a in range(l) for b in range(l) if a != b)
             wits.append(Witness({"l": l}, float(abs(top - mpmath.cos(mpmath.pi / (2 * l)))), 1e-40, "<="))
-    return Evidence(f"the sinusoidal vectors, l in {list(ls)}, all pairs (50 digits): |max |<I_t, I_t'>| − cos(π/2l)| against 1e-40", wits)
+    return Evidence(
+        f"the sinusoidal vectors, l in {list(ls)}, all pairs (50 digits): |max |<I_t, I_t'>| − cos(π/2l)| "
+        "against 1e-40",
+        wits,
+    )
 
 
 @obligation(
@@ -242,7 +276,8 @@ def taylor(l_max: int = 4096) -> Evidence:
     finally:
         iv.dps = saved
     return Evidence(
-        f"l = 1..{l_max}, interval arithmetic at 30 digits: the upper end of cos(π/2l) against the lower end of 1 − π²/16l²",
+        f"l = 1..{l_max}, interval arithmetic at 30 digits: the upper end of cos(π/2l) against the lower end "
+        "of 1 − π²/16l²",
         wits,
         note="In general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a factor 2 "
         "loose (1 - cos x ~ x^2/2). The final 'π^2/(22!·2^2 l^2)' reads as 2·2!·2^2 l^2 = 16 l^2.",
@@ -263,7 +298,8 @@ def weight_bound(ls=(4, 8, 16, 32, 64, 128)) -> Evidence:
     return Evidence(
         f"t1 = 0, t2 = l/2, M = {M}, l in {list(ls)}: the exact C* against the proof's 16 d⁴κ²M²l²/π²",
         [Witness({"l": l}, c, p, "<=") for l, c, p in rows],
-        note="C*/l² = " + ", ".join(f"{float(c / (l * l)):.3g}" for l, c, _ in rows)
+        note="C*/l² = "
+        + ", ".join(f"{float(c / (l * l)):.3g}" for l, c, _ in rows)
         + f": the l² growth is real; C* is {float(rows[-1][1] / rows[-1][2]):.2g} of the paper's C at l = {rows[-1][0]}",
         data={"l": [r[0] for r in rows], "C_min": [float(r[1]) for r in rows], "C_paper": [float(r[2]) for r in rows]},
     )
@@ -294,5 +330,8 @@ def threshold_tight(cases=CASES) -> Evidence:
             a = {"l": l, "t1": t1, "t2": t2, "kernels": n}
             wits.append(Witness({**a, "C": "C*"}, wrong_at, 0, "=="))
             wits.append(Witness({**a, "C": "C* - 1e-9"}, leaks, 0, ">"))
-    return Evidence(f"heads (l, t1, t2) in {list(cases)}, 3 kernel pairs, their critical inputs: wrong entries at C* "
-                    "(must be 0) and at C* − 1e-9 (must be > 0)", wits)
+    return Evidence(
+        f"heads (l, t1, t2) in {list(cases)}, 3 kernel pairs, their critical inputs: wrong entries at C* "
+        "(must be 0) and at C* − 1e-9 (must be > 0)",
+        wits,
+    )

@@ -71,8 +71,13 @@ def pivot_sign(ls=(2, 3, 8, 33)) -> Evidence:
         Ie = interaction_vectors(l, "exact")
         for k in range(0, l + 1):
             v = pivot(l, k, "prefix")
-            wits += [Witness({"vectors": "exact", "l": l, "t_cut": k, "t": t}, bool(v @ Ie[:, t] > 0), t < k, "==") for t in range(l)]
-    return Evidence(f"sinusoidal (50 digits) and tmcheck's exact vectors, l in {list(ls)}, every cut and token: sign of v.I_t", wits)
+            wits += [
+                Witness({"vectors": "exact", "l": l, "t_cut": k, "t": t}, bool(v @ Ie[:, t] > 0), t < k, "==")
+                for t in range(l)
+            ]
+    return Evidence(
+        f"sinusoidal (50 digits) and tmcheck's exact vectors, l in {list(ls)}, every cut and token: sign of v.I_t", wits
+    )
 
 
 @obligation(
@@ -87,7 +92,9 @@ def first_layer(ls=(1, 2, 9, 64)) -> Evidence:
     wits = []
     for l in ls:
         wits.append(Witness({"l": l, "vectors": "exact"}, interaction_vectors(l, "exact").min(), 0, ">="))
-        wits.append(Witness({"l": l, "vectors": "float64"}, float(interaction_vectors(l, "float64").min()), -1e-300, ">="))
+        wits.append(
+            Witness({"l": l, "vectors": "float64"}, float(interaction_vectors(l, "float64").min()), -1e-300, ">=")
+        )
     return Evidence(f"l in {list(ls)}: the smallest entry of the interaction vectors (σ(I_t) = I_t needs >= 0)", wits)
 
 
@@ -102,10 +109,16 @@ def first_layer(ls=(1, 2, 9, 64)) -> Evidence:
 def kept_tokens(l=8, k=3, n=20) -> Evidence:
     H = sample_structured(np.random.default_rng(0), n, l, M)
     out = _apply(paper_gating_ffn(l, k, gating_C(l, k, "prefix", M)), H)
-    wits = [Witness({"l": l, "k": k, "sample": i, "t": t}, int((out[i, :, t] != H[i, :, t]).sum()), 0, "==")
-            for i in range(n) for t in range(k)]
-    return Evidence(f"l = {l}, k = {k}, {n} structured inputs with ||H|| <= {M}: changed entries of each kept token "
-                    "under the paper's FFN (exact)", wits)
+    wits = [
+        Witness({"l": l, "k": k, "sample": i, "t": t}, int((out[i, :, t] != H[i, :, t]).sum()), 0, "==")
+        for i in range(n)
+        for t in range(k)
+    ]
+    return Evidence(
+        f"l = {l}, k = {k}, {n} structured inputs with ||H|| <= {M}: changed entries of each kept token "
+        "under the paper's FFN (exact)",
+        wits,
+    )
 
 
 @obligation(
@@ -130,7 +143,8 @@ def gated_tokens(l=8, k=3, n=3, written="paper") -> Evidence:
         [Witness(a, (first[a["sample"], 0, a["t"]], first[a["sample"], 1, a["t"]]), (0, 0), "==") for a in at],
         [Witness(a, (ours[a["sample"], 0, a["t"]], ours[a["sample"], 1, a["t"]]), (0, 0), "==") for a in at],
         "add the unit σ(C v.I_t) to the hidden layer and subtract it (not the linear C v.I_t) in W_2: "
-        "then FFN(h_t) = h_t for t <= k and (0, 0, I_t, 1) otherwise; tmcheck implements the block version (theory.lemmas.gating)",
+        "then FFN(h_t) = h_t for t <= k and (0, 0, I_t, 1) otherwise; tmcheck implements the block version "
+        "(theory.lemmas.gating)",
         note="W_2 subtracts C v.I_t from every token, but W_1 + σ added it only where v.I_t > 0: the paper's FFN leaves −C v.I_t.",
     )
 
@@ -154,12 +168,16 @@ def residual(cuts=((6, 2, "prefix"), (8, 0, "prefix"), (8, 8, "prefix"), (5, 3, 
             for t in range(l):
                 kept = (t < k) if keep == "prefix" else (t >= k)
                 want = tuple(H[i, :, t]) if kept else (0, 0, *H[i, 2:, t])
-                wits.append(Witness({"l": l, "k": k, "keep": keep, "sample": i, "t": t}, tuple(out[i, :, t]), want, "=="))
+                wits.append(
+                    Witness({"l": l, "k": k, "keep": keep, "sample": i, "t": t}, tuple(out[i, :, t]), want, "==")
+                )
     return Evidence(
-        f"cuts (l, k, keep) in {list(cuts)}, {n} structured inputs each with ||H|| <= {M}: each output token against the stated map",
+        f"cuts (l, k, keep) in {list(cuts)}, {n} structured inputs each with ||H|| <= {M}: each output token "
+        "against the stated map",
         wits,
         note="The statement is a token-wise map; the paper's FFN does not realise it (lemma4.gated_tokens), tmcheck's block does. "
-        "A block z + FFN(z) is itself an FFN of the statement's kind once the identity is carried by σ(z) − σ(−z) units.",
+        "A block z + FFN(z) is itself an FFN of the statement's kind once the identity is carried by σ(z) − "
+        "σ(−z) units.",
     )
 
 
@@ -180,8 +198,14 @@ def pivot_bound(ls=(2, 3, 5, 16, 64)) -> Evidence:
             wits.append(Witness({"l": l, "step": "sin(π/2l)/2 >= π/8l"}, half_sin, mpmath.pi / (8 * l), ">="))
             for k in range(1, l):
                 v = _mp_pivot(I, k)
-                wits.append(Witness({"l": l, "k": k, "step": "min_t |I_t.v| >= sin(π/2l)/2"},
-                                    min(abs(v[0] * a + v[1] * b) for a, b in I), half_sin, ">="))
+                wits.append(
+                    Witness(
+                        {"l": l, "k": k, "step": "min_t |I_t.v| >= sin(π/2l)/2"},
+                        min(abs(v[0] * a + v[1] * b) for a, b in I),
+                        half_sin,
+                        ">=",
+                    )
+                )
     return Evidence(
         f"sinusoidal vectors (50 digits), l in {list(ls)}, every k",
         wits,
@@ -204,4 +228,7 @@ def weight_bound(ls=(2, 8, 32, 128)) -> Evidence:
         for k in (0, l // 2, l):
             kap = max(abs(w) for lay in gating(l, k, "prefix", M).blocks[0].ffn for w in lay.W.reshape(-1))
             wits.append(Witness({"l": l, "k": k}, kap, max(1, 8 * l * M / PI_LOWER), "<="))
-    return Evidence(f"l in {list(ls)}, cuts at both ends and the middle: measured κ of tmcheck's gating FFN against max(1, 8lM/π)", wits)
+    return Evidence(
+        f"l in {list(ls)}, cuts at both ends and the middle: measured κ of tmcheck's gating FFN against max(1, 8lM/π)",
+        wits,
+    )

@@ -36,8 +36,11 @@ def _input(x, M) -> np.ndarray:
     kind=Kind.STEP,
     satisfied={"xs": (Fraction(0),)},
 )
-def kernels(xs=(Fraction(1, 2), Fraction(-1, 2), Fraction(0), Fraction(1)), cs=(Fraction(0), Fraction(1, 2)), M=Fraction(2)) -> Evidence:
+def kernels(
+    xs=(Fraction(1, 2), Fraction(-1, 2), Fraction(0), Fraction(1)), cs=(Fraction(0), Fraction(1, 2)), M=Fraction(2)
+) -> Evidence:
     """D = 1: the head (Lemma 3, exact C for the box M/2) with the written kernels, run on tmcheck's exact backend."""
+
     def added(Q, K, x):
         C = minimal_C(2, Q, K, M / 2, t1=1, t2=0)
         return run_blocks([Block((interaction_head(2, 1, 0, 0, Q, K, C),))], _input([x], M), "exact")[0, 0, 1]
@@ -50,7 +53,8 @@ def kernels(xs=(Fraction(1, 2), Fraction(-1, 2), Fraction(0), Fraction(1)), cs=(
         f"D = 1, x in {[str(x) for x in xs]}, c in {[str(c) for c in cs]}, M = {M}: what the head adds to token D",
         [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, written, pts)],
         [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, ours, pts)],
-        "K_i = [e_5; e_1 + (M - c^i) e_5] (1-based), giving <Q_i h_{D+i}, K_i h_i> = h_{D+i}^1 + x^i + M - c^i = x^i - c^i + M",
+        "K_i = [e_5; e_1 + (M - c^i) e_5] (1-based), giving <Q_i h_{D+i}, K_i h_i> = h_{D+i}^1 + x^i + M - c^i "
+        "= x^i - c^i + M",
         note="As written the query reads h_{D+i}^1 = 0 and the key only the constant: the head adds M − c.",
     )
 
@@ -70,9 +74,17 @@ def relu(M=Fraction(4)) -> Evidence:
             con = addition([c], M)
             H = _input([x], M)
             wits.append(Witness({"x": x, "c": c, "M": M, "quantity": "argument"}, x - c + M, 0, ">="))
-            wits.append(Witness({"x": x, "c": c, "M": M, "quantity": "wrong entries of the block"},
-                                int((run_blocks(con.blocks, H, "exact") != con.expected(H)).sum()), 0, "=="))
-    return Evidence(f"x, c at the corners and centre of [−M/2, M/2], M = {M}: the σ argument and the exact block output", wits)
+            wits.append(
+                Witness(
+                    {"x": x, "c": c, "M": M, "quantity": "wrong entries of the block"},
+                    int((run_blocks(con.blocks, H, "exact") != con.expected(H)).sum()),
+                    0,
+                    "==",
+                )
+            )
+    return Evidence(
+        f"x, c at the corners and centre of [−M/2, M/2], M = {M}: the σ argument and the exact block output", wits
+    )
 
 
 @obligation(
@@ -96,7 +108,8 @@ def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
                 want = tuple(H[i, :, t]) if t < D else (H[i, 0, t] - M, *H[i, 1:, t])
                 wits.append(Witness({"D": D, "sample": i, "t": t}, tuple(out[i, :, t]), want, "=="))
     return Evidence(
-        f"D in {list(Ds)}, M = {M}, {n} structured inputs each (exact backend): each output token against 'M subtracted "
+        f"D in {list(Ds)}, M = {M}, {n} structured inputs each (exact backend): each output token against 'M "
+        "subtracted "
         "from tokens D+1..2D only', and the FFN's depth against 3",
         wits,
         note="The FFN reads only the interaction rows through the gating lemma's (suffix) pivot v: σ(C v.I_t) − σ(C v.I_t − M) "
@@ -121,7 +134,8 @@ def weight_bound(Ds=(1, 2, 4, 8, 16, 32), M=Fraction(2)) -> Evidence:
     rows = [r for r in rows if r[0] // 2 in Ds]
     at = [{"l": l, "C*": C} for l, C in rows]
     return Evidence(
-        f"c = 0, M = {M}, l = 2D for D in {list(Ds)}: the exact head weight C*/(lM) against {ORDER_SLACK}× its value at l = 2",
+        f"c = 0, M = {M}, l = 2D for D in {list(Ds)}: the exact head weight C*/(lM) against {ORDER_SLACK}× its "
+        "value at l = 2",
         [Witness(a, C / (l * M), ORDER_SLACK * base_lM, "<=") for a, (l, C) in zip(at, rows)],
         [Witness(a, C / (l * l * M), ORDER_SLACK * base_l2M, "<=") for a, (l, C) in zip(at, rows)],
         "||θ_B||_inf = O(M l^2) for this construction (the heads need C >= C*, Lemma 3's exact threshold)",
@@ -147,6 +161,11 @@ def statement(Ds=(1, 2, 3, 5)) -> Evidence:
         rep = check_construction(con, rng, n_inputs=8)
         res = con.resources()
         a = {"D": D, "M": M, "c": tuple(c)}
-        wits += [Witness({**a, "quantity": "failed checks"}, len(rep.failed), 0, "=="),
-                 Witness({**a, "quantity": "heads"}, res.m, D, "<="), Witness({**a, "quantity": "L_FFN"}, res.L_FFN, 3, "<=")]
-    return Evidence(f"D in {list(Ds)}, random c in [−M/2, M/2]^D: tmcheck's check_construction, heads and FFN depth", wits)
+        wits += [
+            Witness({**a, "quantity": "failed checks"}, len(rep.failed), 0, "=="),
+            Witness({**a, "quantity": "heads"}, res.m, D, "<="),
+            Witness({**a, "quantity": "L_FFN"}, res.L_FFN, 3, "<="),
+        ]
+    return Evidence(
+        f"D in {list(Ds)}, random c in [−M/2, M/2]^D: tmcheck's check_construction, heads and FFN depth", wits
+    )

@@ -25,10 +25,14 @@ def ffn_output(n=10, l=7) -> Evidence:
     be = ExactBackend()
     out = be.output(ffn(replace_ffn(), be.inputs(H), be))
     return Evidence(
-        f"{n} random structured H, l = {l} (exact): each output token against (h^2 − h^1, 0, 0, 0, 0); the layer count against 1",
+        f"{n} random structured H, l = {l} (exact): each output token against (h^2 − h^1, 0, 0, 0, 0); the "
+        "layer count against 1",
         [Witness({"quantity": "FFN layers"}, len(replace_ffn()), 1, "==")]
-        + [Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t] - H[i, 0, t], 0, 0, 0, 0), "==")
-           for i in range(n) for t in range(l)],
+        + [
+            Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t] - H[i, 0, t], 0, 0, 0, 0), "==")
+            for i in range(n)
+            for t in range(l)
+        ],
     )
 
 
@@ -45,7 +49,12 @@ def replaces(n=10, l=9) -> Evidence:
     H = c.sample_inputs(np.random.default_rng(1), n)
     out = run_blocks(c.blocks, H, "exact")
     return Evidence(
-        f"{n} random structured H, l = {l}, inside a block (exact): each output token against (h^2, h^2, h^3, h^4, h^5)",
-        [Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t], *H[i, 1:, t]), "==") for i in range(n) for t in range(l)],
+        f"{n} random structured H, l = {l}, inside a block (exact): each output token against (h^2, h^2, h^3, "
+        "h^4, h^5)",
+        [
+            Witness({"sample": i, "t": t}, tuple(out[i, :, t]), (H[i, 1, t], *H[i, 1:, t]), "==")
+            for i in range(n)
+            for t in range(l)
+        ],
         note="This reading counts the residual of Definition 3.",
     )

@@ -39,7 +39,8 @@ def _one(rng: np.random.Generator, heads_only: bool = False):
 @obligation(
     "lemma7.heads_reindexed",
     LOC,
-    "Replacing the interaction kernels of each Lemma-3 head by those of the new vectors I_{3,t} gives A_{3,j}(H_3) = A_{1,j}(H_1).",
+    "Replacing the interaction kernels of each Lemma-3 head by those of the new vectors I_{3,t} gives "
+    "A_{3,j}(H_3) = A_{1,j}(H_1).",
     "exact",
     "parallel.parallel_block: every head is rebuilt with C recomputed exactly for l1 + l2 tokens and the joint bound M",
     kind=Kind.STEP,
@@ -86,10 +87,16 @@ def mha(zero_data: bool = False) -> Evidence:
     blocks_out = c.expected(H)  # [B_1(H_1) B_2(H_2)] with the new interaction rows
     at = [{"token": t, "row": r} for t in range(H.shape[2]) for r in (0, 1)]
     return Evidence(
-        "parallelize(interaction(4, 1, 2), interaction(3, 0, 2)), one random structured H" + (" with zero data" if zero_data else "")
+        "parallelize(interaction(4, 1, 2), interaction(3, 0, 2)), one random structured H"
+        + (" with zero data" if zero_data else "")
         + " (exact): MHA_3 against [B_1(H_1) B_2(H_2)] on the data rows",
         [Witness(a, att[0, a["row"], a["token"]], blocks_out[0, a["row"], a["token"]], "==") for a in at],
-        [Witness(a, att[0, a["row"], a["token"]], blocks_out[0, a["row"], a["token"]] - H[0, a["row"], a["token"]], "==") for a in at],
+        [
+            Witness(
+                a, att[0, a["row"], a["token"]], blocks_out[0, a["row"], a["token"]] - H[0, a["row"], a["token"]], "=="
+            )
+            for a in at
+        ],
         "MHA_3(H_3) = [MHA_1(H_1) MHA_2(H_2)] on rows 1-2 (and 0 on rows 3-5)",
         note="The residual H_i and FFN_i are part of B_i: a slip for [MHA_1(H_1) MHA_2(H_2)].",
     )
@@ -110,7 +117,10 @@ def duplication(negative: bool = True, l: int = 3) -> Evidence:
     eye = zeros((5, 5), "exact")
     for i in range(5):
         eye[i, i] = Fraction(1)
-    dup = (Layer(np.concatenate([eye, eye]), zeros((10,), "exact")), Layer(np.concatenate([eye, zeros((5, 5), "exact")], axis=1), zeros((5,), "exact")))
+    dup = (
+        Layer(np.concatenate([eye, eye]), zeros((10,), "exact")),
+        Layer(np.concatenate([eye, zeros((5, 5), "exact")], axis=1), zeros((5,), "exact")),
+    )
     c = parallelize(replace(l, M), replace(l, M))
     H = c.sample_inputs(np.random.default_rng(0), 1)
     H[0, 0:2, :] = -abs(H[0, 0:2, :]) - 1 if negative else abs(H[0, 0:2, :])
@@ -123,7 +133,8 @@ def duplication(negative: bool = True, l: int = 3) -> Evidence:
         "the first copy against the token",
         [Witness(a, copy[0, a["row"], a["token"]], H[0, a["row"], a["token"]], "==") for a in at],
         [Witness(a, ours[0, a["row"], a["token"]], want[0, a["row"], a["token"]], "==") for a in at],
-        "merge [I; I] into the first layers of FFN_1 and FFN_2 (their first weight matrices stacked, reading h directly)",
+        "merge [I; I] into the first layers of FFN_1 and FFN_2 (their first weight matrices stacked, reading h "
+        "directly)",
         note="As a layer of an FFN (Def. 5), [I; I] is followed by a ReLU, which clips negative data.",
     )
 
@@ -133,7 +144,8 @@ def duplication(negative: bool = True, l: int = 3) -> Evidence:
     LOC,
     "FFN_{1,gating} FFN_1 (h_{3,t}) equals FFN_1(h_{3,t}) for t <= l1 and 0 otherwise (gating by Lemma 4).",
     "exact",
-    "parallel.parallel_ffn: I_t carried through the hidden layers (σ(I_t) = I_t), gate sized by an exact interval bound",
+    "parallel.parallel_ffn: I_t carried through the hidden layers (σ(I_t) = I_t), gate sized by an exact "
+    "interval bound",
     kind=Kind.STEP,
     satisfied={"same_data": False},
 )
@@ -150,12 +162,21 @@ def gating_composition(same_data: bool = True, l1: int = 3, l2: int = 3) -> Evid
     c = parallelize(replace(l1, M), gating(l2, 1, "prefix", M))
     exact = int((run_blocks(c.blocks, H, "exact") != c.expected(H)).sum())
     return Evidence(
-        f"l1 = l2 = {l1}, FFN_1 = Lemma 6's FFN, one structured H" + (" whose parts hold equal data" if same_data else "")
+        f"l1 = l2 = {l1}, FFN_1 = Lemma 6's FFN, one structured H"
+        + (" whose parts hold equal data" if same_data else "")
         + ": what the gate sees at t and at l1 + t must differ",
         [Witness(a, tuple(y[0, :2, a["t"]]), tuple(y[0, :2, a["t_other"]]), "!=") for a in at],
-        [Witness(a, (tuple(y[0, :2, a["t"]]), tuple(H[0, 2:4, a["t"]])), (tuple(y[0, :2, a["t_other"]]), tuple(H[0, 2:4, a["t_other"]])), "!=")
-         for a in at],
-        "carry I_t alongside FFN_1's hidden layers (two units, σ(I_t) = I_t) and gate with σ(y + C v.I_t) - σ(C v.I_t), "
+        [
+            Witness(
+                a,
+                (tuple(y[0, :2, a["t"]]), tuple(H[0, 2:4, a["t"]])),
+                (tuple(y[0, :2, a["t_other"]]), tuple(H[0, 2:4, a["t_other"]])),
+                "!=",
+            )
+            for a in at
+        ],
+        "carry I_t alongside FFN_1's hidden layers (two units, σ(I_t) = I_t) and gate with σ(y + C v.I_t) - "
+        "σ(C v.I_t), "
         "C = sup|y| / min_t |v.I_t| from an interval bound of FFN_1 on the other part's tokens",
         note=f"tmcheck's parallelize(replace({l1}), gating({l2}, 1)) on the same H: {exact} wrong entries.",
     )
@@ -203,12 +224,20 @@ def statement(n: int = 8, gating_pair: bool = True, heads_only: bool = False) ->
             written.append(Witness({**at, "quantity": q}, lhs, rhs, rel))
             corr.append(Witness({**at, "quantity": q}, lhs, rhs, rel))
         written.append(Witness({**at, "quantity": "w_FFN"}, rc.w_FFN, ra.w_FFN + rb.w_FFN, "<="))
-        corr.append(Witness({**at, "quantity": "w_FFN"}, rc.w_FFN,
-                            max(_lifted_width(a) + _lifted_width(b) + 2, 2 * (_rows_written(a) + 1) + 2 * (_rows_written(b) + 1)), "<="))
+        corr.append(
+            Witness(
+                {**at, "quantity": "w_FFN"},
+                rc.w_FFN,
+                max(_lifted_width(a) + _lifted_width(b) + 2, 2 * (_rows_written(a) + 1) + 2 * (_rows_written(b) + 1)),
+                "<=",
+            )
+        )
     return Evidence(
-        f"{n} random parallelisations of Lemma 3-6 blocks (one nested)" + (" and gating(4, 2, prefix) ‖ gating(4, 1, suffix)" if gating_pair else "")
+        f"{n} random parallelisations of Lemma 3-6 blocks (one nested)"
+        + (" and gating(4, 2, prefix) ‖ gating(4, 1, suffix)" if gating_pair else "")
         + ": check_construction, heads, depth and width of tmcheck's parallelize",
-        written, corr,
+        written,
+        corr,
         "B_3 in B(m1 + m2, max(L_FFN1, L_FFN2) + 1, w) with w = max(w1' + w2' + 2, 2(r1 + 1) + 2(r2 + 1)), where "
         "w' is the hidden width after lifting depth-1 FFNs (10) and r the number of rows an FFN writes",
     )

@@ -48,8 +48,12 @@ def local_diffeomorphism(taus=(0.5, 1.0, 3.0)) -> Evidence:
         r = tau / 4
         dmin, gap = circle_check(tau, r)
         zmin, det = sphere_check(tau, r, rng)
-        for name, v in (("circle min dP/dθ", dmin), ("circle min image gap", gap), ("sphere min height", zmin),
-                        ("sphere min relative Jacobian", det)):
+        for name, v in (
+            ("circle min dP/dθ", dmin),
+            ("circle min image gap", gap),
+            ("sphere min height", zmin),
+            ("sphere min relative Jacobian", det),
+        ):
             wits.append(Witness({"tau": tau, "r": r, "quantity": name}, v, 0.0, ">"))
     return Evidence(
         f"circle and 2-sphere of radius τ in {list(taus)} (reach τ), r = τ/4, U sampled densely: injectivity and the "

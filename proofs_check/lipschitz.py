@@ -102,7 +102,7 @@ class Ratios:
     T_paper: float = 0.0
     T_corr: float = 0.0
 
-    def worst(self, other: "Ratios") -> "Ratios":
+    def worst(self, other: Ratios) -> Ratios:
         return Ratios(**{k: max(v, getattr(other, k)) for k, v in self.__dict__.items()})
 
 
@@ -122,7 +122,9 @@ def paper_logs(c: bounds.TransformerClass, M: float, M_ffn_in: float) -> dict[st
     }
 
 
-def measure(c: bounds.TransformerClass, rng: np.random.Generator, eta: float, n_inputs: int = 16, extremal: bool = False) -> Ratios:
+def measure(
+    c: bounds.TransformerClass, rng: np.random.Generator, eta: float, n_inputs: int = 16, extremal: bool = False
+) -> Ratios:
     """All ratios for one network of the class and one perturbation of it."""
     net = draw_blocks(rng, c, extremal)
     net2 = perturb(rng, net, eta, c.kappa)

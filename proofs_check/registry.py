@@ -30,7 +30,8 @@ import pkgutil
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 
 class Verdict(str, enum.Enum):
@@ -179,10 +180,16 @@ class Result:
             parts.append(f"first at {_short(w.at)}: {_short(w.lhs)} {w.rel} {_short(w.rhs)} is false")
             if ev.corrected is not None:
                 bad = sum(not c.holds for c in ev.corrected)
-                parts.append(f"the corrected claim {'holds on all' if not bad else f'breaks on {bad} of'} {len(ev.corrected)}")
+                parts.append(
+                    f"the corrected claim {'holds on all' if not bad else f'breaks on {bad} of'} {len(ev.corrected)}"
+                )
         text = "; ".join(parts) + "."
         if self.gap:
-            what = "the construction does not reach the bound as written" if self.kind is Kind.RESOURCE else "the argument does not reach the claim as written"
+            what = (
+                "the construction does not reach the bound as written"
+                if self.kind is Kind.RESOURCE
+                else "the argument does not reach the claim as written"
+            )
             closed = "; the corrected claim closes the gap" if self.verdict is Verdict.CORRECTED else ""
             text += f" A gap in the proof: {what}{closed}; the statement is not refuted."
         return text + (f" {ev.note}" if ev.note else "")
@@ -253,8 +260,16 @@ SECTIONS = [
 ]
 
 
-def obligation(id: str, location: str, claim: str, method: str, implemented_as: str = "", *, kind: Kind,
-               satisfied: dict[str, Any] | None = None):
+def obligation(
+    id: str,
+    location: str,
+    claim: str,
+    method: str,
+    implemented_as: str = "",
+    *,
+    kind: Kind,
+    satisfied: dict[str, Any] | None = None,
+):
     """Decorator: register `check` (returning Evidence or Unevaluable) under `id`.
 
     `satisfied`: arguments of `check` under which the written claim holds; tests run them and expect

@@ -22,14 +22,21 @@ def _check(model: str, quantity: str, extra: str = "", printed: str | None = Non
     r = _row(model, quantity)
     return Evidence(
         f"{r['from']}: exact {r['exact']} = {r['value']:.6f}, rounded half-up to the printed places",
-        [Witness({"observed": r["from"], "exact": str(r["exact"])}, F(printed or r["printed"]), F(r["recomputed_at_printed_places"]), "==")],
+        [
+            Witness(
+                {"observed": r["from"], "exact": str(r["exact"])},
+                F(printed or r["printed"]),
+                F(r["recomputed_at_printed_places"]),
+                "==",
+            )
+        ],
         note=f"Recomputed {r['recomputed_at_printed_places']} ({r['recomputed_3dp']} to 3 decimals)." + extra,
     )
 
 
 def _obl(model: str, quantity: str, printed: str, source: str, satisfied: str | None = None):
-    return dict(id=
-f"table1.{model.lower().replace('-', '')}_{quantity}",
+    return dict(
+        id=f"table1.{model.lower().replace('-', '')}_{quantity}",
         location=f"Section 3, Table 1 ({model} column)",
         claim=f"From {source}: {quantity.replace('alpha', 'α')} = {printed}.",
         method="exact",
@@ -60,6 +67,7 @@ def chinchilla_alpha_N(printed: str | None = None) -> Evidence:
     return _check(
         "Chinchilla",
         "alpha_N",
-        f" The printed 0.33 is the conversion of the predicted α_D = 0.25 ({float(via_pred):.4f}), not of the observed α̂_D = 0.28.",
+        f" The printed 0.33 is the conversion of the predicted α_D = 0.25 ({float(via_pred):.4f}), not of the "
+        "observed α̂_D = 0.28.",
         printed=printed,
     )

@@ -30,10 +30,16 @@ def balancing() -> Evidence:
     sol = sp.solve(sp.Eq(sp.log(eps) * (2 + d / beta), -sp.log(n)), eps)
     return Evidence(
         "symbolic in n, d, β > 0",
-        [Witness({"quantity": "ε² / (ε^(−d/β)/n) at ε = n^(−β/(2β+d))"}, residual, 1, "=="),
-         Witness({"quantity": "number of positive solutions"}, len(sol), 1, "=="),
-         Witness({"quantity": "log of the solution"}, sp.expand_log(sp.log(sol[0]), force=True) if sol else None,
-                 sp.expand_log(sp.log(EPS_N), force=True), "==")],
+        [
+            Witness({"quantity": "ε² / (ε^(−d/β)/n) at ε = n^(−β/(2β+d))"}, residual, 1, "=="),
+            Witness({"quantity": "number of positive solutions"}, len(sol), 1, "=="),
+            Witness(
+                {"quantity": "log of the solution"},
+                sp.expand_log(sp.log(sol[0]), force=True) if sol else None,
+                sp.expand_log(sp.log(EPS_N), force=True),
+                "==",
+            ),
+        ],
     )
 
 
@@ -51,8 +57,10 @@ def final_rate() -> Evidence:
     target = sp.expand_log(sp.log(n ** (-2 * beta / (2 * beta + d))), force=True)
     return Evidence(
         "symbolic in n, d, β > 0: the logs of both terms against log n^(−2β/(2β+d))",
-        [Witness({"term": "ε²"}, sp.expand_log(sp.log(bias), force=True), target, "=="),
-         Witness({"term": "ε^(−d/β)/n"}, sp.expand_log(sp.log(var), force=True), target, "==")],
+        [
+            Witness({"term": "ε²"}, sp.expand_log(sp.log(bias), force=True), target, "=="),
+            Witness({"term": "ε^(−d/β)/n"}, sp.expand_log(sp.log(var), force=True), target, "=="),
+        ],
     )
 
 
@@ -70,9 +78,13 @@ def parameters() -> Evidence:
 
     return Evidence(
         "symbolic in n, d, β > 0: Theorem 2's class at ε = n^(−β/(2β+d)), logs compared",
-        [Witness({"parameter": "l, m"}, lg(d * EPS_N ** (-d / beta)), lg(d * n ** (d / (2 * beta + d))), "=="),
-         Witness({"parameter": "κ"}, lg(d**2 * EPS_N ** (-2 * d / beta)), lg(d**2 * n ** (2 * d / (2 * beta + d))), "=="),
-         Witness({"parameter": "L_FFN"}, lg(1 / EPS_N), beta / (2 * beta + d) * sp.log(n), "==")],
+        [
+            Witness({"parameter": "l, m"}, lg(d * EPS_N ** (-d / beta)), lg(d * n ** (d / (2 * beta + d))), "=="),
+            Witness(
+                {"parameter": "κ"}, lg(d**2 * EPS_N ** (-2 * d / beta)), lg(d**2 * n ** (2 * d / (2 * beta + d))), "=="
+            ),
+            Witness({"parameter": "L_FFN"}, lg(1 / EPS_N), beta / (2 * beta + d) * sp.log(n), "=="),
+        ],
     )
 
 
@@ -94,19 +106,24 @@ def log_N_step(LT: int, LF: int, dm: int, w: int, M: float, k: float, m: int, l:
     kind=Kind.STEP,
     satisfied={"points": ((1, 1, 1, 1, 1.0, 1.0, 1, 1, 1.0),)},
 )
-def log_N_simplification(points=((1, 1, 5, 5, 1.0, 1.0, 1, 1, 1.0), (2, 2, 5, 4, 1.0, 2.0, 2, 8, 100.0), (1, 1, 2, 2, 1.0, 1.0, 1, 1, 10.0))) -> Evidence:
+def log_N_simplification(
+    points=((1, 1, 5, 5, 1.0, 1.0, 1, 1, 1.0), (2, 2, 5, 4, 1.0, 2.0, 2, 8, 100.0), (1, 1, 2, 2, 1.0, 1.0, 1, 1, 10.0)),
+) -> Evidence:
     """Per (L_T, L_FFN, d_embd, w, M, κ, m, l, n): both sides of the first simplification, per parameter (theory.bounds)."""
     names = ("L_T", "L_FFN", "d_embd", "w", "M", "kappa", "m", "l", "n")
     return Evidence(
         f"{len(points)} classes (theory.bounds.log_CT_statement), per parameter",
         [Witness(dict(zip(names, p)), *log_N_step(*p), "<=") for p in points],
         note="The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN, and w is missing from the log. The next "
-        "step replaces (m + L_FFN)L_FFN by m L_FFN² (2 > 1 at m = L_FFN = 1). Substituting δ = 1/(4Rn) into (C_T/δ)^P gives "
+        "step replaces (m + L_FFN)L_FFN by m L_FFN² (2 > 1 at m = L_FFN = 1). Substituting δ = 1/(4Rn) into "
+        "(C_T/δ)^P gives "
         "(4Rn C_T)^P, not (C_T n)^P. theory.bounds computes log N(1/(4Rn)) = P log(4Rn C κ) as is.",
     )
 
 
-def plugin(dd: int, e: float, nn: float, C_M: float = 1.0, D: int = 1, M: float = 1.0, b: float = 1.0) -> tuple[float, float]:
+def plugin(
+    dd: int, e: float, nn: float, C_M: float = 1.0, D: int = 1, M: float = 1.0, b: float = 1.0
+) -> tuple[float, float]:
     """(the proof's 20 log(...) D d_embd² w² m L_T³ L_FFN² at the stated choices, the paper's 900(...) expression)."""
     LT, LF, w, de = math.log(dd), math.log(1 / e), 4 * C_M, 5
     size = C_M * dd * e ** (-dd / b)
@@ -176,6 +193,7 @@ def d_dependence(ds=tuple(range(1, 9)), nn=1e6) -> Evidence:
         f"against {ORDER_SLACK}× its value at d = 1",
         [Witness({"d": dd}, ratio(dd), ORDER_SLACK * base, "<=") for dd in ds],
         note="The proof bounds the variance through m <= C_M d ε^(−d/β), taken from Theorem 2, whose construction has "
-        "m = C_M(dN^d + dD) with N = ceil((2/3)√d (2C_M H_f/ε)^(1/β)) + 1: the factor in d is ≈ (2√d/3)^d (2C_M)^(d/β), "
+        "m = C_M(dN^d + dD) with N = ceil((2/3)√d (2C_M H_f/ε)^(1/β)) + 1: the factor in d is ≈ (2√d/3)^d "
+        "(2C_M)^(d/β), "
         "not polynomial, and C_M ≲ SA(M) r^(−d) d log d adds r^(−3d). α_D = 2β/(2β+d) is unaffected.",
     )

@@ -95,7 +95,8 @@ def deep_ramp_error(Delta: float, K: int) -> float:
 @obligation(
     "theorem2.deep_ramp",
     "Appendix E.2, Step 2.3a: the deep ramp",
-    "With log(1/Δ) layers of weight (1/Δ)^{1/log(1/Δ)}, σ(1 − σ(a σ(… σ(a(s − (r² − Δ)))…))) = 1̂_{r²,Δ}(s) and the weights stay bounded.",
+    "With log(1/Δ) layers of weight (1/Δ)^{1/log(1/Δ)}, σ(1 − σ(a σ(… σ(a(s − (r² − Δ)))…))) = 1̂_{r²,Δ}(s) "
+    "and the weights stay bounded.",
     "exact",
     "theory uses K = ceil(ln(1/Δ)) layers of weight a = (1/Δ)^{1/K} <= e.",
     kind=Kind.STEP,
@@ -105,10 +106,14 @@ def deep_ramp(Deltas=(0.1, 0.05, 0.2)) -> Evidence:
     at = [{"Delta": D} for D in Deltas]
     Ks = [math.ceil(math.log(1 / D)) for D in Deltas]
     return Evidence(
-        f"Δ in {list(Deltas)}: is the depth log(1/Δ) an integer? corrected: with K = ceil(ln(1/Δ)) layers, the max error "
+        f"Δ in {list(Deltas)}: is the depth log(1/Δ) an integer? corrected: with K = ceil(ln(1/Δ)) layers, the "
+        "max error "
         "on 2001 points of [0, 1/2] against 1e-12 and the weight against e",
         [Witness(a, math.log(1 / D), round(math.log(1 / D)), "==") for a, D in zip(at, Deltas)],
-        [Witness(a, deep_ramp_error(D, K) + max(0.0, (1 / D) ** (1 / K) - math.e), 1e-12, "<=") for a, D, K in zip(at, Deltas, Ks)],
+        [
+            Witness(a, deep_ramp_error(D, K) + max(0.0, (1 / D) ** (1 / K) - math.e), 1e-12, "<=")
+            for a, D, K in zip(at, Deltas, Ks)
+        ],
         "K = ceil(ln(1/Δ)) layers with weight (1/Δ)^{1/K} <= e.",
         note="A depth must be an integer; (1/Δ)^(1/ln(1/Δ)) = e exactly, so the weights are bounded as claimed.",
     )
@@ -120,7 +125,8 @@ def deep_ramp(Deltas=(0.1, 0.05, 0.2)) -> Evidence:
     "A_{i,j}(h_{D+i}) = σ(v^j_{n,i}(x^j − c^j_n) + 2M) e_1 = (v^j_{n,i}(x^j − c^j_n) + 2M) e_1, the MHA sums to "
     "<v_{n,i}, x − c_n> + 2DM, and W_1 maps it to s_n(<v_{n,i}, x − c_n> + u_n).",
     "exact",
-    "a scalar u_n suffices (u_n = r, s_n = 1/(2r) put φ_n(U_n) in [0,1]^d); a token-wise W_1 cannot add a different u_n^i per token.",
+    "a scalar u_n suffices (u_n = r, s_n = 1/(2r) put φ_n(U_n) in [0,1]^d); a token-wise W_1 cannot add a "
+    "different u_n^i per token.",
     kind=Kind.STEP,
 )
 def projection_head(n_points: int = 200) -> Evidence:
@@ -137,9 +143,16 @@ def projection_head(n_points: int = 200) -> Evidence:
             inner = sum(v[j] * (x[j] - c[j]) for j in range(3))
             mha = sum(relu(a) for a in args)
             at = {"point": p, "row": i}
-            wits += [Witness({**at, "quantity": "min σ argument"}, min(args), 0, ">="),
-                     Witness({**at, "quantity": "MHA sum"}, mha, inner + 2 * 3 * M, "=="),
-                     Witness({**at, "quantity": "W_1 output"}, s_n * mha + (-2 * 3 * M * s_n + u_n * s_n), s_n * (inner + u_n), "==")]
+            wits += [
+                Witness({**at, "quantity": "min σ argument"}, min(args), 0, ">="),
+                Witness({**at, "quantity": "MHA sum"}, mha, inner + 2 * 3 * M, "=="),
+                Witness(
+                    {**at, "quantity": "W_1 output"},
+                    s_n * mha + (-2 * 3 * M * s_n + u_n * s_n),
+                    s_n * (inner + u_n),
+                    "==",
+                ),
+            ]
     return Evidence(f"{n_points} random x, c in [−M, M]^3 (M = 1), orthonormal rational v (exact)", wits)
 
 
@@ -152,7 +165,8 @@ def final_product(c_f: F, c_U: F, M: F) -> F:
     "theorem2.final_product",
     "Appendix E.2, Step 3: multiplying the chart value by the indicator",
     "With Q^data = [[1,0,0,0,0],[−1,0,0,0,M]], K^data = [[1,0,0,0,0],[0,0,0,0,1]]: "
-    "A_i(h_{D+i}) = σ(c_{f_i} c_{U_i} − c_{f_i} + M) e_1 = (c_{f_i} c_{U_i} − c_{f_i} + M) e_1, then subtracting M leaves c_{f_i} c_{U_i}.",
+    "A_i(h_{D+i}) = σ(c_{f_i} c_{U_i} − c_{f_i} + M) e_1 = (c_{f_i} c_{U_i} − c_{f_i} + M) e_1, then "
+    "subtracting M leaves c_{f_i} c_{U_i}.",
     "exact",
     "tmcheck's constructions must use an offset >= sup|c_f| (R + δ_1), not the input bound M.",
     kind=Kind.STEP,
@@ -188,10 +202,12 @@ def resources_d_dependence(ds=tuple(range(1, 7)), eps=0.5) -> Evidence:
 
     base = ratio(1)
     return Evidence(
-        f"ε = {eps}, C_M = D = H_f = β = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction against {ORDER_SLACK}× its value at d = 1",
+        f"ε = {eps}, C_M = D = H_f = β = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction against "
+        f"{ORDER_SLACK}× its value at d = 1",
         [Witness({"d": dd}, ratio(dd), ORDER_SLACK * base, "<=") for dd in ds],
         note="Each chart runs Lemma 1 at accuracy δ_1 = ε/(2C_M), so m ≈ C_M d N^d with N ≈ (2/3)√d (2C_M H_f/ε)^(1/β): "
-        "a factor (2√d/3)^d 2^(d/β) that depends on d and is not hidden by C_M, D, H_f, τ. Explicitly m = C_M(d N^d + dD), "
+        "a factor (2√d/3)^d 2^(d/β) that depends on d and is not hidden by C_M, D, H_f, τ. Explicitly m = "
+        "C_M(d N^d + dD), "
         "l = C_M(d + dN + dN^d + 2D), N = ceil((2/3)√d (2C_M H_f/ε)^{1/β}) + 1.",
     )
 
@@ -210,7 +226,10 @@ def heads_exponent(betas=(F(1, 2), F(1)), ds=(1, 2), delta=F(1, 4)) -> Evidence:
     pts = [(b, dd) for b in betas for dd in ds]
     return Evidence(
         f"β in {[str(b) for b in betas]}, d in {list(ds)}, δ_1 = {delta}",
-        [Witness({"beta": b, "d": dd, "delta": delta}, dd * (1 / delta) ** dd, dd * (1 / delta) ** (dd / b), ">=") for b, dd in pts],
+        [
+            Witness({"beta": b, "d": dd, "delta": delta}, dd * (1 / delta) ** dd, dd * (1 / delta) ** (dd / b), ">=")
+            for b, dd in pts
+        ],
         note="Corrected: O(C_M(d δ_{n,1}^{−d/β} + dD)) attention heads (theory.bounds.theorem2_resources).",
     )
 

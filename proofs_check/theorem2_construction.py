@@ -42,7 +42,10 @@ def network_exact_projection(n_points: int = 5) -> Evidence:
         for n, (_, _, z) in enumerate(claim_parts(spec, xq)):
             got = [H1[0, n * spec.Lc + spec.D + i] for i in range(spec.d)]
             wits.append(Witness({"point": p, "chart": n}, tuple(got), tuple(z), "=="))
-    return Evidence(f"{n_points} points on the circle (C_M = {spec.manifold.C_M}), every chart (exact): z tokens against φ_n(x)", wits)
+    return Evidence(
+        f"{n_points} points on the circle (C_M = {spec.manifold.C_M}), every chart (exact): z tokens against φ_n(x)",
+        wits,
+    )
 
 
 @obligation(
@@ -50,7 +53,8 @@ def network_exact_projection(n_points: int = 5) -> Evidence:
     "Appendix E.2, Step 3",
     "T_f(x) = Σ_n T_{f̃_n} ∘ T_{φ_n}(x) · T_{1_{U_n}}(x) is computed by one transformer network.",
     "construction",
-    "The indicator is an extra factor of each chart's Lemma 1 product tree; charts share every block's FFN (Lemma 7 without gating).",
+    "The indicator is an extra factor of each chart's Lemma 1 product tree; charts share every block's FFN "
+    "(Lemma 7 without gating).",
     kind=Kind.STEP,
 )
 def network_claim(n_points: int = 6) -> Evidence:
@@ -59,7 +63,8 @@ def network_claim(n_points: int = 6) -> Evidence:
     X = np.array([[_q(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object)
     T = evaluate_structured(c.network, X, "exact")
     return Evidence(
-        f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) against Σ_n L_n(φ_n(x)) 1̂_n(x)",
+        f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) "
+        "against Σ_n L_n(φ_n(x)) 1̂_n(x)",
         [Witness({"x": tuple(str(v) for v in x)}, t, claim_value(spec, x), "==") for x, t in zip(X, T)],
     )
 
@@ -80,10 +85,13 @@ def network_error_split(n_points: int = 200) -> Evidence:
     per_point = spec.multiplicity * (es["E1"].max() + es["E3"].max())
     total = float(es["E1"].sum() + es["E3"].sum())
     return Evidence(
-        f"circle in R^3, C_M = {m.C_M}, μ = {spec.multiplicity}, N = {spec.N}, {n_points} points: the measured error against "
+        f"circle in R^3, C_M = {m.C_M}, μ = {spec.multiplicity}, N = {spec.N}, {n_points} points: the measured "
+        "error against "
         "μ·max(E_n1 + E_n3) (tmcheck's split) and against the paper's Σ_n (E_n1 + E_n2 + E_n3)",
-        [Witness({"bound": "μ max(E_n1 + E_n3)"}, es["err"], per_point + 1e-12, "<="),
-         Witness({"bound": "Σ_n (E_n1 + E_n2 + E_n3)"}, es["err"], total + 1e-12, "<=")],
+        [
+            Witness({"bound": "μ max(E_n1 + E_n3)"}, es["err"], per_point + 1e-12, "<="),
+            Witness({"bound": "Σ_n (E_n1 + E_n2 + E_n3)"}, es["err"], total + 1e-12, "<="),
+        ],
         note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M charts is "
         f"{total / max(per_point, 1e-300):.3g} times looser than needed.",
     )
@@ -94,7 +102,8 @@ def network_error_split(n_points: int = 200) -> Evidence:
     "Theorem 2 (Section 2.4) with the proof's ε-split",
     "There exists a network with l = O(d ε^{−d/β}) tokens achieving ||T − f||_{L∞(M)} <= ε.",
     "construction",
-    "theorem2_spec reports the proven N (from an estimated chart Lipschitz constant) and tmcheck theorem 2 builds smaller N on request.",
+    "theorem2_spec reports the proven N (from an estimated chart Lipschitz constant) and tmcheck theorem 2 "
+    "builds smaller N on request.",
     kind=Kind.RESOURCE,
 )
 def network_proven_grid_size(epss=(0.4, 0.2, 0.05), manifold: str = "sphere", D: int = 8) -> Evidence:
@@ -110,7 +119,11 @@ def network_proven_grid_size(epss=(0.4, 0.2, 0.05), manifold: str = "sphere", D:
     return Evidence(
         f"{manifold} in R^{D} (C_M = {m.C_M}), H_f = R = β = 1, ε in {list(epss)}, the proven N: l/(d ε^(−d)) against "
         f"{ORDER_SLACK}× its value at ε = {e0}",
-        [Witness({"eps": e, "N_proven": s.N, "l": s.l}, ratio[e], ORDER_SLACK * ratio[e0], "<=") for e, s in specs.items()],
+        [
+            Witness({"eps": e, "N_proven": s.N, "l": s.l}, ratio[e], ORDER_SLACK * ratio[e0], "<=")
+            for e, s in specs.items()
+        ],
         note="The order holds in ε with a constant carrying C_M and the chart constant H̃; the proven networks are "
-        "too large to build on the sphere at small ε, so their error is not measured here (tmcheck theorem 2 builds smaller N).",
+        "too large to build on the sphere at small ε, so their error is not measured here (tmcheck theorem 2 "
+        "builds smaller N).",
     )

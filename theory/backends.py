@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -63,20 +63,20 @@ class Rat:
         self.num, self.den = num, int(den)
 
     @classmethod
-    def from_array(cls, arr) -> "Rat":
+    def from_array(cls, arr) -> Rat:
         arr = np.asarray(arr, dtype=object)
         flat = [to_fraction(v) for v in arr.reshape(-1)]
         den = math.lcm(*(f.denominator for f in flat)) if flat else 1
         num = np.array([f.numerator * (den // f.denominator) for f in flat], dtype=object)
         return cls(num.reshape(arr.shape), den).compact()
 
-    def compact(self) -> "Rat":
+    def compact(self) -> Rat:
         """Use float64 numerators when every entry is below 2^53 in magnitude."""
         if self.num.dtype == object and _maxabs(self.num) < _EXACT_FLOAT:
             return Rat(self.num.astype(np.float64), self.den)
         return self
 
-    def reduce(self) -> "Rat":
+    def reduce(self) -> Rat:
         """Divide numerators and denominator by their common factor."""
         if self.num.size == 0:
             return Rat(self.num, 1)
@@ -315,8 +315,10 @@ def run_blocks(blocks, H, backend: str, trace: bool = False, max_bits: int = MAX
         for k, blk in enumerate(blocks):
             Hb = block(blk, Hb, be, budget)
             if be.name == "exact" and _bits(Hb) > max_bits:
-                raise NetworkError(f"exact values reached {_bits(Hb)} bits after block {k + 1} of {len(blocks)} "
-                                   f"(limit {max_bits}: raise it with --max-bits, or evaluate with --float)")
+                raise NetworkError(
+                    f"exact values reached {_bits(Hb)} bits after block {k + 1} of {len(blocks)} "
+                    f"(limit {max_bits}: raise it with --max-bits, or evaluate with --float)"
+                )
             if trace:
                 states.append(be.output(Hb))
     return states if trace else be.output(Hb)

@@ -354,8 +354,9 @@ def lemma1_resources(d: int, N: int) -> dict:
     return {"N": sp.N, "l": sp.l, "m": sp.m, "L_T": sp.L_T}
 
 
-def theorem2_resources(d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.0, beta: float = 1.0,
-                       mu: int | None = None) -> dict:
+def theorem2_resources(
+    d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.0, beta: float = 1.0, mu: int | None = None
+) -> dict:
     """Theorem 2's counts on any (d, D, C_M) from the builder's layout (`theory.spec.theorem2_counts`):
     δ_1 = ε/(2μ) (μ = C_M unless given: every chart may contain the point), N = Lemma 1's tight N for the
     chart constant H_f. For the atlases tmcheck builds use `theory.spec.theorem2_spec`, which takes
@@ -364,8 +365,14 @@ def theorem2_resources(d: int, D: int, eps: float, C_M: int = 1, H_f: float = 1.
     delta1 = eps / (2 * mu)
     N = tight_N(d, H_f, beta, delta1)
     heads, L_T, _ = theorem2_counts(Theorem2Layout(d, D, N, C_M), 1)
-    return {"delta_1": delta1, "N": N, "l": Theorem2Layout(d, D, N, C_M).l, "m": max(n for _, n in heads), "L_T": L_T,
-            "stated_order_l_m": d * eps ** (-d / beta)}
+    return {
+        "delta_1": delta1,
+        "N": N,
+        "l": Theorem2Layout(d, D, N, C_M).l,
+        "m": max(n for _, n in heads),
+        "L_T": L_T,
+        "stated_order_l_m": d * eps ** (-d / beta),
+    }
 
 
 def theorem1_eps(n: float, d: float, beta: float = 1.0) -> float:
@@ -396,7 +403,9 @@ def theorem1_class(d: int, n: float, beta: float = 1.0, C_M: int = 1, M: float =
     )
 
 
-def theorem1_bound(d: int, n: float, beta: float = 1.0, D: int = 1, R: float = 1.0, C_M: int = 1, M: float = 1.0) -> dict:
+def theorem1_bound(
+    d: int, n: float, beta: float = 1.0, D: int = 1, R: float = 1.0, C_M: int = 1, M: float = 1.0
+) -> dict:
     """E||T̂_n − f||² <= 2ε² + (104R²/(3n)) log N(1/(4Rn)) + (4 + 1/(2R))/n (eq. 24-25, δ = 1/n),
     with log N as written and corrected, next to the stated rate D d² n^{−2β/(2β+d)}."""
     _pos("n", n)
@@ -405,7 +414,10 @@ def theorem1_bound(d: int, n: float, beta: float = 1.0, D: int = 1, R: float = 1
     delta = 1 / (4 * R * n)
     tail = (4 + 1 / (2 * R)) / n
     out = {"eps": eps, "alpha_D": alpha_D(d, beta), "class": dict(c.__dict__), "bias": 2 * eps**2}
-    for key, logn in (("as_written", log_covering_as_written(c, delta)), ("corrected", log_covering_corrected(c, delta))):
+    for key, logn in (
+        ("as_written", log_covering_as_written(c, delta)),
+        ("corrected", log_covering_corrected(c, delta)),
+    ):
         out[key] = {"log_N": logn, "variance": 104 * R**2 / (3 * n) * logn + tail}
         out[key]["total"] = out["bias"] + out[key]["variance"]
     out["stated_rate"] = D * d**2 * n ** (-2 * beta / (2 * beta + d))

@@ -39,14 +39,18 @@ class CheckReport:
     def failed(self) -> list[str]:
         return [k for k, (p, _) in self.results.items() if not p]
 
-    def raise_on_failure(self) -> "CheckReport":
+    def raise_on_failure(self) -> CheckReport:
         if not self.ok:
             detail = "; ".join(f"{k}: {self.results[k][1]}" for k in self.failed)
             raise ConstructionCheckError(f"{self.name} fails {', '.join(self.failed)} ({detail})")
         return self
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "ok": self.ok, "results": {k: {"passed": p, "detail": d} for k, (p, d) in self.results.items()}}
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "results": {k: {"passed": p, "detail": d} for k, (p, d) in self.results.items()},
+        }
 
 
 def _run(net, H, backend: str, trace: bool = False):
@@ -79,20 +83,28 @@ def check_construction(
     if not shape_ok:
         return rep
     moved = [i for i in range(1, len(states)) if not (states[i][:, FIXED] == states[i - 1][:, FIXED]).all()]
-    rep.results["immutable_rows"] = (not moved, f"blocks changing rows 2-4: {moved}" if moved else "rows 2-4 never change")
+    rep.results["immutable_rows"] = (
+        not moved,
+        f"blocks changing rows 2-4: {moved}" if moved else "rows 2-4 never change",
+    )
     rows, cols = list(c.compare_rows), _cols(c, l)
     got = states[-1]
     bad = np.argwhere(got[:, rows][..., cols] != want[:, rows][..., cols])
     rep.results["exact"] = (
         len(bad) == 0,
-        f"{n_inputs} inputs equal the claim exactly" if len(bad) == 0 else f"{len(bad)} entries differ, first (input, row, col) {tuple(bad[0])}",
+        f"{n_inputs} inputs equal the claim exactly"
+        if len(bad) == 0
+        else f"{len(bad)} entries differ, first (input, row, col) {tuple(bad[0])}",
     )
     res = c.resources()
     if c.stated_kappa_bound is None:
         rep.results["kappa"] = (True, f"measured {float(res.kappa_blocks):.6g}; no bound stated")
     else:
         ok = res.kappa_blocks <= c.stated_kappa_bound
-        rep.results["kappa"] = (bool(ok), f"measured {float(res.kappa_blocks):.6g} vs stated {float(c.stated_kappa_bound):.6g}")
+        rep.results["kappa"] = (
+            bool(ok),
+            f"measured {float(res.kappa_blocks):.6g} vs stated {float(c.stated_kappa_bound):.6g}",
+        )
     over = [k for k in ("L_T", "m", "L_FFN") if k in c.stated_resources and getattr(res, k) > c.stated_resources[k]]
     if "l" in c.stated_resources and res.l != c.stated_resources["l"]:
         over.append("l")
@@ -107,8 +119,15 @@ def check_construction(
     return rep
 
 
-def verify(c: Construction, trials: int, exact: bool = True, seed: int = 0, error: float | None = None,
-           eps: float | None = None, extra_ok: bool = True) -> dict:
+def verify(
+    c: Construction,
+    trials: int,
+    exact: bool = True,
+    seed: int = 0,
+    error: float | None = None,
+    eps: float | None = None,
+    extra_ok: bool = True,
+) -> dict:
     """The verdict every theory command prints: check_construction over `trials` inputs (with
     exact=False the claim is also checked in float64 to 1e-9), and, where the construction claims an
     accuracy, the measured error against ε. HOLDS when every property passes and error <= ε."""

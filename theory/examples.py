@@ -72,7 +72,9 @@ def random_network(
         dims = [D_EMBD] + [width] * (ffn_depth - 1) + [D_EMBD]
         return tuple(Layer(r(dims[i + 1], dims[i]), r(dims[i + 1])) for i in range(ffn_depth))
 
-    blocks = [Block(tuple(Head(r(5, 5), r(5, 5), r(5, 5)) for _ in range(n_heads)), ffn_layers()) for _ in range(n_blocks)]
+    blocks = [
+        Block(tuple(Head(r(5, 5), r(5, 5), r(5, 5)) for _ in range(n_heads)), ffn_layers()) for _ in range(n_blocks)
+    ]
     E = np.zeros((D_EMBD, 1), dtype=object)
     E[0, 0] = 1
     PE = structured_positional(l, arithmetic) if structured else r(D_EMBD, l)

@@ -65,13 +65,13 @@ class _Ops:
             np.add.at(out, (slice(None), slice(None), cols), np.swapaxes(vals, 1, 2))
             return H + out
         num = vals.num
-        dt = object if num.dtype == object else num.dtype
-        if dt != object:
+        exact_ints = num.dtype == object
+        if not exact_ints:
             counts = np.bincount(cols, minlength=H.shape[2]).max()
             if float(np.abs(num).max(initial=0)) * counts >= 2**53:
-                dt, num = object, num.astype(object)
-        out = np.zeros(H.shape, dtype=dt)
-        if dt == object:
+                exact_ints, num = True, num.astype(object)
+        out = np.zeros(H.shape, dtype=object if exact_ints else num.dtype)
+        if exact_ints:
             out[:] = 0
         np.add.at(out, (slice(None), slice(None), cols), np.swapaxes(num, 1, 2))
         return self.be.add(H, Rat(out, vals.den))
@@ -97,12 +97,18 @@ def prepare(net: Network, backend: str) -> list[dict]:
             V = np.stack([blk.heads[i].V for i in idx])  # (m, 5, 5)
             prep["sparse"] = {"t1": t1, "t2": t2, "A": be.weight(A), "V": be.weight(V)}
             if backend == "float64":
-                prep["sparse"]["S"] = sparse.csr_matrix((np.ones(len(idx)), (np.arange(len(idx)), t1)), shape=(len(idx), net.l))
+                prep["sparse"]["S"] = sparse.csr_matrix(
+                    (np.ones(len(idx)), (np.arange(len(idx)), t1)), shape=(len(idx), net.l)
+                )
                 # the (i, j) entries of K^T Q and V that are non-zero in some head: a Lemma 3 head's
                 # kernel has a handful of the 25, so the float pass sums only those terms
                 Af, Vf = prep["sparse"]["A"], prep["sparse"]["V"]
-                prep["sparse"]["A_nz"] = [(i, j, np.ascontiguousarray(Af[:, i, j])) for i in range(5) for j in range(5) if Af[:, i, j].any()]
-                prep["sparse"]["V_nz"] = [(i, j, np.ascontiguousarray(Vf[:, i, j])) for i in range(5) for j in range(5) if Vf[:, i, j].any()]
+                prep["sparse"]["A_nz"] = [
+                    (i, j, np.ascontiguousarray(Af[:, i, j])) for i in range(5) for j in range(5) if Af[:, i, j].any()
+                ]
+                prep["sparse"]["V_nz"] = [
+                    (i, j, np.ascontiguousarray(Vf[:, i, j])) for i in range(5) for j in range(5) if Vf[:, i, j].any()
+                ]
         out.append(prep)
     return out
 

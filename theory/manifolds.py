@@ -289,7 +289,9 @@ class CubeImage(Shape):
         return np.sin(u @ p["W"] + p["b"]) / np.sqrt(p["W"].shape[1]), u
 
 
-SHAPES: dict[str, Shape] = {s.name: s for s in (Circle(), Sphere(), Torus(), Cube(), Linear(), SwissRoll(), CubeImage())}
+SHAPES: dict[str, Shape] = {
+    s.name: s for s in (Circle(), Sphere(), Torus(), Cube(), Linear(), SwissRoll(), CubeImage())
+}
 MANIFOLDS = tuple(SHAPES)
 
 
@@ -316,14 +318,18 @@ class Manifold:
         return SHAPES[self.name]
 
     # ---- the protocol (rows are points)
-    def sample_with_coords(self, n: int, rng: np.random.Generator, density: str = "uniform") -> tuple[np.ndarray, np.ndarray]:
+    def sample_with_coords(
+        self, n: int, rng: np.random.Generator, density: str = "uniform"
+    ) -> tuple[np.ndarray, np.ndarray]:
         """n points of 𝓜 (n, D) and their intrinsic coordinates (n, d); `tilted` by rejection."""
         if density not in DENSITIES:
             raise ManifoldError(f"unknown density {density!r}; expected one of {', '.join(DENSITIES)}")
         need = 8 * n * (self.D + self.k + self.d)
         if n < 0 or need > MAX_SAMPLE_BYTES:
-            raise ManifoldError(f"{n} points in R^{self.D} would need {need / 1e9:.3g} GB (at most "
-                                f"{MAX_SAMPLE_BYTES / 1e9:.3g} GB here); lower --n")
+            raise ManifoldError(
+                f"{n} points in R^{self.D} would need {need / 1e9:.3g} GB (at most "
+                f"{MAX_SAMPLE_BYTES / 1e9:.3g} GB here); lower --n"
+            )
         if density == "uniform":
             y, u = self.shape.sample(n, self.d, rng, self.params)
         else:
@@ -471,8 +477,10 @@ def make_manifold(name: str, D: int, seed: int = 0) -> Manifold:
     if name not in ATLAS_MANIFOLDS:
         raise ManifoldError(f"unknown manifold {name!r}; expected one of {', '.join(ATLAS_MANIFOLDS)}")
     if not 1 <= D <= MAX_ATLAS_D:
-        raise ManifoldError(f"D = {D}: the atlas is measured on {MULTIPLICITY_SAMPLE} points per chart in R^D "
-                            f"(~{MULTIPLICITY_SAMPLE * 14 * D * 8 / 1e9:.3g} GB for the circle); D must lie in 1..{MAX_ATLAS_D}")
+        raise ManifoldError(
+            f"D = {D}: the atlas is measured on {MULTIPLICITY_SAMPLE} points per chart in R^D "
+            f"(~{MULTIPLICITY_SAMPLE * 14 * D * 8 / 1e9:.3g} GB for the circle); D must lie in 1..{MAX_ATLAS_D}"
+        )
     d = {"circle": 1, "sphere": 2, "torus": 2}[name]
     k = SHAPES[name].k(d, D)
     Q = random_isometry(D, k, seed)

@@ -82,9 +82,7 @@ def _check_numbers(value: Any, arithmetic: str, where: str) -> Any:
             stack.extend(v)
         elif arithmetic == "float64" and not (isinstance(v, (int, float)) and not isinstance(v, bool)):
             raise NetworkError(f"{where}: float64 entries must be JSON numbers, found {v!r}")
-        elif arithmetic == "exact" and not (
-            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
-        ):
+        elif arithmetic == "exact" and not (isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))):
             raise NetworkError(f"{where}: exact entries must be strings 'p/q' or 'p', found {v!r}")
     return value
 

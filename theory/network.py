@@ -26,9 +26,10 @@ import bisect
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -187,7 +188,7 @@ def zeros(shape: Sequence[int], arithmetic: str) -> np.ndarray:
 _PYTHAGOREAN_PRIMES = (5, 13, 17, 29, 37, 41, 53, 61, 73, 89, 97, 101, 109, 113, 137, 149)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _circle_points(k: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     """All integer points (x, y) with x^2 + y^2 = c^2, x >= 0, y > 0, for c the product of k primes
     p = 1 (mod 4), sorted by angle. With p = ππ̄ in the Gaussian integers, the points are the
@@ -208,7 +209,7 @@ def _circle_points(k: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     return c, tuple(sorted(pts, key=lambda q: math.atan2(q[1], q[0])))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _exact_interaction(l: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     k = 1
     while 3**k - 1 < 8 * l:  # 8 candidates per token keep each I_t close to the paper's angle
@@ -290,9 +291,7 @@ def validate(net: Network) -> None:
         for li, lay in enumerate(blk.ffn):
             W = as_array(lay.W, a, None, f"blocks[{bi}].ffn[{li}].W")
             if W.ndim != 2 or W.shape[1] != width_in:
-                raise NetworkError(
-                    f"blocks[{bi}].ffn[{li}].W: shape {W.shape}, expected (out, {width_in})"
-                )
+                raise NetworkError(f"blocks[{bi}].ffn[{li}].W: shape {W.shape}, expected (out, {width_in})")
             b = as_array(lay.b, a, (W.shape[0],), f"blocks[{bi}].ffn[{li}].b")
             ffn.append(Layer(W, b))
             width_in = W.shape[0]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -210,7 +210,9 @@ def patches(d: int, N: int) -> list[tuple[int, ...]]:
     return list(itertools.product(range(N), repeat=d))
 
 
-def copy_interactions(d: int, N: int, psi_base: int, prod_base: int, F: int, extra_tokens: Sequence[int] = ()) -> list[Interaction]:
+def copy_interactions(
+    d: int, N: int, psi_base: int, prod_base: int, F: int, extra_tokens: Sequence[int] = ()
+) -> list[Interaction]:
     """Factor k < d of patch n gets s_{k, n^k} (row 0, σ(1 · s) = s as s >= 0); factor d + e gets the
     extra token e's row 0 (Theorem 2's indicator)."""
     out = []

@@ -98,8 +98,10 @@ class ConstructionSpec:
         if self.l > limit or heads > limit:
             raise TargetError(
                 f"the {self.construction} network would have l = {_approx(self.l)} tokens and {_approx(heads)} heads "
-                f"(~{_approx(self.n_weights() * BYTES_PER_FLOAT)} bytes of float64 weights) at N = {_approx(self.N)}; the limit is "
-                f"{limit} tokens and heads: raise it with {option}, or take a larger ε or a smaller N or d")
+                f"(~{_approx(self.n_weights() * BYTES_PER_FLOAT)} bytes of float64 weights) at N = "
+                f"{_approx(self.N)}; the limit is "
+                f"{limit} tokens and heads: raise it with {option}, or take a larger ε or a smaller N or d"
+            )
 
 
 def _pow(x: float, e: float) -> float:
@@ -124,8 +126,10 @@ def _c_max(l: int, arithmetic: str):
     from tmcheck.theory.sparse import max_adjacent_cosine
 
     if l > MAX_KAPPA_L:
-        raise TargetError(f"κ is computed from the l interaction vectors and l = {_approx(l)} exceeds {MAX_KAPPA_L}; "
-                          "take a larger ε or a smaller N")
+        raise TargetError(
+            f"κ is computed from the l interaction vectors and l = {_approx(l)} exceeds {MAX_KAPPA_L}; "
+            "take a larger ε or a smaller N"
+        )
 
     return max_adjacent_cosine(l, arithmetic)
 
@@ -173,9 +177,19 @@ class Lemma1Layout:
         return self.prod_base + self.F * self.N**self.d
 
 
-def lemma1_spec(d: int, N: int | None = None, *, eps: float | None = None, H_f: float = 1.0, beta: float = 1.0,
-                R: float = 1.0, f_max: float | None = None, grid: str = "tight", arithmetic: str = "exact",
-                with_kappa: bool = True) -> ConstructionSpec:
+def lemma1_spec(
+    d: int,
+    N: int | None = None,
+    *,
+    eps: float | None = None,
+    H_f: float = 1.0,
+    beta: float = 1.0,
+    R: float = 1.0,
+    f_max: float | None = None,
+    grid: str = "tight",
+    arithmetic: str = "exact",
+    with_kappa: bool = True,
+) -> ConstructionSpec:
     """Lemma 1's resources at grid N (or the `grid` N for ε, H_f, β). R bounds |f_n|; f_max (default R)
     is the largest |f_n| actually used, which sets the f_n heads' data bound R + f_max."""
     if N is None:
@@ -194,14 +208,32 @@ def lemma1_spec(d: int, N: int | None = None, *, eps: float | None = None, H_f: 
     kappa = math.nan
     if with_kappa:
         c = _c_max(lay.l, arithmetic)
-        kappa = _kappa([_head_C(max(2, Fraction(fm) + Fraction(R)), c, arithmetic), 3 * N - 1, Fraction(R) * P, 1], arithmetic)
+        kappa = _kappa(
+            [_head_C(max(2, Fraction(fm) + Fraction(R)), c, arithmetic), 3 * N - 1, Fraction(R) * P, 1], arithmetic
+        )
     orders = {}
     if eps is not None:
-        orders = {"l": d * _pow(eps, -d / beta), "m": d * _pow(eps, -d / beta), "kappa": d * d * _pow(eps, -2 * d / beta),
-                  "L_T": math.log2(d) + 4, "L_FFN": 7}
+        orders = {
+            "l": d * _pow(eps, -d / beta),
+            "m": d * _pow(eps, -d / beta),
+            "kappa": d * d * _pow(eps, -2 * d / beta),
+            "L_T": math.log2(d) + 4,
+            "L_FFN": 7,
+        }
     return ConstructionSpec(
-        "lemma1", d, N, lay.l, max(n for _, n in heads), 4 + product_depth(lay.F), 2, 5, kappa, arithmetic,
-        tuple(heads), orders, {"R": R, "grid": grid},
+        "lemma1",
+        d,
+        N,
+        lay.l,
+        max(n for _, n in heads),
+        4 + product_depth(lay.F),
+        2,
+        5,
+        kappa,
+        arithmetic,
+        tuple(heads),
+        orders,
+        {"R": R, "grid": grid},
     )
 
 
@@ -310,8 +342,17 @@ def theorem2_constants(m: Manifold) -> Theorem2Constants:
     zmax = math.ceil(0.5 + float(s) * m.diameter * 1.001)
     b = max(zmax, 4 * Mx * Mx + Mx, math.ceil(D * float(s) * 2 * Mx))
     S = b + 1
-    return Theorem2Constants(s, Mx, zmax, b, S, zmax + 3, Fraction(2 * S + 1, 2 * D), Fraction(max(1, Mx)),
-                             Fraction(max(1, zmax, 4 * Mx * Mx)))
+    return Theorem2Constants(
+        s,
+        Mx,
+        zmax,
+        b,
+        S,
+        zmax + 3,
+        Fraction(2 * S + 1, 2 * D),
+        Fraction(max(1, Mx)),
+        Fraction(max(1, zmax, 4 * Mx * Mx)),
+    )
 
 
 def indicator_depth(m: Manifold, R: float, delta3: float) -> int:
@@ -336,9 +377,20 @@ def theorem2_counts(lay: Theorem2Layout, L_ind: int, deep: bool = True) -> tuple
     return heads, 5 + product_depth(F), max(2, L_ind + 2 if deep else 3)
 
 
-def theorem2_spec(manifold: str | Manifold, D: int | None = None, eps: float = 0.3, *, H_f: float = 1.0,
-                  R: float = 1.0, beta: float = 1.0, N: int | None = None, deep: bool = True, seed: int = 0,
-                  arithmetic: str = "float64", with_kappa: bool = True) -> ConstructionSpec:
+def theorem2_spec(
+    manifold: str | Manifold,
+    D: int | None = None,
+    eps: float = 0.3,
+    *,
+    H_f: float = 1.0,
+    R: float = 1.0,
+    beta: float = 1.0,
+    N: int | None = None,
+    deep: bool = True,
+    seed: int = 0,
+    arithmetic: str = "float64",
+    with_kappa: bool = True,
+) -> ConstructionSpec:
     """Theorem 2's resources on the named manifold's atlas (the one `make_manifold(name, D, seed)` builds
     and the builder uses). N defaults to the proven N; `extra` holds C_M, μ, δ, H̃, N_proven, L_ind."""
     m = manifold if isinstance(manifold, Manifold) else make_manifold(manifold, D, seed)
@@ -362,17 +414,38 @@ def theorem2_spec(manifold: str | Manifold, D: int | None = None, eps: float = 0
     k = theorem2_constants(m)
     if with_kappa:
         kappa = _theorem2_kappa(m, k, lay, R, L_ind, deep, arithmetic)
-    orders = {"l": d * _pow(eps, -d / beta), "m": d * _pow(eps, -d / beta), "kappa": d * d * _pow(eps, -2 * d / beta),
-              "L_T": math.log2(d + 1) + 5, "L_FFN": math.log(1 / eps)}
-    extra = {"manifold": m.name, "D": m.D, "C_M": C, "mu": atlas.mu, "delta": delta, "H_chart": H, "H_f": H_f, "R": R,
-             "L_phi": atlas.L_phi, "L_rho": atlas.L_rho, "N_proven": N_proven, "proven": N >= N_proven,
-             "L_indicator": L_ind, "deep": deep, "Lc": lay.Lc}
-    return ConstructionSpec("theorem2", d, N, lay.l, max(n for _, n in heads), L_T, L_FFN, 9,
-                            kappa, arithmetic, tuple(heads), orders, extra)
+    orders = {
+        "l": d * _pow(eps, -d / beta),
+        "m": d * _pow(eps, -d / beta),
+        "kappa": d * d * _pow(eps, -2 * d / beta),
+        "L_T": math.log2(d + 1) + 5,
+        "L_FFN": math.log(1 / eps),
+    }
+    extra = {
+        "manifold": m.name,
+        "D": m.D,
+        "C_M": C,
+        "mu": atlas.mu,
+        "delta": delta,
+        "H_chart": H,
+        "H_f": H_f,
+        "R": R,
+        "L_phi": atlas.L_phi,
+        "L_rho": atlas.L_rho,
+        "N_proven": N_proven,
+        "proven": N >= N_proven,
+        "L_indicator": L_ind,
+        "deep": deep,
+        "Lc": lay.Lc,
+    }
+    return ConstructionSpec(
+        "theorem2", d, N, lay.l, max(n for _, n in heads), L_T, L_FFN, 9, kappa, arithmetic, tuple(heads), orders, extra
+    )
 
 
-def _theorem2_kappa(m: Manifold, k: Theorem2Constants, lay: Theorem2Layout, R: float, L_ind: int, deep: bool,
-                    arithmetic: str) -> float:
+def _theorem2_kappa(
+    m: Manifold, k: Theorem2Constants, lay: Theorem2Layout, R: float, L_ind: int, deep: bool, arithmetic: str
+) -> float:
     """max |θ|: the largest head C per block (from the data bounds of its kernels) and the FFN entries."""
     c = _c_max(lay.l, arithmetic)
     q = lambda v: Fraction(float(v))  # noqa: E731  the builder's rationals
@@ -402,8 +475,9 @@ def memory_bytes(spec: ConstructionSpec) -> int:
     return BYTES_PER_FLOAT * spec.n_weights()
 
 
-def smallest_eps_within(manifold: str | Manifold, D: int | None, budget_bytes: float, H_f: float = 1.0,
-                        R: float = 1.0, seed: int = 0) -> tuple[float, dict]:
+def smallest_eps_within(
+    manifold: str | Manifold, D: int | None, budget_bytes: float, H_f: float = 1.0, R: float = 1.0, seed: int = 0
+) -> tuple[float, dict]:
     """The boundary ε* on the grid k/1000 of (0, 1): the least ε whose proven network's weights (float64,
     `memory_bytes`) fit in `budget_bytes`, computed from the spec, not by building. Bytes fall as ε
     grows (N_proven is monotone in ε), so bisection finds it; (nan, {}) when even ε = 0.999 does not fit."""
@@ -427,8 +501,18 @@ def smallest_eps_within(manifold: str | Manifold, D: int | None, budget_bytes: f
 def resource_rows(sp: ConstructionSpec, measured, paper: list[tuple[str, str, float, str]]) -> list[dict]:
     """The resource table: each count as the spec states it against the measured network (ratio 1 when
     the spec is right), then the paper's forms (`paper`: (quantity, formula, value, measured key))."""
-    rows = [(q, "spec (token layout)", getattr(sp, q), getattr(measured, "kappa_blocks" if q == "kappa" else q))
-            for q in ("L_T", "m", "l", "L_FFN", "w_FFN", "kappa")]
+    rows = [
+        (q, "spec (token layout)", getattr(sp, q), getattr(measured, "kappa_blocks" if q == "kappa" else q))
+        for q in ("L_T", "m", "l", "L_FFN", "w_FFN", "kappa")
+    ]
     rows += [(q, f, v, getattr(measured, key)) for q, f, v, key in paper]
-    return [{"quantity": q, "formula": f, "value": float(v), "measured": float(mv),
-             "ratio": float(mv) / float(v) if v else float("nan")} for q, f, v, mv in rows]
+    return [
+        {
+            "quantity": q,
+            "formula": f,
+            "value": float(v),
+            "measured": float(mv),
+            "ratio": float(mv) / float(v) if v else float("nan"),
+        }
+        for q, f, v, mv in rows
+    ]

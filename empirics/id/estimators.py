@@ -116,7 +116,9 @@ class _IDEstimator(BaseEstimator):
         self.fit(X)
         if smooth:
             pw = self.dimension_pw_
-            self.dimension_pw_smooth_ = (pw + pw[self.neighbor_indices_].sum(axis=1)) / (1 + self.neighbor_indices_.shape[1])
+            self.dimension_pw_smooth_ = (pw + pw[self.neighbor_indices_].sum(axis=1)) / (
+                1 + self.neighbor_indices_.shape[1]
+            )
         return self
 
     def fit_transform_pw(self, X, y=None, smooth: bool = False):
@@ -144,8 +146,19 @@ class MLE(_IDEstimator):
     dtype). device: 'auto', 'cpu', 'cuda'.
     """
 
-    def __init__(self, k=None, combine="inverse", bootstrap=0, ci_level=0.95, duplicates="remove",
-                 rtol=None, device="auto", seed=None, n_neighbors=None, K=None):
+    def __init__(
+        self,
+        k=None,
+        combine="inverse",
+        bootstrap=0,
+        ci_level=0.95,
+        duplicates="remove",
+        rtol=None,
+        device="auto",
+        seed=None,
+        n_neighbors=None,
+        K=None,
+    ):
         self.k = k
         self.combine = combine
         self.bootstrap = bootstrap
@@ -176,7 +189,9 @@ class MLE(_IDEstimator):
             pw = self.dimension_pw_
             with np.errstate(divide="ignore"):
                 v = pw if self.combine == "mean" else 1.0 / pw  # both combinations are a mean of v
-            means = np.concatenate([v[idx].mean(axis=1) for idx in bootstrap_indices(len(v), self.bootstrap, self._rng())])
+            means = np.concatenate(
+                [v[idx].mean(axis=1) for idx in bootstrap_indices(len(v), self.bootstrap, self._rng())]
+            )
             with np.errstate(divide="ignore"):
                 stats = means if self.combine == "mean" else 1.0 / means
             self.ci_ = _percentile_ci(stats, self.ci_level)
@@ -205,8 +220,18 @@ class MLECurve(_IDEstimator):
     probed; a rising or falling one shows noise (small k) or curvature (large k).
     """
 
-    def __init__(self, ks=(5, 10, 20, 40, 80), k=20, combine="inverse", bootstrap=0, ci_level=0.95,
-                 duplicates="remove", rtol=None, device="auto", seed=None):
+    def __init__(
+        self,
+        ks=(5, 10, 20, 40, 80),
+        k=20,
+        combine="inverse",
+        bootstrap=0,
+        ci_level=0.95,
+        duplicates="remove",
+        rtol=None,
+        device="auto",
+        seed=None,
+    ):
         self.ks = ks
         self.k = k
         self.combine = combine
@@ -236,8 +261,9 @@ class MLECurve(_IDEstimator):
         self._n_neighbors_needed()
         self.curve_ = []
         for k in self._ks():
-            est = MLE(k=k, combine=self.combine, bootstrap=self.bootstrap, ci_level=self.ci_level,
-                      seed=self.seed).fit_distances(distances)
+            est = MLE(
+                k=k, combine=self.combine, bootstrap=self.bootstrap, ci_level=self.ci_level, seed=self.seed
+            ).fit_distances(distances)
             self.curve_.append({"k": k, "dimension": est.dimension_, "ci": est.ci_})
             if k == self.k:
                 self.dimension_, self.dimension_pw_, self.ci_ = est.dimension_, est.dimension_pw_, est.ci_
@@ -254,8 +280,17 @@ class TwoNN(_IDEstimator):
     Other parameters as for MLE.
     """
 
-    def __init__(self, method="linear", discard_fraction=0.1, bootstrap=0, ci_level=0.95,
-                 duplicates="remove", rtol=None, device="auto", seed=None):
+    def __init__(
+        self,
+        method="linear",
+        discard_fraction=0.1,
+        bootstrap=0,
+        ci_level=0.95,
+        duplicates="remove",
+        rtol=None,
+        device="auto",
+        seed=None,
+    ):
         self.method = method
         self.discard_fraction = discard_fraction
         self.bootstrap = bootstrap
@@ -325,8 +360,9 @@ class TwoNN(_IDEstimator):
         self.dimension_ = float(self._estimate(log_sorted[None])[0])
         self.ci_ = None
         if self.bootstrap:
-            stats = np.concatenate([self._from_counts(log_sorted, c)
-                                    for c in bootstrap_counts(len(mu), self.bootstrap, self._rng())])
+            stats = np.concatenate(
+                [self._from_counts(log_sorted, c) for c in bootstrap_counts(len(mu), self.bootstrap, self._rng())]
+            )
             self.ci_ = _percentile_ci(stats, self.ci_level)
         self.n_used_ = len(mu)
         self.n_duplicates_ = 0
@@ -344,8 +380,20 @@ class MLEScaling(_IDEstimator):
     ``bias_`` = m(N) - d, ``dimension_pw_`` the pointwise MLE on all N.
     """
 
-    def __init__(self, k=None, combine="inverse", min_size=512, bootstrap=200, ci_level=0.95,
-                 duplicates="remove", rtol=None, device="auto", seed=None, n_neighbors=None, K=None):
+    def __init__(
+        self,
+        k=None,
+        combine="inverse",
+        min_size=512,
+        bootstrap=200,
+        ci_level=0.95,
+        duplicates="remove",
+        rtol=None,
+        device="auto",
+        seed=None,
+        n_neighbors=None,
+        K=None,
+    ):
         self.k = k
         self.combine = combine
         self.min_size = min_size
@@ -379,8 +427,9 @@ class MLEScaling(_IDEstimator):
             size = sizes[-1] // 2
             perm = rng.permutation(n)
             batches = [perm[i * size : (i + 1) * size] for i in range(n // size)]
-            levels.append([mle.fit_distances(kneighbors(Xu[b], k, device=self.device).distances).dimension_
-                           for b in batches])
+            levels.append(
+                [mle.fit_distances(kneighbors(Xu[b], k, device=self.device).distances).dimension_ for b in batches]
+            )
             sizes.append(size)
         means = np.array([np.mean(v) for v in levels])
         se = np.array([np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan for v in levels])
@@ -406,8 +455,14 @@ class MLEScaling(_IDEstimator):
         if self.bootstrap:
             boot = []
             for _ in range(self.bootstrap):
-                m = np.array([np.mean(np.asarray(v)[rng.integers(0, len(v), len(v))]) if len(v) > 1
-                              else v[0] + rng.normal(0.0, se[0]) for v in levels])
+                m = np.array(
+                    [
+                        np.mean(np.asarray(v)[rng.integers(0, len(v), len(v))])
+                        if len(v) > 1
+                        else v[0] + rng.normal(0.0, se[0])
+                        for v in levels
+                    ]
+                )
                 boot.append(_extrapolate(sizes, m, se)[0])
             self.ci_ = _percentile_ci(np.array(boot), self.ci_level)
         return self

@@ -49,15 +49,19 @@ def _loglik(d: float, log_mu: np.ndarray, n1: int, n2: int) -> float:
     """l(d) without its constant; log(mu^d - 1) = d log mu + log(-expm1(-d log mu)) avoids overflow."""
     n = len(log_mu)
     s = float(np.sum(log_mu))
-    return ((n - 1) * np.log(d) + (n2 - n1 - 1) * (d * s + float(np.sum(np.log(-np.expm1(-d * log_mu)))))
-            - ((n2 - 1) * d + 1) * s)
+    return (
+        (n - 1) * np.log(d)
+        + (n2 - n1 - 1) * (d * s + float(np.sum(np.log(-np.expm1(-d * log_mu)))))
+        - ((n2 - 1) * d + 1) * s
+    )
 
 
 def _score(d: float, log_mu: np.ndarray, n1: int, n2: int) -> float:
     # mu^d / (mu^d - 1) = 1 / (1 - exp(-d log mu))
     n = len(log_mu)
-    return ((n - 1) / d + (n2 - n1 - 1) * float(np.sum(log_mu / -np.expm1(-d * log_mu)))
-            - (n2 - 1) * float(np.sum(log_mu)))
+    return (
+        (n - 1) / d + (n2 - n1 - 1) * float(np.sum(log_mu / -np.expm1(-d * log_mu))) - (n2 - 1) * float(np.sum(log_mu))
+    )
 
 
 def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
@@ -82,8 +86,13 @@ def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
     while gap(b) < 0:
         b *= 2
     ci = (float(brentq(gap, a, d, xtol=1e-12)), float(brentq(gap, d, b, xtol=1e-12)))
-    return {"dimension": float(d), "error": float(1 / np.sqrt(info)), "ci": ci,
-            "n_used": len(log_mu), "n_dropped": dropped}
+    return {
+        "dimension": float(d),
+        "error": float(1 / np.sqrt(info)),
+        "ci": ci,
+        "n_used": len(log_mu),
+        "n_dropped": dropped,
+    }
 
 
 class GRIDE(_IDEstimator):
@@ -95,8 +104,17 @@ class GRIDE(_IDEstimator):
     ``error_scales_``, ``ci_scales_``, ``radius_scales_``. Other parameters as for MLE.
     """
 
-    def __init__(self, n1=1, n2=None, multiscale=False, range_max=64, ci_level=0.95, duplicates="remove",
-                 rtol=None, device="auto"):
+    def __init__(
+        self,
+        n1=1,
+        n2=None,
+        multiscale=False,
+        range_max=64,
+        ci_level=0.95,
+        duplicates="remove",
+        rtol=None,
+        device="auto",
+    ):
         self.n1 = n1
         self.n2 = n2
         self.multiscale = multiscale

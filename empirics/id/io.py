@@ -48,7 +48,7 @@ def load_points(path, key: str | None = None) -> np.ndarray:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return (text[0][:120] if text else type(exc).__name__)
+    return text[0][:120] if text else type(exc).__name__
 
 
 def _numeric(t, path: Path) -> np.ndarray:

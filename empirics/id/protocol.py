@@ -23,14 +23,21 @@ from tmcheck.empirics.id.gride import GRIDE
 
 # name -> (class, fixed parameters, description)
 ESTIMATORS = {
-    "mle": (MLE, {"combine": "inverse"}, "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)"),
+    "mle": (
+        MLE,
+        {"combine": "inverse"},
+        "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)",
+    ),
     "mle-mean": (MLE, {"combine": "mean"}, "Levina-Bickel MLE, mean of pointwise estimates"),
     "twonn": (TwoNN, {"method": "linear"}, "TwoNN, linear fit through the origin, 10% discarded"),
     "twonn-mle": (TwoNN, {"method": "mle"}, "TwoNN maximum likelihood, 10% censored"),
     "scaling": (MLEScaling, {}, "MLE on subsets N, N/2, ..., extrapolated to N -> inf"),
     "mle-curve": (MLECurve, {}, "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)"),
-    "gride": (GRIDE, {"multiscale": True},
-              "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32"),
+    "gride": (
+        GRIDE,
+        {"multiscale": True},
+        "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32",
+    ),
 }
 PROTOCOLS = ("full", "paper")
 
@@ -51,8 +58,17 @@ class IDResult:
         return asdict(self)
 
 
-def make_estimator(estimator: str, *, k: int = 20, bootstrap: int = 0, duplicates: str = "remove",
-                   device: str = "auto", seed=None, ci_level: float = 0.95, rtol: float | None = None):
+def make_estimator(
+    estimator: str,
+    *,
+    k: int = 20,
+    bootstrap: int = 0,
+    duplicates: str = "remove",
+    device: str = "auto",
+    seed=None,
+    ci_level: float = 0.95,
+    rtol: float | None = None,
+):
     """An unfitted estimator by name (see ESTIMATORS)."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
@@ -75,9 +91,19 @@ def _interval_method(est) -> str:
     return f"percentile bootstrap over points, {est.bootstrap} resamples"
 
 
-def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", batch_size: int = 4096,
-                bootstrap: int = 200, duplicates: str = "remove", device: str = "auto", seed=0,
-                ci_level: float = 0.95, rtol: float | None = None) -> IDResult:
+def estimate_id(
+    X,
+    estimator: str = "mle",
+    k: int = 20,
+    protocol: str = "full",
+    batch_size: int = 4096,
+    bootstrap: int = 200,
+    duplicates: str = "remove",
+    device: str = "auto",
+    seed=0,
+    ci_level: float = 0.95,
+    rtol: float | None = None,
+) -> IDResult:
     """Estimate the intrinsic dimension of the rows of X under a named protocol.
 
     estimator: a key of ESTIMATORS. protocol: 'full' (all points, bootstrap interval) or 'paper'
@@ -88,25 +114,52 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
-    make = lambda boot: make_estimator(estimator, k=k, bootstrap=boot, duplicates=duplicates,  # noqa: E731
-                                       device=device, seed=seed, ci_level=ci_level, rtol=rtol)
+
+    def make(boot):
+        return make_estimator(
+            estimator,
+            k=k,
+            bootstrap=boot,
+            duplicates=duplicates,
+            device=device,
+            seed=seed,
+            ci_level=ci_level,
+            rtol=rtol,
+        )
+
     est = make(bootstrap)
     k_used = getattr(est, "k", None)
     X = check_points(X, est._n_neighbors_needed())
     if protocol == "full":
         est.fit(X)
-        details = {"name": "full", "description": ESTIMATORS[estimator][2], "ci_level": ci_level,
-                   "interval": _interval_method(est), "duplicate_rtol": est.duplicate_rtol_}
+        details = {
+            "name": "full",
+            "description": ESTIMATORS[estimator][2],
+            "ci_level": ci_level,
+            "interval": _interval_method(est),
+            "duplicate_rtol": est.duplicate_rtol_,
+        }
         if isinstance(est, MLEScaling):
             details.update(curve=est.curve_, bias_at_N=est.bias_, exponent=est.exponent_)
         if isinstance(est, MLECurve):
             details.update(curve=est.curve_)
         if isinstance(est, GRIDE):
-            details.update(error=est.error_, scales=[
-                {"n1": int(s), "n2": int(2 * s), "dimension": float(d), "error": float(e), "ci": list(c),
-                 "radius": float(r)}
-                for s, d, e, c, r in zip(est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_,
-                                         est.radius_scales_)])
+            details.update(
+                error=est.error_,
+                scales=[
+                    {
+                        "n1": int(s),
+                        "n2": int(2 * s),
+                        "dimension": float(d),
+                        "error": float(e),
+                        "ci": list(c),
+                        "radius": float(r),
+                    }
+                    for s, d, e, c, r in zip(
+                        est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_, est.radius_scales_
+                    )
+                ],
+            )
         return IDResult(est.dimension_, est.ci_, est.n_used_, est.n_duplicates_, estimator, k_used, details)
 
     if batch_size <= est._n_neighbors_needed():
@@ -115,8 +168,9 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
     perm = rng.permutation(len(X))
     n_batches = max(1, len(X) // batch_size)
     size = min(batch_size, len(X))
-    batch_est = [make(bootstrap if n_batches == 1 else 0).fit(X[perm[i * size : (i + 1) * size]])
-                 for i in range(n_batches)]
+    batch_est = [
+        make(bootstrap if n_batches == 1 else 0).fit(X[perm[i * size : (i + 1) * size]]) for i in range(n_batches)
+    ]
     values = np.array([e.dimension_ for e in batch_est])
     dimension = float(values.mean())
     if n_batches > 1:
@@ -129,8 +183,9 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
     details = {
         "name": "paper",
         "ci_level": ci_level,
-        "interval": (f"t-interval over {n_batches} batch estimates" if n_batches > 1
-                     else _interval_method(batch_est[0])),
+        "interval": (
+            f"t-interval over {n_batches} batch estimates" if n_batches > 1 else _interval_method(batch_est[0])
+        ),
         "duplicate_rtol": batch_est[0].duplicate_rtol_,
         "description": "Havrilla & Liao Sec. 5: K=20, random disjoint batches, mean of batch estimates",
         "estimator": ESTIMATORS[estimator][2],
@@ -139,5 +194,12 @@ def estimate_id(X, estimator: str = "mle", k: int = 20, protocol: str = "full", 
         "n_dropped_remainder": len(X) - n_batches * size,
         "batch_estimates": values.tolist(),
     }
-    return IDResult(dimension, ci, int(sum(e.n_used_ for e in batch_est)),
-                    int(sum(e.n_duplicates_ for e in batch_est)), estimator, k_used, details)
+    return IDResult(
+        dimension,
+        ci,
+        int(sum(e.n_used_ for e in batch_est)),
+        int(sum(e.n_duplicates_ for e in batch_est)),
+        estimator,
+        k_used,
+        details,
+    )

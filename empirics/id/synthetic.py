@@ -26,8 +26,9 @@ DEFAULT_D = {"linear": 8, "sphere": 16, "swissroll": 2, "torus": 4, "cube-image"
 MANIFOLDS = {name: (d, lambda d_, s=SHAPES[name]: s.k(d_, 0)) for name, d in DEFAULT_D.items()}
 
 
-def make_manifold(name: str, n: int, d: int | None = None, D: int = 768, noise: float = 0.0,
-                  seed: int = 0, dtype=np.float64) -> np.ndarray:
+def make_manifold(
+    name: str, n: int, d: int | None = None, D: int = 768, noise: float = 0.0, seed: int = 0, dtype=np.float64
+) -> np.ndarray:
     """n points on manifold ``name`` of intrinsic dimension d (its default if None) in R^D."""
     if name not in MANIFOLDS:
         raise ValueError(f"unknown manifold {name!r}; choose from {', '.join(MANIFOLDS)}")

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from tmcheck.util import atomic
 
 FIGURE_DPI = 120
-LEVEL = 0.95        # nominal level of every interval a report prints
-TOLERANCE = 0.1     # half-width of alpha-hat - alpha_pred above which a test is "not decidable"
+LEVEL = 0.95  # nominal level of every interval a report prints
+TOLERANCE = 0.1  # half-width of alpha-hat - alpha_pred above which a test is "not decidable"
 COVERAGE_REPS = 200  # simulated sweeps per interval method (the coverage printed beside each interval)
 FORMS = ("loglog", "offset")  # the paper's line through total loss, and L = E + B n^-alpha
 # The interval methods simulated at each sweep's design. The profile-likelihood interval covers 94-97% at
@@ -43,8 +44,9 @@ def capped_sizes(sizes, stops) -> list[dict]:
     return out
 
 
-def fit_exponent(sizes, losses, *, stops=None, cap=None, prediction=None, predictions=None,
-                 bootstrap: int = 400, seed: int = 0) -> dict:
+def fit_exponent(
+    sizes, losses, *, stops=None, cap=None, prediction=None, predictions=None, bootstrap: int = 400, seed: int = 0
+) -> dict:
     """The exponent report of one scaling curve (one row per run), on its converged sizes.
 
     Sizes with a run on the step cap are left out; with fewer than 3 converged sizes there is no fit
@@ -59,18 +61,37 @@ def fit_exponent(sizes, losses, *, stops=None, cap=None, prediction=None, predic
     out_sizes = {c["n"] for c in capped}
     keep = [i for i, s in enumerate(sizes) if s not in out_sizes]
     fitted = sorted({sizes[i] for i in keep})
-    out = {"sizes": sorted(set(sizes)), "runs": len(sizes), "capped": capped, "fitted_sizes": fitted,
-           "stops_recorded": all(s is not None for s in stops), "cap": cap, "withheld": None, "exponent": None}
+    out = {
+        "sizes": sorted(set(sizes)),
+        "runs": len(sizes),
+        "capped": capped,
+        "fitted_sizes": fitted,
+        "stops_recorded": all(s is not None for s in stops),
+        "cap": cap,
+        "withheld": None,
+        "exponent": None,
+    }
     if len(fitted) < 3:
-        reason = (f"{len(capped)} of {len(out['sizes'])} sizes have runs on the step cap" if capped
-                  else f"only {len(fitted)} sizes")
+        reason = (
+            f"{len(capped)} of {len(out['sizes'])} sizes have runs on the step cap"
+            if capped
+            else f"only {len(fitted)} sizes"
+        )
         out["withheld"] = f"no fit and no verdict: {reason}, fewer than 3 converged sizes remain"
         return out
-    out["exponent"] = exponent_report(np.array([sizes[i] for i in keep]),
-                                      np.array([float(losses[i]) for i in keep]), level=LEVEL, forms=FORMS,
-                                      prediction=prediction, predictions=predictions, tolerance=TOLERANCE,
-                                      coverage_reps=COVERAGE_REPS, bootstrap=bootstrap, seed=seed,
-                                      methods=METHODS)
+    out["exponent"] = exponent_report(
+        np.array([sizes[i] for i in keep]),
+        np.array([float(losses[i]) for i in keep]),
+        level=LEVEL,
+        forms=FORMS,
+        prediction=prediction,
+        predictions=predictions,
+        tolerance=TOLERANCE,
+        coverage_reps=COVERAGE_REPS,
+        bootstrap=bootstrap,
+        seed=seed,
+        methods=METHODS,
+    )
     return out
 
 
@@ -132,8 +153,10 @@ def range_table(fit: dict) -> str:
     rng = fit["exponent"]["range"]
     lines = [f"| range | n | α̂ ({rng['method']}) | verdict |", "|---|---|---|---|"]
     for e in rng["entries"]:
-        lines.append(f"| {e['range']} | {e['sizes'][0]:,.0f}–{e['sizes'][-1]:,.0f} | {e['alpha']:.3f} "
-                     f"[{e['lo']:.3f}, {e['hi']:.3f}] | {e.get('verdict', 'n/a')} |")
+        lines.append(
+            f"| {e['range']} | {e['sizes'][0]:,.0f}–{e['sizes'][-1]:,.0f} | {e['alpha']:.3f} "
+            f"[{e['lo']:.3f}, {e['hi']:.3f}] | {e.get('verdict', 'n/a')} |"
+        )
     return "\n".join(lines)
 
 

@@ -30,8 +30,15 @@ def _exponent(sizes, losses, prediction=None, predictions=None, seed=0) -> dict:
     from tmcheck.empirics.fit import exponent_report
 
     forms = ("loglog", "offset") if len(set(sizes)) >= 4 else ("loglog",)
-    return exponent_report(np.asarray(sizes, float), np.asarray(losses, float), forms=forms, prediction=prediction,
-                           predictions=predictions, methods=("profile",), seed=seed)
+    return exponent_report(
+        np.asarray(sizes, float),
+        np.asarray(losses, float),
+        forms=forms,
+        prediction=prediction,
+        predictions=predictions,
+        methods=("profile",),
+        seed=seed,
+    )
 
 
 def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> dict:
@@ -39,8 +46,15 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
     from tmcheck.empirics.embed import EmbedOptions
 
     eo = EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
-    protocol = {"run": run, "docs": preset.id_docs, "embed": eo.as_dict(), "estimator": "mle", "k": ID_K,
-                "protocol": "full", "bootstrap": ID_BOOTSTRAP}
+    protocol = {
+        "run": run,
+        "docs": preset.id_docs,
+        "embed": eo.as_dict(),
+        "estimator": "mle",
+        "k": ID_K,
+        "protocol": "full",
+        "bootstrap": ID_BOOTSTRAP,
+    }
 
     def compute() -> dict:
         from tmcheck.empirics.device import resolve_device
@@ -53,8 +67,13 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
         docs = test_documents(sweep.data_dir(corpus_tag(sweep.read_config()["corpus"])), preset.id_docs)
         X = embed_documents(lm, docs, eo)
         res = estimate_id(X, estimator="mle", k=ID_K, protocol="full", bootstrap=ID_BOOTSTRAP, device=device, seed=0)
-        return {"d": float(res.dimension), "d_ci": [float(v) for v in res.ci], "points": int(X.shape[0]),
-                "width": int(X.shape[1]), "interval": res.protocol.get("interval", "")}
+        return {
+            "d": float(res.dimension),
+            "d_ci": [float(v) for v in res.ci],
+            "points": int(X.shape[0]),
+            "width": int(X.shape[1]),
+            "interval": res.protocol.get("interval", ""),
+        }
 
     return cached_id(sweep.id_path, f"model:{run}", protocol, compute)
 
@@ -67,10 +86,18 @@ def _id_free(rep_D: dict, beta: float) -> dict | None:
     a, lo, hi = f["alpha"], f["interval"]["lo"], f["interval"]["hi"]
     if not (0 < lo and hi < 1):  # alpha_N = alpha_D/(1 - alpha_D) needs 0 < alpha_D < 1 over the interval
         return None
-    return {"alpha_D": a, "alpha_D_ci": [lo, hi], "alpha_N": alpha_N_from_alpha_D(a),
-            "alpha_N_ci": [alpha_N_from_alpha_D(lo), alpha_N_from_alpha_D(hi)],
-            "test": {"kind": "N", "beta": beta, "d_hat": id_from_alpha_D(a, beta),
-                     "d_ci": [id_from_alpha_D(hi, beta), id_from_alpha_D(lo, beta)]}}
+    return {
+        "alpha_D": a,
+        "alpha_D_ci": [lo, hi],
+        "alpha_N": alpha_N_from_alpha_D(a),
+        "alpha_N_ci": [alpha_N_from_alpha_D(lo), alpha_N_from_alpha_D(hi)],
+        "test": {
+            "kind": "N",
+            "beta": beta,
+            "d_hat": id_from_alpha_D(a, beta),
+            "d_ci": [id_from_alpha_D(hi, beta), id_from_alpha_D(lo, beta)],
+        },
+    }
 
 
 def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
@@ -81,27 +108,44 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     if not rows:
         raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
     model_rows = sorted((r for r in rows if r["full_split"]), key=lambda r: (r["non_embedding_params"], r["seed"]))
-    data_rows = sorted((r for r in rows if (r["n_layer"], r["n_embd"]) == (preset.data_layers, preset.data_width)),
-                       key=lambda r: (r["n"], r["seed"]))
+    data_rows = sorted(
+        (r for r in rows if (r["n_layer"], r["n_embd"]) == (preset.data_layers, preset.data_width)),
+        key=lambda r: (r["n"], r["seed"]),
+    )
     if len({r["non_embedding_params"] for r in model_rows}) < 3:
         raise ValueError(f"{sweep.path} has finished runs at fewer than 3 model sizes; run the sweep to the end")
     top = max(model_rows, key=lambda r: (r["non_embedding_params"], -r["seed"]))
     d = final_model_id(sweep, preset, top["run"])
     beta = preset.beta
-    rep_D = _exponent([r["n"] for r in data_rows], [r["test_loss"] for r in data_rows]) \
-        if len({r["n"] for r in data_rows}) >= 3 else None
+    rep_D = (
+        _exponent([r["n"] for r in data_rows], [r["test_loss"] for r in data_rows])
+        if len({r["n"] for r in data_rows}) >= 3
+        else None
+    )
     free = _id_free(rep_D, beta) if rep_D else None
-    rep_N = _exponent([r["non_embedding_params"] for r in model_rows], [r["test_loss"] for r in model_rows],
-                      prediction={"kind": "N", "beta": beta, "d_hat": d["d"], "d_ci": d["d_ci"]},
-                      predictions={"ID-free from alpha-hat_D": free["test"]} if free else None)
+    rep_N = _exponent(
+        [r["non_embedding_params"] for r in model_rows],
+        [r["test_loss"] for r in model_rows],
+        prediction={"kind": "N", "beta": beta, "d_hat": d["d"], "d_ci": d["d_ci"]},
+        predictions={"ID-free from alpha-hat_D": free["test"]} if free else None,
+    )
     capped_N = [r["run"] for r in model_rows if r["capped"]]
     capped_D = [r["run"] for r in data_rows if r["capped"]]
     report = {
-        "kind": "model", "sweep": str(sweep.path), "preset": preset.name, "corpus": sweep.read_config()["corpus"],
-        "beta": beta, "runs": len(rows), "train_seconds": float(sum(r["seconds"] for r in rows)),
-        "model_runs": [_run_entry(r) for r in model_rows], "data_runs": [_run_entry(r) for r in data_rows],
+        "kind": "model",
+        "sweep": str(sweep.path),
+        "preset": preset.name,
+        "corpus": sweep.read_config()["corpus"],
+        "beta": beta,
+        "runs": len(rows),
+        "train_seconds": float(sum(r["seconds"] for r in rows)),
+        "model_runs": [_run_entry(r) for r in model_rows],
+        "data_runs": [_run_entry(r) for r in data_rows],
         "decades_N": float(np.log10(model_rows[-1]["non_embedding_params"] / model_rows[0]["non_embedding_params"])),
-        "id": {**d, "model": top["run"]}, "alpha_N": rep_N, "alpha_D": rep_D, "id_free": free,
+        "id": {**d, "model": top["run"]},
+        "alpha_N": rep_N,
+        "alpha_D": rep_D,
+        "id_free": free,
         "capped": {"model": capped_N, "data": capped_D},
         "verdicts": _verdicts(rep_N, rep_D, free, capped_N, capped_D),
         "files": [layout.REPORT_MD, layout.REPORT_JSON, FIGURE],
@@ -115,12 +159,28 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
 
 
 def _run_entry(r: dict) -> dict:
-    return {k: r[k] for k in ("run", "n_layer", "n_embd", "non_embedding_params", "n", "seed", "test_loss", "steps",
-                              "best_step", "stopped_early", "capped", "seconds")}
+    return {
+        k: r[k]
+        for k in (
+            "run",
+            "n_layer",
+            "n_embd",
+            "non_embedding_params",
+            "n",
+            "seed",
+            "test_loss",
+            "steps",
+            "best_step",
+            "stopped_early",
+            "capped",
+            "seconds",
+        )
+    }
 
 
 def _verdicts(rep_N: dict, rep_D: dict | None, free: dict | None, capped_N: list, capped_D: list) -> dict:
     """The verdict of each test on the paper's log-log fit, or why it is withheld."""
+
     def words(test, capped, what):
         if capped:
             return f"withheld: {len(capped)} {what} run(s) hit the step cap (not converged)"
@@ -128,11 +188,15 @@ def _verdicts(rep_N: dict, rep_D: dict | None, free: dict | None, capped_N: list
 
     out = {"2beta/d-hat": words(rep_N["prediction"]["loglog"], capped_N, "model-arm")}
     if free:
-        out["ID-free from alpha-hat_D"] = words(rep_N["predictions"]["ID-free from alpha-hat_D"]["loglog"],
-                                                capped_N + capped_D, "model- or data-arm")
+        out["ID-free from alpha-hat_D"] = words(
+            rep_N["predictions"]["ID-free from alpha-hat_D"]["loglog"], capped_N + capped_D, "model- or data-arm"
+        )
     else:
-        out["ID-free from alpha-hat_D"] = ("not decidable: the interval of alpha-hat_D leaves (0, 1), where "
-                                           "alpha_D/(1 - alpha_D) is defined" if rep_D else "no data arm (fewer than 3 sizes)")
+        out["ID-free from alpha-hat_D"] = (
+            "not decidable: the interval of alpha-hat_D leaves (0, 1), where alpha_D/(1 - alpha_D) is defined"
+            if rep_D
+            else "no data arm (fewer than 3 sizes)"
+        )
     return out
 
 
@@ -145,28 +209,43 @@ def table(report: dict) -> str:
     f = report["alpha_N"]["fits"]["loglog"]
     t = report["alpha_N"]["prediction"]["loglog"]
     d = report["id"]
-    lines = ["| quantity | value | 95% interval | verdict |", "|---|---|---|---|",
-             f"| α̂_N (log-log, {len(report['model_runs'])} runs, {report['decades_N']:.2f} decades of N) "
-             f"| {f['alpha']:.3f} | {f['interval']['text']} | |"]
+    lines = [
+        "| quantity | value | 95% interval | verdict |",
+        "|---|---|---|---|",
+        f"| α̂_N (log-log, {len(report['model_runs'])} runs, {report['decades_N']:.2f} decades of N) "
+        f"| {f['alpha']:.3f} | {f['interval']['text']} | |",
+    ]
     if "offset" in report["alpha_N"]["fits"]:
         o = report["alpha_N"]["fits"]["offset"]
-        lines.append(f"| α̂_N (offset law E + B N^-α, status {o['status']}) | {o['alpha']:.3f} | {o['interval']['text']} | |")
-    lines.append(f"| d̂ (MLE, K={ID_K}, {d['points']} tokens of {d['model']}) | {d['d']:.2f} | "
-                 f"{format_interval(d['d_ci'], 2)} ({d['interval']}) | |")
-    lines.append(f"| α_N = 2β/d̂ (β = {report['beta']:g}) | {t['alpha_pred']:.3f} | {format_interval(t['alpha_pred_ci'])} "
-                 f"| {report['verdicts']['2beta/d-hat']} (α̂_N − α_N in {format_interval(t['difference_ci'])}) |")
+        lines.append(
+            f"| α̂_N (offset law E + B N^-α, status {o['status']}) | {o['alpha']:.3f} | {o['interval']['text']} | |"
+        )
+    lines.append(
+        f"| d̂ (MLE, K={ID_K}, {d['points']} tokens of {d['model']}) | {d['d']:.2f} | "
+        f"{format_interval(d['d_ci'], 2)} ({d['interval']}) | |"
+    )
+    lines.append(
+        f"| α_N = 2β/d̂ (β = {report['beta']:g}) | {t['alpha_pred']:.3f} | {format_interval(t['alpha_pred_ci'])} "
+        f"| {report['verdicts']['2beta/d-hat']} (α̂_N − α_N in {format_interval(t['difference_ci'])}) |"
+    )
     free = report["id_free"]
     if free:
         a = report["alpha_D"]["fits"]["loglog"]
         ft = report["alpha_N"]["predictions"]["ID-free from alpha-hat_D"]["loglog"]
-        lines.append(f"| α̂_D (data arm, {len(report['data_runs'])} runs) | {a['alpha']:.3f} | {a['interval']['text']} | |")
-        lines.append(f"| α_N = α̂_D/(1 − α̂_D) (ID-free) | {free['alpha_N']:.3f} | {format_interval(free['alpha_N_ci'])} "
-                     f"| {report['verdicts']['ID-free from alpha-hat_D']} (α̂_N − α_N in "
-                     f"{format_interval(ft['difference_ci'])}) |")
+        lines.append(
+            f"| α̂_D (data arm, {len(report['data_runs'])} runs) | {a['alpha']:.3f} | {a['interval']['text']} | |"
+        )
+        lines.append(
+            f"| α_N = α̂_D/(1 − α̂_D) (ID-free) | {free['alpha_N']:.3f} | {format_interval(free['alpha_N_ci'])} "
+            f"| {report['verdicts']['ID-free from alpha-hat_D']} (α̂_N − α_N in "
+            f"{format_interval(ft['difference_ci'])}) |"
+        )
     elif report["alpha_D"]:
         a = report["alpha_D"]["fits"]["loglog"]
-        lines.append(f"| α̂_D (data arm) | {a['alpha']:.3f} | {a['interval']['text']} | "
-                     f"{report['verdicts']['ID-free from alpha-hat_D']} |")
+        lines.append(
+            f"| α̂_D (data arm) | {a['alpha']:.3f} | {a['interval']['text']} | "
+            f"{report['verdicts']['ID-free from alpha-hat_D']} |"
+        )
     return "\n".join(lines)
 
 
@@ -174,22 +253,26 @@ def markdown(report: dict, preset) -> str:
     runs = ["| run | depth | width | N | n | steps | stopped | test loss |", "|---|---|---|---|---|---|---|---|"]
     for r in report["model_runs"] + [r for r in report["data_runs"] if r not in report["model_runs"]]:
         stop = "step cap" if r["capped"] else f"patience (best step {r['best_step']})"
-        runs.append(f"| {r['run']} | {r['n_layer']} | {r['n_embd']} | {r['non_embedding_params']:,} | {r['n']:,} "
-                    f"| {r['steps']} | {stop} | {r['test_loss']:.4f} |")
-    return (f"# Model-scaling report: preset `{preset.name}`, corpus `{report['corpus']}`\n\n"
-            f"GPTs of depth {', '.join(map(str, preset.depths))} and width {', '.join(map(str, preset.widths))} "
-            f"(head size {preset.head_dim}, context {preset.model.block_size}, vocabulary {preset.vocab_size}) "
-            f"trained on the full training split (n = {report['model_runs'][0]['n']:,} tokens) for at most "
-            f"{preset.train.max_steps} steps of {preset.batch_size} sequences, early stopping on validation loss "
-            f"(patience {preset.train.patience} evaluations of every {preset.train.eval_every} steps); test loss at the "
-            f"best-validation checkpoint. {report['runs']} runs, {report['train_seconds'] / 60:.1f} minutes of "
-            f"training. N counts parameters without the token and position embeddings.\n\n"
-            f"{table(report)}\n\n"
-            f"Intervals: profile likelihood of the log-log fit, coverage measured at this design "
-            f"(fit statistics: tmcheck.empirics.fit). The ID-free prediction enters the test as the d that α̂_D "
-            f"implies, with a normal error from α̂_D's interval. A verdict is withheld when a run of the fit "
-            f"hit the step cap.\n\n{report['alpha_N']['words']}\n\n"
-            f"![test loss against N]({FIGURE})\n\n" + "\n".join(runs) + "\n")
+        runs.append(
+            f"| {r['run']} | {r['n_layer']} | {r['n_embd']} | {r['non_embedding_params']:,} | {r['n']:,} "
+            f"| {r['steps']} | {stop} | {r['test_loss']:.4f} |"
+        )
+    return (
+        f"# Model-scaling report: preset `{preset.name}`, corpus `{report['corpus']}`\n\n"
+        f"GPTs of depth {', '.join(map(str, preset.depths))} and width {', '.join(map(str, preset.widths))} "
+        f"(head size {preset.head_dim}, context {preset.model.block_size}, vocabulary {preset.vocab_size}) "
+        f"trained on the full training split (n = {report['model_runs'][0]['n']:,} tokens) for at most "
+        f"{preset.train.max_steps} steps of {preset.batch_size} sequences, early stopping on validation loss "
+        f"(patience {preset.train.patience} evaluations of every {preset.train.eval_every} steps); test loss at the "
+        f"best-validation checkpoint. {report['runs']} runs, {report['train_seconds'] / 60:.1f} minutes of "
+        f"training. N counts parameters without the token and position embeddings.\n\n"
+        f"{table(report)}\n\n"
+        f"Intervals: profile likelihood of the log-log fit, coverage measured at this design "
+        f"(fit statistics: tmcheck.empirics.fit). The ID-free prediction enters the test as the d that α̂_D "
+        f"implies, with a normal error from α̂_D's interval. A verdict is withheld when a run of the fit "
+        f"hit the step cap.\n\n{report['alpha_N']['words']}\n\n"
+        f"![test loss against N]({FIGURE})\n\n" + "\n".join(runs) + "\n"
+    )
 
 
 def _short(v: float) -> str:
@@ -210,8 +293,14 @@ def _panel(ax, x, y, capped, fit, color, xlabel, label):
     y0 = fit["params"]["B"] * x0**-a
     ax.plot(grid, y0 * (grid / x0) ** -a, color=color, lw=2, label=f"fit: {label} = {a:.3f}")
     lo, hi = y0 * (grid / x0) ** -iv["lo"], y0 * (grid / x0) ** -iv["hi"]
-    ax.fill_between(grid, np.minimum(lo, hi), np.maximum(lo, hi), color=color, alpha=0.18,
-                    label=f"95% interval [{iv['lo']:.3f}, {iv['hi']:.3f}]")
+    ax.fill_between(
+        grid,
+        np.minimum(lo, hi),
+        np.maximum(lo, hi),
+        color=color,
+        alpha=0.18,
+        label=f"95% interval [{iv['lo']:.3f}, {iv['hi']:.3f}]",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(sorted(set(x)), [_short(v) for v in sorted(set(x))])
@@ -232,23 +321,51 @@ def figure(report: dict, path: Path) -> None:
     m = report["model_runs"]
     x = np.array([r["non_embedding_params"] for r in m], float)
     y = np.array([r["test_loss"] for r in m], float)
-    grid, x0, y0 = _panel(axes[0], x, y, np.array([r["capped"] for r in m]), report["alpha_N"]["fits"]["loglog"],
-                          "tab:blue", "non-embedding parameters N", "α̂_N")
+    grid, x0, y0 = _panel(
+        axes[0],
+        x,
+        y,
+        np.array([r["capped"] for r in m]),
+        report["alpha_N"]["fits"]["loglog"],
+        "tab:blue",
+        "non-embedding parameters N",
+        "α̂_N",
+    )
     t = report["alpha_N"]["prediction"]["loglog"]
-    axes[0].plot(grid, y0 * (grid / x0) ** -t["alpha_pred"], "k--", lw=1.2,
-                 label=f"2β/d̂ = {t['alpha_pred']:.3f} (d̂ = {report['id']['d']:.1f})")
+    axes[0].plot(
+        grid,
+        y0 * (grid / x0) ** -t["alpha_pred"],
+        "k--",
+        lw=1.2,
+        label=f"2β/d̂ = {t['alpha_pred']:.3f} (d̂ = {report['id']['d']:.1f})",
+    )
     if report["id_free"]:
-        axes[0].plot(grid, y0 * (grid / x0) ** -report["id_free"]["alpha_N"], ":", color="tab:red", lw=1.5,
-                     label=f"α̂_D/(1−α̂_D) = {report['id_free']['alpha_N']:.3f} (ID-free)")
+        axes[0].plot(
+            grid,
+            y0 * (grid / x0) ** -report["id_free"]["alpha_N"],
+            ":",
+            color="tab:red",
+            lw=1.5,
+            label=f"α̂_D/(1−α̂_D) = {report['id_free']['alpha_N']:.3f} (ID-free)",
+        )
     axes[0].set_title(f"{report['corpus']}: test loss vs model size at n = {m[0]['n']:,} tokens", fontsize=10)
     if report["alpha_D"]:
         dr = report["data_runs"]
         axes[1].set_title(f"data arm (depth {dr[0]['n_layer']}, width {dr[0]['n_embd']}): test loss vs n", fontsize=10)
-        _panel(axes[1], np.array([r["n"] for r in dr], float), np.array([r["test_loss"] for r in dr], float),
-               np.array([r["capped"] for r in dr]), report["alpha_D"]["fits"]["loglog"], "tab:green",
-               "training-set size n (tokens)", "α̂_D")
+        _panel(
+            axes[1],
+            np.array([r["n"] for r in dr], float),
+            np.array([r["test_loss"] for r in dr], float),
+            np.array([r["capped"] for r in dr]),
+            report["alpha_D"]["fits"]["loglog"],
+            "tab:green",
+            "training-set size n (tokens)",
+            "α̂_D",
+        )
     else:
-        axes[1].text(0.5, 0.5, "no data arm (fewer than 3 sizes)", ha="center", va="center", transform=axes[1].transAxes)
+        axes[1].text(
+            0.5, 0.5, "no data arm (fewer than 3 sizes)", ha="center", va="center", transform=axes[1].transAxes
+        )
     for ax in axes[: 2 if report["alpha_D"] else 1]:
         ax.legend(fontsize=7)
     fig.tight_layout()

@@ -22,15 +22,29 @@ from pathlib import Path
 import numpy as np
 
 from tmcheck.util import atomic
-from tmcheck.empirics.report.common import (LEVEL, alpha_cell, cached_id, capped_words, fit_exponent, format_interval,
-                                            law_band, prediction_cell, prediction_of, pyplot, range_table,
-                                            save_figure, verdict)
+from tmcheck.empirics.report.common import (
+    LEVEL,
+    alpha_cell,
+    cached_id,
+    capped_words,
+    fit_exponent,
+    format_interval,
+    law_band,
+    prediction_cell,
+    prediction_of,
+    pyplot,
+    range_table,
+    save_figure,
+    verdict,
+)
 from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.theory.bounds import alpha_D, alpha_N
 
-METHOD_STYLE = {"transformer": ("tab:blue", "o", "transformer (paper's, ReLU attention)"),
-                "knn": ("tab:orange", "s", "kNN regression"),
-                "krr": ("tab:green", "^", "kernel ridge regression")}
+METHOD_STYLE = {
+    "transformer": ("tab:blue", "o", "transformer (paper's, ReLU attention)"),
+    "knn": ("tab:orange", "s", "kNN regression"),
+    "krr": ("tab:green", "^", "kernel ridge regression"),
+}
 BETA_STYLE = {1.0: "-", 0.5: "--"}
 
 
@@ -52,31 +66,54 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
         prob = problem(preset, d, preset.betas[0], preset.noise)
         n = max(preset.ns)
         k = min(ID_K, n - 1)
-        protocol = {"problem": prob.as_dict(), "n": n, "pool_seed": preset.seeds[0], "estimator": ID_ESTIMATOR,
-                    "k": k, "protocol": "full", "bootstrap": ID_BOOTSTRAP, "seed": 0}
+        protocol = {
+            "problem": prob.as_dict(),
+            "n": n,
+            "pool_seed": preset.seeds[0],
+            "estimator": ID_ESTIMATOR,
+            "k": k,
+            "protocol": "full",
+            "bootstrap": ID_BOOTSTRAP,
+            "seed": 0,
+        }
 
         def compute(prob=prob, n=n, k=k) -> dict:
             X, _ = Experiment(prob).pool(n, preset.seeds[0])
-            r = estimate_id(X, estimator=ID_ESTIMATOR, k=k, protocol="full", bootstrap=ID_BOOTSTRAP,
-                            device=preset.device, seed=0)
-            return {"d": d, "estimator": ID_ESTIMATOR, "k": r.k, "n": len(X), "dimension": float(r.dimension),
-                    "ci": [float(v) for v in r.ci] if r.ci is not None else None}
+            r = estimate_id(
+                X, estimator=ID_ESTIMATOR, k=k, protocol="full", bootstrap=ID_BOOTSTRAP, device=preset.device, seed=0
+            )
+            return {
+                "d": d,
+                "estimator": ID_ESTIMATOR,
+                "k": r.k,
+                "n": len(X),
+                "dimension": float(r.dimension),
+                "ci": [float(v) for v in r.ci] if r.ci is not None else None,
+            }
 
         out.append(cached_id(sweep.id_path, f"synthetic-d{d}", protocol, compute))
     return out
 
 
-def _fit(sel: list[dict], size: str, kind: str, d: int, beta: float, id_entry: dict | None, bootstrap: int,
-         seed: int) -> dict:
+def _fit(
+    sel: list[dict], size: str, kind: str, d: int, beta: float, id_entry: dict | None, bootstrap: int, seed: int
+) -> dict:
     """The exponent fit of one curve, tested against the prediction from the true d and from d̂."""
     true = {"kind": kind, "beta": beta, "d": d}
     named = {"true d": true}
     if id_entry is not None and id_entry.get("ci"):
         named["d-hat"] = {"kind": kind, "beta": beta, "d_hat": id_entry["dimension"], "d_ci": id_entry["ci"]}
     # baselines have no training budget: no stop reason (None), nothing is left out
-    return fit_exponent([r[size] for r in sel], [r["test_mse"] for r in sel], stops=[r.get("stop") for r in sel],
-                        cap=max((r.get("max_steps", 0) for r in sel), default=None) or None, prediction=true,
-                        predictions=named, bootstrap=bootstrap, seed=seed)
+    return fit_exponent(
+        [r[size] for r in sel],
+        [r["test_mse"] for r in sel],
+        stops=[r.get("stop") for r in sel],
+        cap=max((r.get("max_steps", 0) for r in sel), default=None) or None,
+        prediction=true,
+        predictions=named,
+        bootstrap=bootstrap,
+        seed=seed,
+    )
 
 
 def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[list[dict], list[dict]]:
@@ -91,8 +128,14 @@ def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[lis
                 if len({r["n"] for r in sel}) < 2:
                     continue
                 fit = _fit(sel, "n", "D", d, beta, id_of.get(d), bootstrap, len(data))
-                entry = {"d": d, "beta": beta, "method": method, "predicted": alpha_D(d, beta), **fit,
-                         "seeds": len({r["seed"] for r in sel})}
+                entry = {
+                    "d": d,
+                    "beta": beta,
+                    "method": method,
+                    "predicted": alpha_D(d, beta),
+                    **fit,
+                    "seeds": len({r["seed"] for r in sel}),
+                }
                 if d in id_of:
                     entry["d_hat"], entry["d_hat_ci"] = id_of[d]["dimension"], id_of[d]["ci"]
                 data.append(entry)
@@ -119,13 +162,21 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     ids = estimated_dimensions(sweep, preset)
     data, model = build_tables(rows, ids, bootstrap)
     figures = FIGURES if model else FIGURES[:2]
-    report = {"kind": "synthetic", "sweep": str(sweep.path), "preset": preset.as_dict(), "data_scaling": data,
-              "model_scaling": model, "id_estimates": ids, "rows": len(rows),
-              "stops": {st: sum(r.get("stop") == st for r in rows if r["method"] == "transformer")
-                        for st in ("patience", "cap")},
-              "transformer_seconds": float(sum(r.get("seconds", 0.0) for r in rows)),
-              "wall_seconds": float(sum(r["wall_s"] for r in rows)),
-              "files": [layout.REPORT_MD, layout.REPORT_JSON, *figures]}
+    report = {
+        "kind": "synthetic",
+        "sweep": str(sweep.path),
+        "preset": preset.as_dict(),
+        "data_scaling": data,
+        "model_scaling": model,
+        "id_estimates": ids,
+        "rows": len(rows),
+        "stops": {
+            st: sum(r.get("stop") == st for r in rows if r["method"] == "transformer") for st in ("patience", "cap")
+        },
+        "transformer_seconds": float(sum(r.get("seconds", 0.0) for r in rows)),
+        "wall_seconds": float(sum(r["wall_s"] for r in rows)),
+        "files": [layout.REPORT_MD, layout.REPORT_JSON, *figures],
+    }
     figure_alpha(data, sweep.path / FIGURES[0])
     figure_loss(rows, data, sweep.path / FIGURES[1], bootstrap)
     if model:
@@ -136,8 +187,13 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
 
 
 def summary(report: dict) -> str:
-    parts = [data_table(report["data_scaling"]), "", prediction_table(report["data_scaling"]), "",
-             *summary_lines(report["data_scaling"])]
+    parts = [
+        data_table(report["data_scaling"]),
+        "",
+        prediction_table(report["data_scaling"]),
+        "",
+        *summary_lines(report["data_scaling"]),
+    ]
     if report["model_scaling"]:
         parts.append(model_table(report["model_scaling"]))
     parts.append("written: " + ", ".join(str(Path(report["sweep"]) / f) for f in report["files"]))
@@ -204,17 +260,20 @@ def figure_loss(rows: list[dict], data: list[dict], path: Path, bootstrap: int =
                 sel = [r for r in data if (r["d"], r["beta"], r["method"]) == (d, beta, method)]
                 if not sel:
                     continue
-                ax.scatter([r["n"] for r in sel], [r["test_mse"] for r in sel], color=color, marker=marker, s=10,
-                           alpha=0.35)
+                ax.scatter(
+                    [r["n"] for r in sel], [r["test_mse"] for r in sel], color=color, marker=marker, s=10, alpha=0.35
+                )
                 x, y = _mean_by(sel, "n")
-                ax.plot(x, y, BETA_STYLE.get(beta, ":"), color=color, marker=marker, ms=4,
-                        label=f"{method}, β={beta:g}")
+                ax.plot(
+                    x, y, BETA_STYLE.get(beta, ":"), color=color, marker=marker, ms=4, label=f"{method}, β={beta:g}"
+                )
                 if method == "transformer" and (d, beta) in fitted:
                     e = fitted[(d, beta)]
                     use = [r for r in sel if r["n"] in e["fitted_sizes"]]
                     grid = np.geomspace(min(e["fitted_sizes"]), max(e["fitted_sizes"]), 60)
-                    centre, lo, hi = law_band([r["n"] for r in use], [r["test_mse"] for r in use], "offset", grid,
-                                              bootstrap)
+                    centre, lo, hi = law_band(
+                        [r["n"] for r in use], [r["test_mse"] for r in use], "offset", grid, bootstrap
+                    )
                     ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
                     ax.plot(grid, centre, color=color, lw=0.8, ls=(0, (1, 1)))
         ax.set_xscale("log")
@@ -226,8 +285,10 @@ def figure_loss(rows: list[dict], data: list[dict], path: Path, bootstrap: int =
         ax.set_title(f"d = {d}")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
-    fig.suptitle(f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band "
-                 f"(parametric bootstrap)", fontsize=9)
+    fig.suptitle(
+        f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band (parametric bootstrap)",
+        fontsize=9,
+    )
     axes[0][-1].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     save_figure(fig, path)
@@ -245,8 +306,14 @@ def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
         x, y = _mean_by(sel, "params")
         color = cmap(dims.index(e["d"]) / max(1, len(dims) - 1) * 0.85)
         a = f"{e['exponent']['fits']['loglog']['alpha']:.2f}" if e["exponent"] else "withheld"
-        ax.plot(x, y, BETA_STYLE.get(e["beta"], ":"), marker="o", color=color,
-                label=f"d={e['d']}, β={e['beta']:g}: loglog α̂_N={a} (pred. {e['predicted']:.2f})")
+        ax.plot(
+            x,
+            y,
+            BETA_STYLE.get(e["beta"], ":"),
+            marker="o",
+            color=color,
+            label=f"d={e['d']}, β={e['beta']:g}: loglog α̂_N={a} (pred. {e['predicted']:.2f})",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("trained parameters N")
@@ -269,24 +336,33 @@ def _key(e: dict) -> tuple:
 def data_table(data: list[dict]) -> str:
     """Markdown: per (d, β), the transformer's loglog and offset α̂ with their intervals (method,
     measured coverage), E, the curvature test and the runs left out."""
-    lines = [f"| d | β | sizes fitted | loglog α̂ ({LEVEL:.0%} interval) | offset α̂ ({LEVEL:.0%} interval), E | "
-             "curvature | runs on the step cap |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"| d | β | sizes fitted | loglog α̂ ({LEVEL:.0%} interval) | offset α̂ ({LEVEL:.0%} interval), E | "
+        "curvature | runs on the step cap |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in sorted((e for e in data if e["method"] == "transformer"), key=_key):
         rep = e["exponent"]
         curv = rep["curvature"] if rep else None
         ctext = f"{'floor' if curv['floor'] else 'none'} (p = {curv['p_value']:.2g})" if curv else "n/a"
         left = ", ".join(f"n = {x['n']:,.0f} ({x['capped']}/{x['runs']})" for x in e["capped"]) or "none"
-        lines.append(f"| {e['d']} | {e['beta']:g} | {len(e['fitted_sizes'])} of {len(e['sizes'])} | "
-                     f"{alpha_cell(e, 'loglog')} | {alpha_cell(e, 'offset')} | {ctext} | {left} |")
+        lines.append(
+            f"| {e['d']} | {e['beta']:g} | {len(e['fitted_sizes'])} of {len(e['sizes'])} | "
+            f"{alpha_cell(e, 'loglog')} | {alpha_cell(e, 'offset')} | {ctext} | {left} |"
+        )
     return "\n".join(lines)
 
 
 def prediction_table(data: list[dict]) -> str:
     """Markdown: per (d, β), α_D from the true d and from d̂ (with the interval d̂'s carries), the
     transformer's tests (α̂ − α_D, p-value, verdict) for both forms, and the baselines' loglog verdicts."""
-    lines = ["| d | β | predicted α_D (true d) | d̂ (MLE, 95% CI) | α_D from d̂ (95%) | transformer loglog: α̂ − α_D (true d) | "
-             "transformer offset: α̂ − α_D (true d) | transformer loglog: α̂ − α_D (d̂) | kNN loglog α̂, verdict | "
-             "kernel ridge loglog α̂, verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| d | β | predicted α_D (true d) | d̂ (MLE, 95% CI) | α_D from d̂ (95%) | transformer loglog: α̂ − "
+        "α_D (true d) | "
+        "transformer offset: α̂ − α_D (true d) | transformer loglog: α̂ − α_D (d̂) | kNN loglog α̂, verdict | "
+        "kernel ridge loglog α̂, verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for key in sorted({_key(e) for e in data}):
         by = {e["method"]: e for e in data if _key(e) == key}
         ref = by.get("transformer") or next(iter(by.values()))
@@ -302,19 +378,33 @@ def prediction_table(data: list[dict]) -> str:
             return f"{by[m]['exponent']['fits']['loglog']['alpha']:.3f}: {verdict(by[m], 'loglog', 'true d')}"
 
         t = by.get("transformer")
-        cells = [prediction_cell(t, "loglog", "true d"), prediction_cell(t, "offset", "true d"),
-                 prediction_cell(t, "loglog", "d-hat") if t_hat else "n/a"] if t else ["—"] * 3
-        lines.append(f"| {ref['d']} | {-key[1]:g} | {ref['predicted']:.3f} | {dh} | {adh} | " + " | ".join(cells)
-                     + f" | {base('knn')} | {base('krr')} |")
+        cells = (
+            [
+                prediction_cell(t, "loglog", "true d"),
+                prediction_cell(t, "offset", "true d"),
+                prediction_cell(t, "loglog", "d-hat") if t_hat else "n/a",
+            ]
+            if t
+            else ["—"] * 3
+        )
+        lines.append(
+            f"| {ref['d']} | {-key[1]:g} | {ref['predicted']:.3f} | {dh} | {adh} | "
+            + " | ".join(cells)
+            + f" | {base('knn')} | {base('krr')} |"
+        )
     return "\n".join(lines)
 
 
 def model_table(model: list[dict]) -> str:
-    lines = ["| d | β | predicted α_N = 2β/d | transformer loglog α̂_N (95% interval) | α̂_N − α_N, verdict | N range |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| d | β | predicted α_N = 2β/d | transformer loglog α̂_N (95% interval) | α̂_N − α_N, verdict | N range |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in model:
-        lines.append(f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {alpha_cell(e, 'loglog')} | "
-                     f"{prediction_cell(e, 'loglog', 'true d')} | {min(e['sizes']):,.0f}–{max(e['sizes']):,.0f} |")
+        lines.append(
+            f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {alpha_cell(e, 'loglog')} | "
+            f"{prediction_cell(e, 'loglog', 'true d')} | {min(e['sizes']):,.0f}–{max(e['sizes']):,.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -367,9 +457,11 @@ and sizes of this sweep only; where the verdict changes with the fit range, the 
 
 def _schedule_text(p: dict) -> str:
     if p.get("schedule", "cosine") == "plateau":
-        return (f"a constant rate until the validation MSE has not improved for {p['patience']} evaluations "
-                f"(every {p['eval_every']} steps), then a {p['cooldown']}-step cooldown, at most "
-                f"{p['max_steps']} steps")
+        return (
+            f"a constant rate until the validation MSE has not improved for {p['patience']} evaluations "
+            f"(every {p['eval_every']} steps), then a {p['cooldown']}-step cooldown, at most "
+            f"{p['max_steps']} steps"
+        )
     return f"{p['min_steps']}–{p['max_steps']} steps with early stopping on validation"
 
 
@@ -409,34 +501,42 @@ def markdown(report: dict) -> str:
         "",
         "## Fit-range sensitivity (transformer, loglog α̂ on sub-ranges, verdict against the true d)",
         "",
-        *[f"**d = {e['d']}, β = {e['beta']:g}**\n\n{range_table(e)}\n" for e in
-          sorted((e for e in report["data_scaling"] if e["method"] == "transformer"), key=_key)],
+        *[
+            f"**d = {e['d']}, β = {e['beta']:g}**\n\n{range_table(e)}\n"
+            for e in sorted((e for e in report["data_scaling"] if e["method"] == "transformer"), key=_key)
+        ],
         "![alpha_D against d](fig_alpha.png)",
         "",
         "![test MSE against n](fig_loss.png)",
         "",
     ]
     if report["model_scaling"]:
-        parts += ["## Model scaling: predicted α_N = 2β/d against observed α̂_N",
-                  "",
-                  f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])}.",
-                  "",
-                  model_table(report["model_scaling"]),
-                  "",
-                  "![test MSE against N](fig_model.png)",
-                  ""]
+        parts += [
+            "## Model scaling: predicted α_N = 2β/d against observed α̂_N",
+            "",
+            f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])}.",
+            "",
+            model_table(report["model_scaling"]),
+            "",
+            "![test MSE against N](fig_model.png)",
+            "",
+        ]
     ids = report["id_estimates"]
-    parts += ["## Intrinsic dimension from the same x",
-              "",
-              "| true d | MLE d̂ (K=20) [95% CI] | points |", "|---|---|---|",
-              *[f"| {e['d']} | {e['dimension']:.2f} {format_interval(e['ci'])} | {e['n']} |" for e in ids],
-              "",
-              "## Reading",
-              "",
-              HONEST_READING,
-              "",
-              f"Rows: {report['rows']} (transformer runs: {report['stops']['patience']} stopped on their validation "
-              f"loss, {report['stops']['cap']} on the step cap); transformer training time {report['transformer_seconds'] / 60:.1f} min; "
-              f"wall time of all rows {report['wall_seconds'] / 60:.1f} min.",
-              ""]
+    parts += [
+        "## Intrinsic dimension from the same x",
+        "",
+        "| true d | MLE d̂ (K=20) [95% CI] | points |",
+        "|---|---|---|",
+        *[f"| {e['d']} | {e['dimension']:.2f} {format_interval(e['ci'])} | {e['n']} |" for e in ids],
+        "",
+        "## Reading",
+        "",
+        HONEST_READING,
+        "",
+        f"Rows: {report['rows']} (transformer runs: {report['stops']['patience']} stopped on their validation "
+        f"loss, {report['stops']['cap']} on the step cap); transformer training time "
+        f"{report['transformer_seconds'] / 60:.1f} min; "
+        f"wall time of all rows {report['wall_seconds'] / 60:.1f} min.",
+        "",
+    ]
     return "\n".join(parts)

@@ -23,8 +23,25 @@ from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, S
 from tmcheck.empirics.sweep.executors import SweepFailed, local, serial
 from tmcheck.empirics.sweep.kinds import Kind, get_kind, kind_names, register_kind
 
-__all__ = ["Context", "Executor", "Kind", "RunSpec", "SweepBusy", "SweepDir", "SweepFailed", "get_kind", "kind_names",
-           "layout", "load_config", "local", "preset_from_config", "register_kind", "run_spec", "run_sweep", "serial"]
+__all__ = [
+    "Context",
+    "Executor",
+    "Kind",
+    "RunSpec",
+    "SweepBusy",
+    "SweepDir",
+    "SweepFailed",
+    "get_kind",
+    "kind_names",
+    "layout",
+    "load_config",
+    "local",
+    "preset_from_config",
+    "register_kind",
+    "run_spec",
+    "run_sweep",
+    "serial",
+]
 
 
 def load_config(sweep_dir: Path) -> dict:

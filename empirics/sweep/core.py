@@ -23,7 +23,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
@@ -93,7 +94,7 @@ class RunSpec:
         return {"kind": self.kind, "run": self.run, "params": _plain(dict(self.params))}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "RunSpec":
+    def from_dict(cls, d: Mapping) -> RunSpec:
         if not isinstance(d, Mapping) or set(d) != {"kind", "run", "params"} or not isinstance(d["params"], Mapping):
             raise ValueError("a run spec is a JSON object with exactly the keys kind, run and params")
         return cls(d["kind"], layout.check_run_name(d["run"]), dict(d["params"]))
@@ -104,7 +105,7 @@ class Context:
     """What running specs of one sweep needs, built once per process: the directory, its config, the
     preset as an object, and a cache that a kind may use between specs of one process."""
 
-    sweep: "SweepDir"
+    sweep: SweepDir
     config: dict
     kind: Kind
     preset: Any
@@ -208,14 +209,17 @@ class SweepDir:
                 want = _plain({"kind": kind, **k.new_config(p, {**kept, **given})})
                 differ = [key for key in want if want[key] != stored.get(key)]
                 if differ:
-                    raise ValueError(f"{self.path} holds a {kind} sweep of preset {stored['preset'].get('name')!r} "
-                                     f"with other settings ({', '.join(differ)}); use a new directory")
+                    raise ValueError(
+                        f"{self.path} holds a {kind} sweep of preset {stored['preset'].get('name')!r} "
+                        f"with other settings ({', '.join(differ)}); use a new directory"
+                    )
             return stored
         # a typo must not start hours of work among other files: a new sweep needs an empty or new
         # directory (the submitter's own .lock, taken just before, does not count)
         if self.path.is_dir() and any(p.name != layout.LOCK for p in self.path.iterdir()):
-            raise ValueError(f"{self.path} exists and is not a tmcheck sweep (no {layout.CONFIG}); "
-                             "use an empty or new directory")
+            raise ValueError(
+                f"{self.path} exists and is not a tmcheck sweep (no {layout.CONFIG}); use an empty or new directory"
+            )
         if preset is None:
             preset = get_preset("tiny", kind)
         config = _plain({"kind": kind, **k.new_config(preset, options)})
@@ -303,8 +307,9 @@ class SweepDir:
                 atomic.write_json(self.run_dir(run) / layout.ROW, row)
 
 
-def run_spec(sweep: SweepDir | Path | str, spec: RunSpec | Mapping, ctx: Context | None = None,
-             progress: bool = False) -> dict:
+def run_spec(
+    sweep: SweepDir | Path | str, spec: RunSpec | Mapping, ctx: Context | None = None, progress: bool = False
+) -> dict:
     """Run one spec of the sweep (in this process), or return its row if it is already done.
 
     Safe to call from any process that sees the sweep directory: it holds the run's own lock (a
@@ -340,9 +345,15 @@ def run_spec(sweep: SweepDir | Path | str, spec: RunSpec | Mapping, ctx: Context
 Executor = Callable[[Context, list[RunSpec]], Iterable[dict]]
 
 
-def run_sweep(sweep_dir: Path | str, kind: str, preset=None, options: Mapping | None = None,
-              progress: bool = True, log: Callable[[str], None] = print,
-              executor: Executor | None = None) -> list[dict]:
+def run_sweep(
+    sweep_dir: Path | str,
+    kind: str,
+    preset=None,
+    options: Mapping | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+    executor: Executor | None = None,
+) -> list[dict]:
     """Create or resume the sweep in sweep_dir (the submitter: holds the sweep's lock throughout).
 
     A new directory takes `preset` (a name or a preset object; default tiny) and `options`; an
@@ -363,8 +374,10 @@ def run_sweep(sweep_dir: Path | str, kind: str, preset=None, options: Mapping | 
         sweep.adopt_legacy_rows(specs)
         sweep.write_plan(specs)
         todo = [s for s in specs if sweep.read_row(s.run) is None]
-        log(f"{ctx.kind.name} sweep {ctx.preset.name}: {len(specs) - len(todo)} of {len(specs)} runs done, "
-            f"{len(todo)} to run")
+        log(
+            f"{ctx.kind.name} sweep {ctx.preset.name}: {len(specs) - len(todo)} of {len(specs)} runs done, "
+            f"{len(todo)} to run"
+        )
         with _bar(progress, len(todo), f"{ctx.kind.name} sweep") as advance:
             for row in executor(ctx, todo):
                 sweep.merge(specs)
@@ -378,7 +391,12 @@ def _bar(enabled: bool, total: int, title: str):
     """A rich progress bar over the runs of a sweep (nothing when disabled or not on a terminal)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  disable=not enabled or total == 0) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not enabled or total == 0,
+    ) as bar:
         task = bar.add_task(title, total=total)
         yield lambda: bar.advance(task)

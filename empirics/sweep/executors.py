@@ -24,7 +24,8 @@ import socket
 import time
 import traceback
 from collections import deque
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
@@ -48,8 +49,14 @@ def read_failure(sweep: SweepDir, run: str) -> dict | None:
 
 def record_failure(sweep: SweepDir, run: str, error: str, where: dict | None = None, detail: str = "") -> dict:
     """Write runs/<run>/error.json atomically and return its record."""
-    record = {"run": run, "error": error, "detail": detail, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-              "host": socket.gethostname(), **(where or {})}
+    record = {
+        "run": run,
+        "error": error,
+        "detail": detail,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": socket.gethostname(),
+        **(where or {}),
+    }
     atomic.write_json(sweep.run_dir(run) / layout.ERROR, record)
     return record
 
@@ -62,9 +69,10 @@ def attempt(sweep: SweepDir, spec: RunSpec | dict, ctx: Context, where: dict | N
         row = run_spec(sweep, spec, ctx)
     except SweepBusy as exc:
         return "busy", str(exc)
-    except Exception as exc:  # noqa: BLE001  (any failure of one run is that run's, not the sweep's)
-        return "failed", record_failure(sweep, spec.run, f"{type(exc).__name__}: {exc}", where,
-                                        traceback.format_exc(limit=20))
+    except Exception as exc:
+        return "failed", record_failure(
+            sweep, spec.run, f"{type(exc).__name__}: {exc}", where, traceback.format_exc(limit=20)
+        )
     (sweep.run_dir(spec.run) / layout.ERROR).unlink(missing_ok=True)
     return "done", row
 
@@ -96,8 +104,10 @@ class Tally:
     def finish(self, sweep: SweepDir) -> None:
         parts = []
         if self.failed:
-            parts.append(f"{len(self.failed)} run(s) failed ({', '.join(self.failed[:3])}"
-                         f"{', ...' if len(self.failed) > 3 else ''})")
+            parts.append(
+                f"{len(self.failed)} run(s) failed ({', '.join(self.failed[:3])}"
+                f"{', ...' if len(self.failed) > 3 else ''})"
+            )
         if self.not_started:
             parts.append(f"{self.not_started} not started (--max-failures {self.max_failures} reached)")
         if self.busy:
@@ -187,7 +197,7 @@ def slots(n: int) -> list[tuple[dict, list[int]]]:
     gpus = visible_gpus()
     out = []
     for i in range(n):
-        share = cores[i * len(cores) // n:(i + 1) * len(cores) // n] if n <= len(cores) else [cores[i % len(cores)]]
+        share = cores[i * len(cores) // n : (i + 1) * len(cores) // n] if n <= len(cores) else [cores[i % len(cores)]]
         env = {"OMP_NUM_THREADS": str(len(share)), "MKL_NUM_THREADS": str(len(share))}
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = gpus[i % len(gpus)]
@@ -237,8 +247,9 @@ def _pool(ctx: Context, specs: list[RunSpec], n: int, tally: Tally) -> Iterator[
     def start(slot: int):
         parent, child = spawn.Pipe()
         env, cores = slots(n)[slot]
-        p = spawn.Process(target=_worker, args=(child, env, cores, *args), daemon=True,
-                          name=f"tmcheck-sweep-worker-{slot}")
+        p = spawn.Process(
+            target=_worker, args=(child, env, cores, *args), daemon=True, name=f"tmcheck-sweep-worker-{slot}"
+        )
         p.start()
         child.close()
         return p, parent
@@ -263,9 +274,15 @@ def _pool(ctx: Context, specs: list[RunSpec], n: int, tally: Tally) -> Iterator[
                         status, payload = conn.recv()
                     except (EOFError, OSError):  # the worker died mid-run
                         proc.join(5)
-                        status, payload = "failed", record_failure(
-                            ctx.sweep, spec.run, f"worker process {proc.pid} died (exit code {proc.exitcode})",
-                            {"executor": "local", "pid": proc.pid})
+                        status, payload = (
+                            "failed",
+                            record_failure(
+                                ctx.sweep,
+                                spec.run,
+                                f"worker process {proc.pid} died (exit code {proc.exitcode})",
+                                {"executor": "local", "pid": proc.pid},
+                            ),
+                        )
                         conn.close()
                         workers[slot] = start(slot)
                     row = tally.outcome(spec.run, status, payload)

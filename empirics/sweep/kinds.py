@@ -1,15 +1,16 @@
 """The registry of sweep kinds: what a sweep of each kind plans, runs and reports.
 
 A kind is a `Kind` record in a module of its own (tmcheck.empirics.sweep.pretrain,
-tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. Adding a kind: write a module whose
-`KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
+tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. Adding a kind: write a module
+whose `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 if TYPE_CHECKING:
     from tmcheck.empirics.sweep.core import Context, RunSpec
@@ -41,9 +42,9 @@ class Kind:
     name: str
     description: str
     new_config: Callable[..., dict]
-    plan: Callable[["Context", Callable[[str], None]], list["RunSpec"]]
+    plan: Callable[[Context, Callable[[str], None]], list[RunSpec]]
     run_name: Callable[[Mapping], str]
-    run: Callable[["Context", "RunSpec"], dict]
+    run: Callable[[Context, RunSpec], dict]
     describe: Callable[[dict], str]
     report: str
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 import string
-from typing import Mapping
+from collections.abc import Mapping
 
 CONFIG = "config.json"
 PLAN = "plan.json"

@@ -18,7 +18,8 @@ from capped runs. The presets live here (ModelPreset registers itself with the p
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, ClassVar, Mapping
+from typing import ClassVar
+from collections.abc import Callable, Mapping
 
 from tmcheck.empirics.data import check_corpus, prepare_dataset
 from tmcheck.empirics.lm import dataset_spec, train_lm
@@ -45,25 +46,25 @@ class ModelPreset(Preset):
     """A model-scaling sweep: one corpus, a width x depth grid at a fixed n, and a data arm."""
 
     kind: ClassVar[str] = "model"
-    corpus: str                       # the one corpus (`--corpus` overrides)
-    model: GPTConfig                  # context and head size of every model; n_layer/n_embd from the grid
+    corpus: str  # the one corpus (`--corpus` overrides)
+    model: GPTConfig  # context and head size of every model; n_layer/n_embd from the grid
     train: TrainConfig
-    widths: tuple[int, ...]           # n_embd of the grid
-    depths: tuple[int, ...]           # n_layer of the grid
-    head_dim: int = 16                # n_head = n_embd // head_dim (at least 1)
+    widths: tuple[int, ...]  # n_embd of the grid
+    depths: tuple[int, ...]  # n_layer of the grid
+    head_dim: int = 16  # n_head = n_embd // head_dim (at least 1)
     batch_size: int = 32
     vocab_size: int = 512
     tokenizer_bytes: int = 2_000_000
-    n_max: int = 10**9                # the fixed n: the training split, capped here (tokens)
-    data_ns: tuple[int, ...] = ()     # data arm: smaller training-set sizes (the full n is added)
-    data_layers: int = 1              # data arm's model
+    n_max: int = 10**9  # the fixed n: the training split, capped here (tokens)
+    data_ns: tuple[int, ...] = ()  # data arm: smaller training-set sizes (the full n is added)
+    data_layers: int = 1  # data arm's model
     data_width: int = 32
     seeds: tuple[int, ...] = (0,)
     max_eval_tokens: int = 32_768
-    id_docs: int = 256                # test documents embedded for d-hat
+    id_docs: int = 256  # test documents embedded for d-hat
     id_context: int = 256
     id_tokens_per_doc: int = 32
-    beta: float = 1.0                 # smoothness in alpha_N = 2 beta / d (the paper: beta = 1)
+    beta: float = 1.0  # smoothness in alpha_N = 2 beta / d (the paper: beta = 1)
 
     def validate(self) -> None:
         if not self.widths or not self.depths or min(self.widths + self.depths) < 1:
@@ -85,30 +86,57 @@ class ModelPreset(Preset):
         """(n_layer, n_embd) of the model arm, smallest N first."""
         return sorted({(L, w) for L in self.depths for w in self.widths}, key=lambda s: non_embedding_params(*s))
 
-    def sized(self, n_layer: int, n_embd: int) -> "ModelPreset":
+    def sized(self, n_layer: int, n_embd: int) -> ModelPreset:
         """This preset with its GPT resized: what train_lm trains."""
         return replace(self, model=replace(self.model, n_layer=n_layer, n_embd=n_embd, n_head=self.heads(n_embd)))
 
 
 MODEL: dict[str, ModelPreset] = {
     "tiny": ModelPreset(
-        name="tiny", corpus="stories", model=GPTConfig(block_size=32),
+        name="tiny",
+        corpus="stories",
+        model=GPTConfig(block_size=32),
         train=TrainConfig(max_steps=60, lr=3e-3, min_lr=3e-4, warmup_steps=5, eval_every=10, patience=2, threads=1),
-        widths=(8, 16, 32), depths=(1,), head_dim=8, batch_size=16, vocab_size=320, tokenizer_bytes=200_000,
-        n_max=20_000, data_ns=(3_000, 8_000), data_layers=1, data_width=16, max_eval_tokens=2_048,
-        id_docs=64, id_context=32, id_tokens_per_doc=8,
-        notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests"),
+        widths=(8, 16, 32),
+        depths=(1,),
+        head_dim=8,
+        batch_size=16,
+        vocab_size=320,
+        tokenizer_bytes=200_000,
+        n_max=20_000,
+        data_ns=(3_000, 8_000),
+        data_layers=1,
+        data_width=16,
+        max_eval_tokens=2_048,
+        id_docs=64,
+        id_context=32,
+        id_tokens_per_doc=8,
+        notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests",
+    ),
     "cpu": ModelPreset(
-        name="cpu", corpus="sql", model=GPTConfig(block_size=64),
+        name="cpu",
+        corpus="sql",
+        model=GPTConfig(block_size=64),
         train=TrainConfig(max_steps=2500, lr=3e-3, min_lr=3e-4, warmup_steps=50, eval_every=50, patience=4, threads=1),
-        widths=(16, 32, 64, 128), depths=(1, 2), head_dim=16, batch_size=16, vocab_size=512, n_max=1_000_000,
-        data_ns=(62_500, 125_000, 250_000, 500_000), data_layers=1, data_width=64, max_eval_tokens=16_384,
-        id_docs=400, id_context=64, id_tokens_per_doc=16,
+        widths=(16, 32, 64, 128),
+        depths=(1, 2),
+        head_dim=16,
+        batch_size=16,
+        vocab_size=512,
+        n_max=1_000_000,
+        data_ns=(62_500, 125_000, 250_000, 500_000),
+        data_layers=1,
+        data_width=64,
+        max_eval_tokens=16_384,
+        id_docs=400,
+        id_context=64,
+        id_tokens_per_doc=16,
         notes="SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N from 3.3k to 397k (2.1 decades) at "
-              "n = 1M tokens (2.5 epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes). "
-              "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
-              "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
-              "Sized for about 15 minutes with 2 workers on 2 shared cores (n = 200k, 1000 steps took 5 minutes)"),
+        "n = 1M tokens (2.5 epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes). "
+        "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
+        "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
+        "Sized for about 15 minutes with 2 workers on 2 shared cores (n = 200k, 1000 steps took 5 minutes)",
+    ),
 }
 PRESETS["model"] = MODEL
 
@@ -136,9 +164,16 @@ def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
     sizes = [(L, w, n) for L, w in p.grid()] + [(p.data_layers, p.data_width, m) for m in p.data_ns]
     if (p.data_layers, p.data_width) not in p.grid():
         sizes.append((p.data_layers, p.data_width, n))
-    log(f"{corpus}: n = {n:,} training tokens; N = " + ", ".join(f"{non_embedding_params(L, w):,}" for L, w in p.grid())
-        + (f"; data arm (depth {p.data_layers}, width {p.data_width}) at n = "
-           + ", ".join(f"{m:,}" for m in [*p.data_ns, n]) if p.data_ns else ""))
+    log(
+        f"{corpus}: n = {n:,} training tokens; N = "
+        + ", ".join(f"{non_embedding_params(L, w):,}" for L, w in p.grid())
+        + (
+            f"; data arm (depth {p.data_layers}, width {p.data_width}) at n = "
+            + ", ".join(f"{m:,}" for m in [*p.data_ns, n])
+            if p.data_ns
+            else ""
+        )
+    )
     specs = []
     for L, w, m in sizes:
         for seed in p.seeds:
@@ -154,15 +189,30 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     sized = ctx.preset.sized(p["n_layer"], p["n_embd"])
     row = train_lm(sized, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress)
     capped = row["steps"] >= sized.train.max_steps and not row["stopped_early"]
-    return {**row, "n_layer": p["n_layer"], "n_embd": p["n_embd"], "n_head": sized.model.n_head,
-            "non_embedding_params": non_embedding_params(p["n_layer"], p["n_embd"]), "capped": capped}
+    return {
+        **row,
+        "n_layer": p["n_layer"],
+        "n_embd": p["n_embd"],
+        "n_head": sized.model.n_head,
+        "non_embedding_params": non_embedding_params(p["n_layer"], p["n_embd"]),
+        "capped": capped,
+    }
 
 
 def describe(row: dict) -> str:
-    return (f"N = {row['non_embedding_params']:,}, n = {row['n']:,}: test loss {row['test_loss']:.4f} after "
-            f"{row['steps']} steps ({row['seconds']:.1f}s, {'step cap' if row['capped'] else 'early stop'})")
+    return (
+        f"N = {row['non_embedding_params']:,}, n = {row['n']:,}: test loss {row['test_loss']:.4f} after "
+        f"{row['steps']} steps ({row['seconds']:.1f}s, {'step cap' if row['capped'] else 'early stop'})"
+    )
 
 
-KIND = Kind(name="model", description="model scaling: test loss against non-embedding parameters N (Figure 3)",
-            new_config=new_config, plan=plan, run_name=run_name, run=run, describe=describe,
-            report="tmcheck.empirics.report.model")
+KIND = Kind(
+    name="model",
+    description="model scaling: test loss against non-embedding parameters N (Figure 3)",
+    new_config=new_config,
+    plan=plan,
+    run_name=run_name,
+    run=run,
+    describe=describe,
+    report="tmcheck.empirics.report.model",
+)

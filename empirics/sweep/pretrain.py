@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from tmcheck.empirics.checkpoint import BEST
 from tmcheck.empirics.data import CORPORA, check_corpus, prepare_dataset
@@ -74,19 +74,29 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     p = spec.params
     if p["tag"] != corpus_tag(p["corpus"]):
         raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
-    row = train_lm(ctx.preset, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run),
-                   ctx.progress)
+    row = train_lm(
+        ctx.preset, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress
+    )
     return {**row, "stop": stop_reason(row["stopped_early"]), "max_steps": ctx.preset.train.max_steps}
 
 
 def describe(row: dict) -> str:
-    return (f"test loss {row['test_loss']:.4f} after {row['steps']} steps "
-            f"({row['seconds']:.1f}s, stopped on {row.get('stop', stop_reason(row['stopped_early']))})")
+    return (
+        f"test loss {row['test_loss']:.4f} after {row['steps']} steps "
+        f"({row['seconds']:.1f}s, stopped on {row.get('stop', stop_reason(row['stopped_early']))})"
+    )
 
 
-KIND = Kind(name="pretrain", description="pretraining data scaling: test loss against training tokens n (Figure 2)",
-            new_config=new_config, plan=plan, run_name=run_name, run=run, describe=describe,
-            report="tmcheck.empirics.report.pretrain")
+KIND = Kind(
+    name="pretrain",
+    description="pretraining data scaling: test loss against training tokens n (Figure 2)",
+    new_config=new_config,
+    plan=plan,
+    run_name=run_name,
+    run=run,
+    describe=describe,
+    report="tmcheck.empirics.report.pretrain",
+)
 
 
 def full_split_run(sweep_dir: Path, corpus: str) -> Path:

@@ -22,18 +22,38 @@ import re
 import shutil
 import subprocess
 import time
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import submitit
 
 from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
-from tmcheck.empirics.sweep.executors import Log, Tally, attempt, kind_blob, read_failure, record_failure, worker_context
+from tmcheck.empirics.sweep.executors import (
+    Log,
+    Tally,
+    attempt,
+    kind_blob,
+    read_failure,
+    record_failure,
+    worker_context,
+)
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
-ACTIVE = ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED", "REQUEUE_HOLD",
-          "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED")
+ACTIVE = (
+    "PENDING",
+    "RUNNING",
+    "CONFIGURING",
+    "COMPLETING",
+    "REQUEUED",
+    "RESIZING",
+    "SUSPENDED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "STOPPED",
+)
 
 
 def minutes(text: str | int) -> int:
@@ -155,17 +175,30 @@ class RunTask(submitit.helpers.Checkpointable):
         ctx = worker_context(sweep_path, config, blob)
         job = os.environ.get("SLURM_ARRAY_JOB_ID", os.environ.get("SLURM_JOB_ID", ""))
         task = os.environ.get("SLURM_ARRAY_TASK_ID")
-        where = {"executor": "slurm", "job": f"{job}_{task}" if task is not None else job, "pid": os.getpid(),
-                 "cores": cores or sorted(os.sched_getaffinity(0))}
+        where = {
+            "executor": "slurm",
+            "job": f"{job}_{task}" if task is not None else job,
+            "pid": os.getpid(),
+            "cores": cores or sorted(os.sched_getaffinity(0)),
+        }
         status, payload = attempt(ctx.sweep, spec, ctx, where)
         if status == "failed":
             raise RuntimeError(payload["error"])  # the task ends FAILED; error.json holds the record
         return status
 
 
-def slurm(partition: str | None = None, gpus_per_task: int | None = None, cpus_per_task: int | None = None,
-          time_limit: str | int | None = None, array_parallelism: int | None = None, sbatch: Mapping | None = None,
-          max_requeues: int = 3, max_failures: int | None = None, log: Log = print, poll_s: float = 2.0):
+def slurm(
+    partition: str | None = None,
+    gpus_per_task: int | None = None,
+    cpus_per_task: int | None = None,
+    time_limit: str | int | None = None,
+    array_parallelism: int | None = None,
+    sbatch: Mapping | None = None,
+    max_requeues: int = 3,
+    max_failures: int | None = None,
+    log: Log = print,
+    poll_s: float = 2.0,
+):
     """The executor that submits a sweep's specs as one SLURM array and waits for their rows.
 
     Resources default to the preset's (`preset_resources`); every argument given overrides them."""
@@ -182,12 +215,14 @@ def slurm(partition: str | None = None, gpus_per_task: int | None = None, cpus_p
             log(f"waiting for {len(waiting)} run(s) still queued from an earlier submission")
         submit = [s for s in specs if s.run not in waiting]
         if submit:
-            ex = _executor(sweep, ctx, partition, gpus_per_task, cpus_per_task, time_limit, array_parallelism,
-                           sbatch, max_requeues)
+            ex = _executor(
+                sweep, ctx, partition, gpus_per_task, cpus_per_task, time_limit, array_parallelism, sbatch, max_requeues
+            )
             blob = kind_blob(ctx)
             n = len(submit)
-            submitted = ex.map_array(RunTask(), [str(sweep.path)] * n, [s.as_dict() for s in submit],
-                                     [ctx.config] * n, [blob] * n)
+            submitted = ex.map_array(
+                RunTask(), [str(sweep.path)] * n, [s.as_dict() for s in submit], [ctx.config] * n, [blob] * n
+            )
             for s, job in zip(submit, submitted):
                 jobs[s.run] = waiting[s.run] = job.job_id
                 (sweep.run_dir(s.run) / layout.ERROR).unlink(missing_ok=True)  # the retry is on its way
@@ -199,12 +234,14 @@ def slurm(partition: str | None = None, gpus_per_task: int | None = None, cpus_p
     return execute
 
 
-def _executor(sweep, ctx, partition, gpus_per_task, cpus_per_task, time_limit, array_parallelism, sbatch,
-              max_requeues):
+def _executor(sweep, ctx, partition, gpus_per_task, cpus_per_task, time_limit, array_parallelism, sbatch, max_requeues):
     res = preset_resources(ctx.preset)
-    params = {"time": minutes(time_limit if time_limit is not None else res["time"]),
-              "cpus_per_task": cpus_per_task or res["cpus_per_task"],
-              "job_name": f"tmcheck-{ctx.kind.name}", "signal_delay_s": 120}
+    params = {
+        "time": minutes(time_limit if time_limit is not None else res["time"]),
+        "cpus_per_task": cpus_per_task or res["cpus_per_task"],
+        "job_name": f"tmcheck-{ctx.kind.name}",
+        "signal_delay_s": 120,
+    }
     gpus = res["gpus_per_task"] if gpus_per_task is None else gpus_per_task
     if gpus:
         params["gpus_per_task"] = gpus
@@ -236,8 +273,13 @@ def _watch(sweep: SweepDir, waiting: dict[str, str], tally: Tally, poll_s: float
                 continue
             err = read_failure(sweep, run)
             if err is None or err.get("job") != job:
-                err = record_failure(sweep, run, f"SLURM job {job} ended without a result (state {last_state(job)}); "
-                                     f"log: {layout.SLURM}/{job}_0_log.err", {"executor": "slurm", "job": job})
+                err = record_failure(
+                    sweep,
+                    run,
+                    f"SLURM job {job} ended without a result (state {last_state(job)}); "
+                    f"log: {layout.SLURM}/{job}_0_log.err",
+                    {"executor": "slurm", "job": job},
+                )
             tally.outcome(run, "failed", err)
         if tally.stop():
             _cancel_pending(waiting, queue, tally)

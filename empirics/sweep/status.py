@@ -34,8 +34,20 @@ def sweep_status(path) -> dict:
             state = "queued" if in_queue == "PENDING" else "running"
         elif state == "started" and err is not None:
             state = "failed"
-        runs.append({"run": s.run, "state": state, "job": job, "job_state": in_queue,
-                     "error": err["error"] if err and state == "failed" else None})
+        runs.append(
+            {
+                "run": s.run,
+                "state": state,
+                "job": job,
+                "job_state": in_queue,
+                "error": err["error"] if err and state == "failed" else None,
+            }
+        )
     counts = Counter(r["state"] for r in runs)
-    return {"sweep": str(sweep.path), "kind": config["kind"], "preset": config["preset"].get("name"),
-            "counts": {k: counts.get(k, 0) for k in STATES}, "runs": runs}
+    return {
+        "sweep": str(sweep.path),
+        "kind": config["kind"],
+        "preset": config["preset"].get("name"),
+        "counts": {k: counts.get(k, 0) for k in STATES},
+        "runs": runs,
+    }

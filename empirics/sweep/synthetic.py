@@ -10,7 +10,8 @@ are tmcheck.empirics.presets.SynthPreset.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
 
 from tmcheck.empirics.synthetic import Experiment, Problem, knn_baseline, krr_baseline, validation_size
 from tmcheck.empirics.sweep import layout
@@ -25,7 +26,7 @@ METHODS = ("transformer", "knn", "krr")
 NAMES = {"data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}", "model": "model-d{d}-b{beta}-w{width}-s{seed}"}
 
 
-def check_preset(p: "SynthPreset") -> None:
+def check_preset(p: SynthPreset) -> None:
     """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
     if p.size not in SIZES:
         raise ValueError(f"unknown size rule {p.size!r}; expected one of {', '.join(SIZES)}")
@@ -35,8 +36,10 @@ def check_preset(p: "SynthPreset") -> None:
     from tmcheck.empirics.train import SCHEDULES
 
     if p.schedule not in SCHEDULES or (p.schedule == "plateau" and p.cooldown < 1):
-        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)} (plateau with cooldown >= 1), "
-                         f"got {p.schedule!r} with cooldown {p.cooldown}")
+        raise ValueError(
+            f"schedule must be one of {', '.join(SCHEDULES)} (plateau with cooldown >= 1), "
+            f"got {p.schedule!r} with cooldown {p.cooldown}"
+        )
     if not 1 <= p.min_steps <= p.max_steps:
         raise ValueError(f"need 1 <= min_steps <= max_steps, got {p.min_steps} and {p.max_steps}")
     if not p.ns or not p.seeds:
@@ -49,19 +52,21 @@ def check_preset(p: "SynthPreset") -> None:
     model_config(p, p.ffn_width)
 
 
-def problem(p: "SynthPreset", d: int, beta: float, noise: float) -> Problem:
-    return Problem(manifold=p.manifold, d=d, D=p.D, target=p.target, beta=beta, density=p.density,
-                   noise=noise, seed=p.problem_seed)
+def problem(p: SynthPreset, d: int, beta: float, noise: float) -> Problem:
+    return Problem(
+        manifold=p.manifold, d=d, D=p.D, target=p.target, beta=beta, density=p.density, noise=noise, seed=p.problem_seed
+    )
 
 
-def model_config(p: "SynthPreset", width: int):
+def model_config(p: SynthPreset, width: int):
     from tmcheck.empirics.synthetic_model import ModelConfig
 
-    return ModelConfig(D=p.D, d_embd=p.d_embd, n_blocks=p.n_blocks, n_heads=p.n_heads, ffn_width=width,
-                       attention=p.attention)
+    return ModelConfig(
+        D=p.D, d_embd=p.d_embd, n_blocks=p.n_blocks, n_heads=p.n_heads, ffn_width=width, attention=p.attention
+    )
 
 
-def theory_width(p: "SynthPreset", d: int, beta: float, n: int) -> int:
+def theory_width(p: SynthPreset, d: int, beta: float, n: int) -> int:
     """FFN width w ∝ n^{d/(2β+d)}, reaching `ffn_width` at the largest n (Theorem 1's sizing).
 
     The FFN's parameters are linear in w, so they follow n^{d/(2β+d)}; the attention's (3 m d_embd²
@@ -70,14 +75,24 @@ def theory_width(p: "SynthPreset", d: int, beta: float, n: int) -> int:
     return max(1, round(p.ffn_width * (n / max(p.ns)) ** (d / (2 * beta + d))))
 
 
-def train_config(p: "SynthPreset", n_train: int):
+def train_config(p: SynthPreset, n_train: int):
     from tmcheck.empirics.train import TrainConfig
 
     steps = int(min(p.max_steps, max(p.min_steps, p.epochs * n_train // p.batch_size)))
-    return TrainConfig(max_steps=steps, lr=p.lr, min_lr=p.lr / 10, warmup_steps=min(100, steps // 10),
-                       weight_decay=p.weight_decay, eval_every=p.eval_every, patience=p.patience,
-                       schedule=p.schedule, cooldown=p.cooldown,
-                       device=p.device, threads=1, progress=False)  # one thread: small models, shared cores
+    return TrainConfig(
+        max_steps=steps,
+        lr=p.lr,
+        min_lr=p.lr / 10,
+        warmup_steps=min(100, steps // 10),
+        weight_decay=p.weight_decay,
+        eval_every=p.eval_every,
+        patience=p.patience,
+        schedule=p.schedule,
+        cooldown=p.cooldown,
+        device=p.device,
+        threads=1,
+        progress=False,
+    )  # one thread: small models, shared cores
 
 
 def run_name(params: Mapping) -> str:
@@ -88,7 +103,7 @@ def _spec(params: dict) -> RunSpec:
     return RunSpec("synthetic", run_name(params), params)
 
 
-def plan_specs(p: "SynthPreset") -> list[RunSpec]:
+def plan_specs(p: SynthPreset) -> list[RunSpec]:
     """Every run of the sweep, seeds outermost so that a partial sweep already has whole seeds."""
     specs = []
     for seed in p.seeds:
@@ -98,14 +113,26 @@ def plan_specs(p: "SynthPreset") -> list[RunSpec]:
                     for method in ("transformer", *p.baselines):
                         if method == "krr" and n > p.krr_max_n:
                             continue
-                        specs.append(_spec({"sweep": "data", "method": method, "d": d, "beta": beta, "n": n,
-                                            "seed": seed}))
+                        specs.append(
+                            _spec({"sweep": "data", "method": method, "d": d, "beta": beta, "n": n, "seed": seed})
+                        )
     for seed in p.model_seeds:
         for d in p.model_dims:
             for beta in p.model_betas:
                 for w in p.model_widths:
-                    specs.append(_spec({"sweep": "model", "method": "transformer", "d": d, "beta": beta,
-                                        "n": p.model_n, "seed": seed, "width": w}))
+                    specs.append(
+                        _spec(
+                            {
+                                "sweep": "model",
+                                "method": "transformer",
+                                "d": d,
+                                "beta": beta,
+                                "n": p.model_n,
+                                "seed": seed,
+                                "width": w,
+                            }
+                        )
+                    )
     return specs
 
 
@@ -145,13 +172,14 @@ def run(ctx: Context, spec: RunSpec) -> dict:
         cfg = model_config(p, width)
         torch.manual_seed(row["seed"])
         model = RegressionTransformer(cfg)
-        out = fit_transformer(model, split, train_config(p, len(split.X_train)), p.batch_size, row["seed"],
-                              ctx.sweep.run_dir(spec.run))
+        out = fit_transformer(
+            model, split, train_config(p, len(split.X_train)), p.batch_size, row["seed"], ctx.sweep.run_dir(spec.run)
+        )
         out.update(width=width, params=n_params(cfg))
     return {**row, **out, "n_train": len(split.X_train), "wall_s": time.perf_counter() - t0}
 
 
-def new_config(preset: "SynthPreset", options: Mapping) -> dict:
+def new_config(preset: SynthPreset, options: Mapping) -> dict:
     check_preset(preset)
     return {"preset": preset.as_dict()}
 
@@ -160,6 +188,13 @@ def describe(row: dict) -> str:
     return f"test MSE {row['test_mse']:.4g} ({row['wall_s']:.1f}s)"
 
 
-KIND = Kind(name="synthetic", description="synthetic manifold regression with known d and β (eq. 3-4)",
-            new_config=new_config, plan=plan, run_name=run_name, run=run, describe=describe,
-            report="tmcheck.empirics.report.synthetic")
+KIND = Kind(
+    name="synthetic",
+    description="synthetic manifold regression with known d and β (eq. 3-4)",
+    new_config=new_config,
+    plan=plan,
+    run_name=run_name,
+    run=run,
+    describe=describe,
+    report="tmcheck.empirics.report.synthetic",
+)

@@ -24,8 +24,13 @@ from benchmarks.gpu_peaks import bf16_dense_peak  # noqa: E402
 
 
 def run(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout,
-                          env={**__import__("os").environ, "PYTHON": sys.executable})
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**__import__("os").environ, "PYTHON": sys.executable},
+    )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
@@ -38,18 +43,33 @@ def test_without_cuda_the_real_mode_exits_2_with_one_line(tmp_path):
     assert not out.exists()  # gpu.json is written only by a real GPU run
 
 
-@pytest.mark.parametrize("args", [["--stages", "parity,nope"], ["--stage-timeout", "sweep=soon"],
-                                  ["--inject-fault", "no_such_check"]])
+@pytest.mark.parametrize(
+    "args", [["--stages", "parity,nope"], ["--stage-timeout", "sweep=soon"], ["--inject-fault", "no_such_check"]]
+)
 def test_bad_arguments_exit_2_with_one_line(args):
     p = run("--cpu-smoke", *args)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
-@pytest.mark.parametrize("name, peak", [
-    ("NVIDIA H200", 989e12), ("NVIDIA H200 NVL", 835e12), ("NVIDIA H100 80GB HBM3", 989e12),
-    ("NVIDIA H100 PCIe", 756e12), ("NVIDIA GH200 480GB", 989e12), ("NVIDIA A100-SXM4-80GB", 312e12),
-    ("NVIDIA L40S", 362e12), ("NVIDIA L4", 121e12), ("NVIDIA A10", 125e12), ("NVIDIA B200", 2250e12),
-    ("NVIDIA L40", None), ("Tesla V100-SXM2-32GB", None), ("NVIDIA GeForce RTX 4090", None), ("", None)])
+@pytest.mark.parametrize(
+    "name, peak",
+    [
+        ("NVIDIA H200", 989e12),
+        ("NVIDIA H200 NVL", 835e12),
+        ("NVIDIA H100 80GB HBM3", 989e12),
+        ("NVIDIA H100 PCIe", 756e12),
+        ("NVIDIA GH200 480GB", 989e12),
+        ("NVIDIA A100-SXM4-80GB", 312e12),
+        ("NVIDIA L40S", 362e12),
+        ("NVIDIA L4", 121e12),
+        ("NVIDIA A10", 125e12),
+        ("NVIDIA B200", 2250e12),
+        ("NVIDIA L40", None),
+        ("Tesla V100-SXM2-32GB", None),
+        ("NVIDIA GeForce RTX 4090", None),
+        ("", None),
+    ],
+)
 def test_peak_is_the_devices_own(name, peak):
     assert bf16_dense_peak(name)[0] == peak
 
@@ -92,8 +112,19 @@ def test_summary_when_the_parity_stage_did_not_finish():
 
 def test_a_stage_past_its_limit_is_killed_and_recorded(tmp_path):
     out = tmp_path / "gpu.json"
-    p = run("--cpu-smoke", "--stages", "parity,throughput", "--stage-timeout", "parity=0.5",
-            "--stage-timeout", "throughput=0.5", "--out", str(out), "--sweep-dir", str(tmp_path / "sweep"))
+    p = run(
+        "--cpu-smoke",
+        "--stages",
+        "parity,throughput",
+        "--stage-timeout",
+        "parity=0.5",
+        "--stage-timeout",
+        "throughput=0.5",
+        "--out",
+        str(out),
+        "--sweep-dir",
+        str(tmp_path / "sweep"),
+    )
     assert p.returncode == 1, p.stdout + p.stderr  # the correctness checks could not run
     r = json.loads(out.read_text())
     assert [r["stages"][s]["status"] for s in ("parity", "throughput")] == ["timeout", "timeout"]
@@ -132,8 +163,17 @@ def test_an_injected_fault_makes_the_script_exit_1(tmp_path):
 
 def test_a_sweep_cut_short_keeps_what_it_finished(tmp_path):
     out = tmp_path / "gpu.json"
-    p = run("--cpu-smoke", "--stages", "sweep", "--stage-timeout", "sweep=42", "--out", str(out),
-            "--sweep-dir", str(tmp_path / "sweep"))
+    p = run(
+        "--cpu-smoke",
+        "--stages",
+        "sweep",
+        "--stage-timeout",
+        "sweep=42",
+        "--out",
+        str(out),
+        "--sweep-dir",
+        str(tmp_path / "sweep"),
+    )
     assert p.returncode == 0, p.stdout + p.stderr  # no correctness check was asked for
     st = json.loads(out.read_text())["stages"]["sweep"]
     assert st["status"] == "error" and "timed out" in st["error"]

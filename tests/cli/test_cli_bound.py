@@ -12,7 +12,30 @@ from tmcheck.cli.main import app
 from tmcheck.theory import bounds
 
 runner = CliRunner()
-COVER = ["bound", "covering", "--LT", "3", "--LFFN", "4", "--w", "5", "--l", "64", "--d-embd", "5", "--m", "32", "--kappa", "10", "--M", "1", "--D", "8", "--delta", "1e-3"]
+COVER = [
+    "bound",
+    "covering",
+    "--LT",
+    "3",
+    "--LFFN",
+    "4",
+    "--w",
+    "5",
+    "--l",
+    "64",
+    "--d-embd",
+    "5",
+    "--m",
+    "32",
+    "--kappa",
+    "10",
+    "--M",
+    "1",
+    "--D",
+    "8",
+    "--delta",
+    "1e-3",
+]
 
 
 def test_covering_json_matches_library():
@@ -31,7 +54,9 @@ def test_covering_table_and_LT_20():
     res = runner.invoke(app, [*COVER[:3], "20", *COVER[4:], "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert all(isinstance(out[k]["log_N"], float) and math.isfinite(out[k]["log_N"]) for k in ("as_written", "corrected"))
+    assert all(
+        isinstance(out[k]["log_N"], float) and math.isfinite(out[k]["log_N"]) for k in ("as_written", "corrected")
+    )
 
 
 def test_theorem1():
@@ -48,7 +73,9 @@ def test_theorem1():
 def test_theorem2_counts_come_from_the_atlas_spec():
     from tmcheck.theory.spec import theorem2_spec
 
-    res = runner.invoke(app, ["bound", "theorem2", "--manifold", "circle", "--D", "3", "--eps", "0.3", "--H-f", "1", "--json"])
+    res = runner.invoke(
+        app, ["bound", "theorem2", "--manifold", "circle", "--D", "3", "--eps", "0.3", "--H-f", "1", "--json"]
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     sp = theorem2_spec("circle", 3, 0.3, with_kappa=False)

@@ -14,6 +14,7 @@ def boom(kind: str) -> None:
     if kind == "memory":
         raise MemoryError("Unable to allocate 57.2 GiB for an array")
     if kind == "recursion":
+
         def deeper(n):
             return deeper(n + 1)
 
@@ -29,8 +30,11 @@ def _run(kind):
 
 
 def test_memory_and_recursion_errors_are_one_line_exit_2():
-    for kind, text in (("memory", "out of memory (Unable to allocate 57.2 GiB"), ("recursion", "nested too deeply"),
-                       ("user", "bad value")):
+    for kind, text in (
+        ("memory", "out of memory (Unable to allocate 57.2 GiB"),
+        ("recursion", "nested too deeply"),
+        ("user", "bad value"),
+    ):
         res = _run(kind)
         assert res.exit_code == 2, (kind, res.output)
         assert text in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tmcheck.cli.main import app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "empirics"))  # the model makers beside the library tests
-from test_embed_models import TEXTS, make_bert  # noqa: E402
+from test_embed_models import TEXTS, make_bert
 
 runner = CliRunner()
 
@@ -30,7 +30,9 @@ def setup(tmp_path_factory):
     torch.manual_seed(0)
     gpt = GPT(GPTConfig(vocab_size=300, block_size=64, n_layer=2, n_head=2, n_embd=16)).eval()
     to_hf(gpt).save_pretrained(root / "gpt2")
-    PreTrainedTokenizerFast(tokenizer_object=train_tokenizer(TEXTS, 300), eos_token="<|endoftext|>").save_pretrained(root / "gpt2")
+    PreTrainedTokenizerFast(tokenizer_object=train_tokenizer(TEXTS, 300), eos_token="<|endoftext|>").save_pretrained(
+        root / "gpt2"
+    )
     (root / "docs.txt").write_text("\n\n".join(TEXTS), encoding="utf-8")
     return root
 
@@ -40,8 +42,24 @@ def test_batch_size_1_and_16_identical(setup, model, kind):
     outs = []
     for bs in (1, 16):
         out = setup / f"{model}-{bs}.npy"
-        res = runner.invoke(app, ["embed", str(setup / model), "--text", str(setup / "docs.txt"), "--out", str(out),
-                                  "--batch-size", str(bs), "--context", "64", "--tokens-per-doc", "8", "--json"])
+        res = runner.invoke(
+            app,
+            [
+                "embed",
+                str(setup / model),
+                "--text",
+                str(setup / "docs.txt"),
+                "--out",
+                str(out),
+                "--batch-size",
+                str(bs),
+                "--context",
+                "64",
+                "--tokens-per-doc",
+                "8",
+                "--json",
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert json.loads(res.stdout)["kind"] == kind
         outs.append(np.load(out))
@@ -49,16 +67,20 @@ def test_batch_size_1_and_16_identical(setup, model, kind):
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--final-ln", "before"], "--final-ln before does not apply"),
-    (["--layer", "5"], "--layer must be in 0..2"),
-    (["--batch-size", "0"], "--batch-size"),
-    (["--device", "tpu"], "unknown device"),
-    (["--special-tokens", "drop"], "special_tokens"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--final-ln", "before"], "--final-ln before does not apply"),
+        (["--layer", "5"], "--layer must be in 0..2"),
+        (["--batch-size", "0"], "--batch-size"),
+        (["--device", "tpu"], "unknown device"),
+        (["--special-tokens", "drop"], "special_tokens"),
+    ],
+)
 def test_options_that_do_not_apply_are_one_line(setup, args, message):
-    res = runner.invoke(app, ["embed", str(setup / "bert"), "--text", str(setup / "docs.txt"),
-                              "--out", str(setup / "x.npy"), *args])
+    res = runner.invoke(
+        app, ["embed", str(setup / "bert"), "--text", str(setup / "docs.txt"), "--out", str(setup / "x.npy"), *args]
+    )
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert res.stdout == ""  # and loading printed nothing
@@ -91,20 +113,37 @@ def _hostile(setup, name: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("model,extra,message", [
-    ("gpt2", ["--tokenizer", "absent.json"], "no such tokenizer file"),
-    ("gpt2", ["--tokenizer", "notjson.json"], "not a tokenizer.json"),
-    ("gpt2", ["--tokenizer", "big_tokenizer.json"], "vocabulary has 300 entries"),
-    ("pickled", [], "safetensors only"),
-])
+@pytest.mark.parametrize(
+    "model,extra,message",
+    [
+        ("gpt2", ["--tokenizer", "absent.json"], "no such tokenizer file"),
+        ("gpt2", ["--tokenizer", "notjson.json"], "not a tokenizer.json"),
+        ("gpt2", ["--tokenizer", "big_tokenizer.json"], "vocabulary has 300 entries"),
+        ("pickled", [], "safetensors only"),
+    ],
+)
 def test_hostile_inputs_are_one_line_and_run_nothing(setup, model, extra, message):
     if extra and extra[1] != "absent.json":
         extra = [extra[0], str(_hostile(setup, extra[1]))]
     elif extra:
         extra = [extra[0], str(setup / extra[1])]
     src = _hostile(setup, model) if model == "pickled" else setup / model
-    res = runner.invoke(app, ["embed", str(src), "--text", str(setup / "docs.txt"), "--out", str(setup / "h.npy"),
-                              "--context", "64", "--tokens-per-doc", "4", *extra])
+    res = runner.invoke(
+        app,
+        [
+            "embed",
+            str(src),
+            "--text",
+            str(setup / "docs.txt"),
+            "--out",
+            str(setup / "h.npy"),
+            "--context",
+            "64",
+            "--tokens-per-doc",
+            "4",
+            *extra,
+        ],
+    )
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (setup / "PWNED").exists() and not (setup / "h.npy").exists()

@@ -31,13 +31,32 @@ def study(tmp_path_factory):
     x = np.repeat(np.geomspace(1e5, 1e9, 8), 3)
     y = (1.5 + 40 * x**-0.3) * np.exp(rng.normal(0, 0.004, len(x)))
     corpus = np.where(np.arange(len(x)) % 2, "a", "b")
-    return write_csv(tmp_path_factory.mktemp("fit") / "study.csv", ["n", "loss", "seed", "corpus"],
-                     zip(x, y, np.tile([0, 1, 2], 8), corpus))
+    return write_csv(
+        tmp_path_factory.mktemp("fit") / "study.csv",
+        ["n", "loss", "seed", "corpus"],
+        zip(x, y, np.tile([0, 1, 2], 8), corpus),
+    )
 
 
 def test_offset_fit_json(study, tmp_path):
-    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--y", "loss", *FAST, "--json", "--compare",
-                              "--plot", str(tmp_path / "fit.png"), "--d", "4"])
+    res = runner.invoke(
+        app,
+        [
+            "fit",
+            str(study),
+            "--x",
+            "n",
+            "--y",
+            "loss",
+            *FAST,
+            "--json",
+            "--compare",
+            "--plot",
+            str(tmp_path / "fit.png"),
+            "--d",
+            "4",
+        ],
+    )
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["params"]["alpha"] == pytest.approx(0.3, abs=0.05)
@@ -52,8 +71,23 @@ def test_offset_fit_json(study, tmp_path):
 
 
 def test_groups_are_fitted_separately_and_plotted(study, tmp_path):
-    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--group", "corpus", "--form", "loglog", *FAST,
-                              "--json", "--plot", str(tmp_path / "g.png")])
+    res = runner.invoke(
+        app,
+        [
+            "fit",
+            str(study),
+            "--x",
+            "n",
+            "--group",
+            "corpus",
+            "--form",
+            "loglog",
+            *FAST,
+            "--json",
+            "--plot",
+            str(tmp_path / "g.png"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert set(got["groups"]) == {"a", "b"} and all(g["n_points"] == 12 for g in got["groups"].values())
@@ -82,8 +116,9 @@ def test_chinchilla_one_command_reproduces_epoch(tmp_path):
 
 
 def test_flops_where_tokens_are_expected_warns_degenerate():
-    res = runner.invoke(app, ["fit", str(DATA), "--derive", "D=C/(6*N)", "--x", "N,C", "--form", "joint",
-                              "--bootstrap", "0"])
+    res = runner.invoke(
+        app, ["fit", str(DATA), "--derive", "D=C/(6*N)", "--x", "N,C", "--form", "joint", "--bootstrap", "0"]
+    )
     assert res.exit_code == 0, res.output
     assert "warning" in res.stderr and "degenerate" in res.stderr and "tokens rather than FLOPs" in res.stderr
     assert "converged" not in res.stdout and "status: degenerate" in res.stdout
@@ -99,29 +134,33 @@ def test_increasing_loss_warns_degenerate(tmp_path):
 
 
 def test_where_filters_rows(study):
-    res = runner.invoke(app, ["fit", str(study), "--x", "n", "--where", "n < 5e8 and loss > 0", "--form", "loglog",
-                              *FAST, "--json"])
+    res = runner.invoke(
+        app, ["fit", str(study), "--x", "n", "--where", "n < 5e8 and loss > 0", "--form", "loglog", *FAST, "--json"]
+    )
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["n_points"] == 21 and any(s.startswith("kept 21 of 24") for s in got["preprocessing"])
 
 
-@pytest.mark.parametrize("rows,args,message", [
-    ([[1, 3], [2, "nan"], [3, 1], [4, 0.5]], ["--x", "n"], "NaN"),
-    ([[1, 3], [2, ""], [3, 1], [4, 0.5]], ["--x", "n"], "not a number"),
-    ([[1, 3], [2, -1], [3, 1], [4, 0.5]], ["--x", "n"], "positive"),
-    ([[1, 3, "nan"], [2, 2, "nan"], [3, 1, ""], [4, 0.5, "nan"]], ["--x", "n", "--group", "g"], "every row"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "q"], "no column 'q'"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "joint"], "two --x columns"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "cubic"], "unknown form"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=__import__('os')"], "not allowed"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=n.real"], "not allowed"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--where", "loss+1"], "condition"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--drop-top", "4"], "leaves no rows"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "0.01"], "apply to --form joint"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "-1"], "> 0"),
-    ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--beta", "2"], "(0, 1]"),
-])
+@pytest.mark.parametrize(
+    "rows,args,message",
+    [
+        ([[1, 3], [2, "nan"], [3, 1], [4, 0.5]], ["--x", "n"], "NaN"),
+        ([[1, 3], [2, ""], [3, 1], [4, 0.5]], ["--x", "n"], "not a number"),
+        ([[1, 3], [2, -1], [3, 1], [4, 0.5]], ["--x", "n"], "positive"),
+        ([[1, 3, "nan"], [2, 2, "nan"], [3, 1, ""], [4, 0.5, "nan"]], ["--x", "n", "--group", "g"], "every row"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "q"], "no column 'q'"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "joint"], "two --x columns"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--form", "cubic"], "unknown form"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=__import__('os')"], "not allowed"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--derive", "z=n.real"], "not allowed"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--where", "loss+1"], "condition"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--drop-top", "4"], "leaves no rows"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "0.01"], "apply to --form joint"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--huber-delta", "-1"], "> 0"),
+        ([[1, 3], [2, 2], [3, 1], [4, 0.5]], ["--x", "n", "--beta", "2"], "(0, 1]"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(tmp_path, rows, args, message):
     header = ["n", "loss", "g"][: len(rows[0])]
     path = write_csv(tmp_path / "bad.csv", header, rows)

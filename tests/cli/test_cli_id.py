@@ -14,8 +14,10 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def points(tmp_path_factory):
     path = tmp_path_factory.mktemp("id") / "torus.npy"
-    res = runner.invoke(app, ["id", "synth", "--manifold", "torus", "--d", "2", "--D", "16", "--n", "1500",
-                              "--out", str(path), "--json"])
+    res = runner.invoke(
+        app,
+        ["id", "synth", "--manifold", "torus", "--d", "2", "--D", "16", "--n", "1500", "--out", str(path), "--json"],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["d"] == 2
     return path
@@ -37,8 +39,9 @@ def test_estimate_json_and_out_file(points, tmp_path):
 
 
 def test_estimate_paper_protocol_and_table(points):
-    res = runner.invoke(app, ["id", "estimate", str(points), "--protocol", "paper", "--batch-size", "500",
-                              "--estimator", "twonn"])
+    res = runner.invoke(
+        app, ["id", "estimate", str(points), "--protocol", "paper", "--batch-size", "500", "--estimator", "twonn"]
+    )
     assert res.exit_code == 0, res.output
     assert "3 x 500" in res.stdout and "dimension" in res.stdout
 
@@ -53,13 +56,16 @@ def test_duplicates_reported(tmp_path, points):
     assert res.exit_code == 2 and "40 duplicate" in res.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    (["id", "estimate", "missing.npy"], "No such file"),
-    (["id", "estimate", "{points}", "--estimator", "foo"], "unknown estimator"),
-    (["id", "estimate", "{points}", "--k", "5000"], "N=1500 <= K=5000"),
-    (["id", "synth", "--manifold", "klein", "--out", "{tmp}/x.npy"], "unknown manifold"),
-    (["id", "synth", "--out", "{tmp}/x.txt"], "must end in .npy"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["id", "estimate", "missing.npy"], "No such file"),
+        (["id", "estimate", "{points}", "--estimator", "foo"], "unknown estimator"),
+        (["id", "estimate", "{points}", "--k", "5000"], "N=1500 <= K=5000"),
+        (["id", "synth", "--manifold", "klein", "--out", "{tmp}/x.npy"], "unknown manifold"),
+        (["id", "synth", "--out", "{tmp}/x.txt"], "must end in .npy"),
+    ],
+)
 def test_errors_are_one_line_exit_2(points, tmp_path, args, message):
     args = [a.format(points=points, tmp=tmp_path) for a in args]
     res = runner.invoke(app, args)
@@ -101,7 +107,9 @@ def test_progress_only_without_json(points, monkeypatch):
 
     shown = []
     monkeypatch.setattr(cli_id, "PROGRESS_MIN_POINTS", 100)
-    monkeypatch.setattr(cli_id.err_console, "status", lambda text: shown.append(text) or __import__("contextlib").nullcontext())
+    monkeypatch.setattr(
+        cli_id.err_console, "status", lambda text: shown.append(text) or __import__("contextlib").nullcontext()
+    )
     res = runner.invoke(app, ["id", "estimate", str(points), "--json"])
     assert res.exit_code == 0 and not shown and res.stderr == ""
     json.loads(res.stdout)
@@ -109,13 +117,16 @@ def test_progress_only_without_json(points, monkeypatch):
     assert res.exit_code == 0 and len(shown) == 1 and "1,500 x 16" in shown[0]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--bootstrap", "-1"], "--bootstrap"),
-    (["--device", "gpu"], "unknown device"),
-    (["--k", "0"], "--k"),
-    (["--rtol", "-1"], "--rtol"),
-    (["--estimator", "mle-curve", "--k", "7"], "k=7 must be one of"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--bootstrap", "-1"], "--bootstrap"),
+        (["--device", "gpu"], "unknown device"),
+        (["--k", "0"], "--k"),
+        (["--rtol", "-1"], "--rtol"),
+        (["--estimator", "mle-curve", "--k", "7"], "k=7 must be one of"),
+    ],
+)
 def test_option_validation_is_one_line(points, args, message):
     res = runner.invoke(app, ["id", "estimate", str(points), *args])
     assert res.exit_code == 2, res.output

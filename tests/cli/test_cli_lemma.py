@@ -24,8 +24,33 @@ def _json(args):
 
 def test_interaction_json_and_export(tmp_path):
     f = tmp_path / "head.json"
-    d = _json(["interaction", "--l", "64", "--t1", "3", "--t2", "40", "--i", "1", "--kappa", "1", "--M", "2", "--trials", "5", "--export", str(f)])
-    assert d["verdict"] == "HOLDS" and d["constants"]["t1"] == 3 and d["constants"]["t2"] == 40 and d["constants"]["row"] == 1
+    d = _json(
+        [
+            "interaction",
+            "--l",
+            "64",
+            "--t1",
+            "3",
+            "--t2",
+            "40",
+            "--i",
+            "1",
+            "--kappa",
+            "1",
+            "--M",
+            "2",
+            "--trials",
+            "5",
+            "--export",
+            str(f),
+        ]
+    )
+    assert (
+        d["verdict"] == "HOLDS"
+        and d["constants"]["t1"] == 3
+        and d["constants"]["t2"] == 40
+        and d["constants"]["row"] == 1
+    )
     assert Fraction(d["constants"]["C"]) == Fraction(d["constants"]["C_min"]) < Fraction(d["constants"]["C_paper"])
     assert len(d["constants"]["Q_data"]) == 2 and len(d["interaction_vectors"][0]) == 64
     assert d["measured"]["m"] == 1 and d["measured"]["l"] == 64
@@ -38,14 +63,18 @@ def test_interaction_json_and_export(tmp_path):
 def test_interaction_float_and_pattern():
     d = _json(["interaction", "--l", "16", "--t1", "0", "--t2", "15", "--float", "--trials", "3"])
     assert d["backend"] == "float64" and d["sinusoidal float64 error"] <= 1e-9 and d["verdict"] == "HOLDS"
-    res = runner.invoke(app, ["lemma", "interaction", "--l", "10", "--t1", "2", "--t2", "7", "--show-pattern", "--trials", "2"])
+    res = runner.invoke(
+        app, ["lemma", "interaction", "--l", "10", "--t1", "2", "--t2", "7", "--show-pattern", "--trials", "2"]
+    )
     assert res.exit_code == 0 and "non-zero entries (t, k): [(2, 7)]" in res.stdout
     d = _json(["interaction", "--l", "40", "--t1", "39", "--t2", "0", "--show-pattern", "--trials", "2"])
     assert d["pattern_nonzero"] == [[39, 0]]
 
 
 def test_interaction_with_too_small_C_fails():
-    res = runner.invoke(app, ["lemma", "interaction", "--l", "8", "--t1", "1", "--t2", "5", "--C", "1", "--trials", "3", "--json"])
+    res = runner.invoke(
+        app, ["lemma", "interaction", "--l", "8", "--t1", "1", "--t2", "5", "--C", "1", "--trials", "3", "--json"]
+    )
     assert res.exit_code == 1 and json.loads(res.stdout)["verdict"] == "FAILS"
 
 

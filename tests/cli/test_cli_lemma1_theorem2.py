@@ -15,15 +15,50 @@ runner = CliRunner()
 
 def test_lemma1_table_and_export(tmp_path):
     out = tmp_path / "l1.json"
-    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.3", "--target", "sin(3*x0)*x1", "--beta", "1", "--hf", "3",
-                            "--export", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "lemma",
+            "1",
+            "--d",
+            "2",
+            "--eps",
+            "0.3",
+            "--target",
+            "sin(3*x0)*x1",
+            "--beta",
+            "1",
+            "--hf",
+            "3",
+            "--export",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "resources" in r.output and "within ε" in r.output and "verdict: HOLDS" in r.output
     assert netfile.load(out).meta["name"] == "lemma1"
 
 
 def test_lemma1_json_exact():
-    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "x0^2", "--hf", "2", "--exact", "--points", "30", "--json"])
+    r = runner.invoke(
+        app,
+        [
+            "lemma",
+            "1",
+            "--d",
+            "1",
+            "--eps",
+            "0.3",
+            "--target",
+            "x0^2",
+            "--hf",
+            "2",
+            "--exact",
+            "--points",
+            "30",
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["error"]["exact_mismatches"] == 0
@@ -44,13 +79,17 @@ def test_lemma1_below_the_grid_fails_with_exit_1():
 
 
 def test_lemma1_scientific_notation_target():
-    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "1e-3*x0 + 2.5E-1", "--hf", "1", "--json"])
+    r = runner.invoke(
+        app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "1e-3*x0 + 2.5E-1", "--hf", "1", "--json"]
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["verdict"] == "HOLDS"
 
 
 def test_lemma1_paper_grid_is_larger():
-    r = runner.invoke(app, ["lemma", "1", "--d", "1", "--eps", "0.5", "--target", "x0", "--hf", "1", "--grid", "paper", "--json"])
+    r = runner.invoke(
+        app, ["lemma", "1", "--d", "1", "--eps", "0.5", "--target", "x0", "--hf", "1", "--grid", "paper", "--json"]
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["N"] == 1 * (2 * 1 / 0.5) + 1  # d (2^d H/ε)^{1/β} + 1 = 5
 
@@ -74,8 +113,28 @@ def test_lemma1_errors_are_one_line(args, msg):
 
 def test_theorem2_json_and_export(tmp_path):
     out = tmp_path / "t2.json"
-    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.9", "--target", "x0*x1",
-                            "--N", "4", "--points", "50", "--export", str(out), "--json"])
+    r = runner.invoke(
+        app,
+        [
+            "theorem",
+            "2",
+            "--manifold",
+            "circle",
+            "--D",
+            "3",
+            "--eps",
+            "0.9",
+            "--target",
+            "x0*x1",
+            "--N",
+            "4",
+            "--points",
+            "50",
+            "--export",
+            str(out),
+            "--json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4 and len(data["grid_points"]) == 4
@@ -86,9 +145,14 @@ def test_theorem2_json_and_export(tmp_path):
 
 @pytest.mark.parametrize(
     "args,msg",
-    [(["--eps", "2"], "ε must lie"), (["--manifold", "klein"], "unknown manifold"), (["--target", "x9"], "unknown name"),
-     (["--manifold", "torus", "--D", "3"], "at least"), (["--target", "sin(20*x0)"], "declared H_f"),
-     (["--target", "x0 + 2"], "declared R")],
+    [
+        (["--eps", "2"], "ε must lie"),
+        (["--manifold", "klein"], "unknown manifold"),
+        (["--target", "x9"], "unknown name"),
+        (["--manifold", "torus", "--D", "3"], "at least"),
+        (["--target", "sin(20*x0)"], "declared H_f"),
+        (["--target", "x0 + 2"], "declared R"),
+    ],
 )
 def test_theorem2_errors_are_one_line(args, msg):
     r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", *args])
@@ -98,8 +162,26 @@ def test_theorem2_errors_are_one_line(args, msg):
 
 def test_theorem2_below_the_grid_fails_with_exit_1():
     """N = 2 on the circle cannot reach ε = 0.05 (error > ε): FAILS and exit 1, the verdict of `lemma 1 --N 3`."""
-    r = runner.invoke(app, ["theorem", "2", "--manifold", "circle", "--D", "3", "--eps", "0.05", "--target", "x0",
-                            "--N", "2", "--points", "40", "--json"])
+    r = runner.invoke(
+        app,
+        [
+            "theorem",
+            "2",
+            "--manifold",
+            "circle",
+            "--D",
+            "3",
+            "--eps",
+            "0.05",
+            "--target",
+            "x0",
+            "--N",
+            "2",
+            "--points",
+            "40",
+            "--json",
+        ],
+    )
     assert r.exit_code == 1, r.output
     data = json.loads(r.stdout)
     assert data["verdict"] == "FAILS" and "error > ε" in data["failed"] and data["check"]["ok"]
@@ -110,9 +192,29 @@ def test_theorem2_below_the_grid_fails_with_exit_1():
 def test_bound_and_builder_report_the_same_counts(manifold, D, eps, N):
     """Done-when of the issue: `bound theorem2` and `theorem 2` agree on N, l, m, L_T (the circle at the proven N)."""
     grid = [] if N is None else ["--N", str(N)]
-    b = runner.invoke(app, ["bound", "theorem2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--H-f", "1", "--json", *grid])
-    t = runner.invoke(app, ["theorem", "2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--target", "x0",
-                            "--points", "40", "--json", *grid])
+    b = runner.invoke(
+        app,
+        ["bound", "theorem2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--H-f", "1", "--json", *grid],
+    )
+    t = runner.invoke(
+        app,
+        [
+            "theorem",
+            "2",
+            "--manifold",
+            manifold,
+            "--D",
+            str(D),
+            "--eps",
+            str(eps),
+            "--target",
+            "x0",
+            "--points",
+            "40",
+            "--json",
+            *grid,
+        ],
+    )
     assert b.exit_code == 0 and t.exit_code in (0, 1), (b.output, t.output)
     bo, to = json.loads(b.stdout), json.loads(t.stdout)
     assert [bo[k] for k in ("N", "l", "m", "L_T")] == [to[k] for k in ("N", "l", "m", "L_T")]

@@ -28,7 +28,7 @@ def test_eval_exact_and_float_json(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["outputs"] == ["3", "1/3"]
     res = runner.invoke(app, ["network", "eval", f, "0.5", "1.5", "--float", "--json"])
-    assert json.loads(res.stdout) ["outputs"] == [3.0]
+    assert json.loads(res.stdout)["outputs"] == [3.0]
     res = runner.invoke(app, ["network", "eval", f, "1/2", "3/2"])
     assert res.exit_code == 0 and "3" in res.stdout
 
@@ -70,9 +70,21 @@ def test_eval_accepts_negative_coordinates_without_dashes(tmp_path):
 
 
 def test_every_theory_help_cites_the_paper_and_an_example():
-    for cmd in (["lemma", "interaction"], ["lemma", "gating"], ["lemma", "addition"], ["lemma", "replace"],
-                ["lemma", "parallel"], ["lemma", "1"], ["theorem", "2"], ["network", "eval"], ["network", "info"],
-                ["bound", "covering"], ["bound", "theorem1"], ["bound", "lemma1"], ["bound", "theorem2"]):
+    for cmd in (
+        ["lemma", "interaction"],
+        ["lemma", "gating"],
+        ["lemma", "addition"],
+        ["lemma", "replace"],
+        ["lemma", "parallel"],
+        ["lemma", "1"],
+        ["theorem", "2"],
+        ["network", "eval"],
+        ["network", "info"],
+        ["bound", "covering"],
+        ["bound", "theorem1"],
+        ["bound", "lemma1"],
+        ["bound", "theorem2"],
+    ):
         res = runner.invoke(app, [*cmd, "--help"])
         assert res.exit_code == 0, cmd
         assert ("Appendix" in res.stdout or "Section" in res.stdout) and "Example" in res.stdout, cmd

@@ -30,13 +30,16 @@ def test_prediction_test_verdicts():
     assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74", "--id-ci", "0.5,4") != "inconsistent"
 
 
-@pytest.mark.parametrize("args", [
-    ["--id", "2", "--alpha-hat", "0.5"],
-    ["--alpha-hat", "0.5", "--alpha-ci", "0.4,0.6"],
-    ["--id", "2", "--id-ci", "3,4"],
-    ["--id", "2", "--beta", "1.5"],
-    ["--id-ci", "1,2", "--alpha-d", "0.3"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--id", "2", "--alpha-hat", "0.5"],
+        ["--alpha-hat", "0.5", "--alpha-ci", "0.4,0.6"],
+        ["--id", "2", "--id-ci", "3,4"],
+        ["--id", "2", "--beta", "1.5"],
+        ["--id-ci", "1,2", "--alpha-d", "0.3"],
+    ],
+)
 def test_bad_input_exit_2(args):
     res = runner.invoke(app, ["predict", *args])
     assert res.exit_code == 2, res.output

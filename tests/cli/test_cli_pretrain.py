@@ -33,8 +33,25 @@ def test_tiny_pipeline(sweep):
     ids = json.loads(res.stdout)["stories"]
     assert 0 < ids["d"] < 32 and ids["alpha_D"] == pytest.approx(2 / (2 + ids["d"]))
     assert ids["points"] >= 500 and ids["embed_options"]["window"] == "random"
-    res = runner.invoke(app, ["id", "corpus", str(d), "--window", "prefix", "--batch-size", "3600",
-                              "--final-ln", "before", "--estimator", "mle-mean", "--beta", "2", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "id",
+            "corpus",
+            str(d),
+            "--window",
+            "prefix",
+            "--batch-size",
+            "3600",
+            "--final-ln",
+            "before",
+            "--estimator",
+            "mle-mean",
+            "--beta",
+            "2",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     alt = json.loads(res.stdout)["stories"]
     assert alt["id_options"]["batch_size"] == 3600 and alt["embed_options"]["final_ln"] == "before"
@@ -51,8 +68,22 @@ def test_embed_our_checkpoint(sweep, tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("Once upon a time there was a cat.\n\nThe dog ran to the park and played with a ball.\n")
     run = d / "runs" / rows[-1]["run"]
-    res = runner.invoke(app, ["embed", str(run), "--text", str(text), "--out", str(tmp_path / "e.npy"),
-                              "--tokens-per-doc", "4", "--layer", "1", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "embed",
+            str(run),
+            "--text",
+            str(text),
+            "--out",
+            str(tmp_path / "e.npy"),
+            "--tokens-per-doc",
+            "4",
+            "--layer",
+            "1",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["shape"] == [8, 32]
 

@@ -18,7 +18,13 @@ def test_section_json_is_one_document():
     res = runner.invoke(app, ["proofs", "--section", "table1", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)  # nothing but the document: no progress lines under --json
-    assert out["totals"] == {"HOLDS": 1, "FAILS-AS-WRITTEN": 3, "HOLDS-AFTER-CORRECTION": 0, "NOT-EVALUABLE": 0, "ERROR": 0}
+    assert out["totals"] == {
+        "HOLDS": 1,
+        "FAILS-AS-WRITTEN": 3,
+        "HOLDS-AFTER-CORRECTION": 0,
+        "NOT-EVALUABLE": 0,
+        "ERROR": 0,
+    }
     ids = [o["id"] for o in out["obligations"]]
     assert ids == sorted(ids) and all(i.startswith("table1.") for i in ids)
     chin = next(o for o in out["obligations"] if o["id"] == "table1.chinchilla_alpha_N")
@@ -58,8 +64,11 @@ def test_bad_input_exit_2():
 
 def test_check_error_exits_1(monkeypatch):
     obl = Obligation("lemma1.broken", "nowhere", "claim", "exact", lambda: None, kind=Kind.STEP)
-    monkeypatch.setattr(proofs_cli, "run_registry",
-                        lambda section="", verdict="", **kw: [Outcome(obl, None, 0.0, error="ZeroDivisionError: boom")])
+    monkeypatch.setattr(
+        proofs_cli,
+        "run_registry",
+        lambda section="", verdict="", **kw: [Outcome(obl, None, 0.0, error="ZeroDivisionError: boom")],
+    )
     res = runner.invoke(app, ["proofs", "--json"])
     assert res.exit_code == 1
     assert json.loads(res.stdout)["totals"]["ERROR"] == 1

@@ -34,22 +34,29 @@ def calls(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("args,workers", [(["--workers", "1"], 1), (["--executor", "local", "--workers", "2"], 2),
-                                          ([], None)], ids=["workers 1", "local workers 2", "default"])
+@pytest.mark.parametrize(
+    "args,workers",
+    [(["--workers", "1"], 1), (["--executor", "local", "--workers", "2"], 2), ([], None)],
+    ids=["workers 1", "local workers 2", "default"],
+)
 def test_executor_options_reach_run_sweep(tmp_path, calls, args, workers):
-    res = runner.invoke(app, ["sweep", "model", str(tmp_path / "m"), "--preset", "tiny", "--json", *args,
-                              "--max-failures", "3"])
+    res = runner.invoke(
+        app, ["sweep", "model", str(tmp_path / "m"), "--preset", "tiny", "--json", *args, "--max-failures", "3"]
+    )
     assert res.exit_code == 0, res.output
     assert calls["local"] == (workers, 3)
     assert calls["run_sweep"] == ("model", "tiny", {"corpus": None}, "the-local-executor")
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--executor", "slurm", "--workers", "2"], "--workers is for --executor local"),
-    (["--slurm-partition", "gpu"], "--slurm-partition needs --executor slurm"),
-    (["--executor", "pbs"], "unknown executor"),
-    (["--workers", "0"], "must be a count"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--executor", "slurm", "--workers", "2"], "--workers is for --executor local"),
+        (["--slurm-partition", "gpu"], "--slurm-partition needs --executor slurm"),
+        (["--executor", "pbs"], "unknown executor"),
+        (["--workers", "0"], "must be a count"),
+    ],
+)
 def test_bad_executor_options_are_refused_in_one_line(tmp_path, calls, args, message):
     res = runner.invoke(app, ["sweep", "model", str(tmp_path / "m"), *args])
     err = res.stderr.strip()

@@ -18,13 +18,21 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
     out = tmp_path / "tiny"
     res = runner.invoke(app, ["synth", "regress", "--preset", "tiny", "--out", str(out), "--bootstrap", "200"])
     assert res.exit_code == 0, res.output
-    for name in ("config.json", "results.jsonl", "report.md", "report.json", "fig_alpha.png", "fig_loss.png",
-                 "fig_model.png"):
+    for name in (
+        "config.json",
+        "results.jsonl",
+        "report.md",
+        "report.json",
+        "fig_alpha.png",
+        "fig_loss.png",
+        "fig_model.png",
+    ):
         assert (out / name).exists(), name
     assert "predicted α_D" in res.stdout
     rep = json.loads((out / "report.json").read_text())
-    assert {(e["d"], e["method"]) for e in rep["data_scaling"]} == {(d, m) for d in (1, 2)
-                                                                    for m in ("transformer", "knn", "krr")}
+    assert {(e["d"], e["method"]) for e in rep["data_scaling"]} == {
+        (d, m) for d in (1, 2) for m in ("transformer", "knn", "krr")
+    }
     # the report command refits the same directory, as JSON
     res = runner.invoke(app, ["synth", "report", str(out), "--bootstrap", "50", "--json"])
     assert res.exit_code == 0, res.output
@@ -70,8 +78,28 @@ def test_report_of_a_directory_that_is_not_a_synthetic_sweep(tmp_path):
 
 def test_data_command_writes_points_on_the_manifold(tmp_path):
     path = tmp_path / "x.npz"
-    res = runner.invoke(app, ["synth", "data", "--out", str(path), "--n", "300", "--d", "3", "--D", "10",
-                              "--manifold", "sphere", "--target", "kinks", "--beta", "0.5", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "synth",
+            "data",
+            "--out",
+            str(path),
+            "--n",
+            "300",
+            "--d",
+            "3",
+            "--D",
+            "10",
+            "--manifold",
+            "sphere",
+            "--target",
+            "kinks",
+            "--beta",
+            "0.5",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert summary["max_residual"] < 1e-12
@@ -83,8 +111,13 @@ def test_data_command_writes_points_on_the_manifold(tmp_path):
 
 
 REGRESS_BAD = [(["--noise", v], "--noise") for v in ("nan", "inf", "-1")] + [
-    (["--epochs", "0"], "--epochs"), (["--min-steps", "0"], "--min-steps"), (["--max-steps", "-3"], "--max-steps"),
-    (["--seed", "0,-1"], "--seed"), (["--model-d", "0"], "--model-d"), (["--D", "0"], "--D")]
+    (["--epochs", "0"], "--epochs"),
+    (["--min-steps", "0"], "--min-steps"),
+    (["--max-steps", "-3"], "--max-steps"),
+    (["--seed", "0,-1"], "--seed"),
+    (["--model-d", "0"], "--model-d"),
+    (["--D", "0"], "--D"),
+]
 
 
 @pytest.mark.parametrize("args,option", REGRESS_BAD, ids=[" ".join(a) for a, _ in REGRESS_BAD])
@@ -96,13 +129,16 @@ def test_bad_numbers_are_refused_before_any_config_is_saved(tmp_path, args, opti
     assert not out.exists()
     # the same command with a valid value passes the CLI check (stopped by the preset's own check here)
     good = {"--noise": "0", "--seed": "0", "--model-d": "1", "--D": "1"}.get(option, "1")
-    res = runner.invoke(app, ["synth", "regress", "--out", str(out), "--no-report", option, good,
-                              "--min-steps", "10", "--max-steps", "5"])
+    res = runner.invoke(
+        app,
+        ["synth", "regress", "--out", str(out), "--no-report", option, good, "--min-steps", "10", "--max-steps", "5"],
+    )
     assert res.exit_code == 2 and "min_steps <= max_steps" in res.stderr, res.output
 
 
-@pytest.mark.parametrize("args", [["--noise", "nan"], ["--noise", "inf"], ["--noise", "-1"], ["--seed", "-1"],
-                                  ["--n", "0"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [["--noise", "nan"], ["--noise", "inf"], ["--noise", "-1"], ["--seed", "-1"], ["--n", "0"]], ids=" ".join
+)
 def test_data_command_refuses_bad_numbers(tmp_path, args):
     path = tmp_path / "x.npz"
     res = runner.invoke(app, ["synth", "data", "--out", str(path), *args])

@@ -34,8 +34,14 @@ for path in sys.argv[1:]:
         x = np.sort(np.log(mus))[:n_eff]
         y = -np.log(1 - np.arange(1, n_eff + 1) / len(mus))
         ids, errs, rs = Data(coordinates=X, maxk=64, verbose=False).return_id_scaling_gride(range_max=64)
-        out[path] = {"twonn": twonn, "twonn_closed": float(x @ y / (x @ x)), "twonn_ml": twonn_ml, "gride": ids.tolist(), "gride_err": errs.tolist(),
-                     "gride_r": rs.tolist()}
+        out[path] = {
+            "twonn": twonn,
+            "twonn_closed": float(x @ y / (x @ x)),
+            "twonn_ml": twonn_ml,
+            "gride": ids.tolist(),
+            "gride_err": errs.tolist(),
+            "gride_r": rs.tolist(),
+        }
     except Exception as exc:
         out[path] = {"error": type(exc).__name__ + ": " + str(exc).splitlines()[0]}
 print(json.dumps(out))
@@ -43,7 +49,10 @@ print(json.dumps(out))
 
 
 def dadapy_python() -> str | None:
-    for cand in (os.environ.get("TMCHECK_DADAPY_PYTHON"), str(ROOT / "benchmarks" / ".venv-anchors" / "bin" / "python")):
+    for cand in (
+        os.environ.get("TMCHECK_DADAPY_PYTHON"),
+        str(ROOT / "benchmarks" / ".venv-anchors" / "bin" / "python"),
+    ):
         if cand and Path(cand).is_file():
             ok = subprocess.run([cand, "-c", "import dadapy"], capture_output=True).returncode == 0
             if ok:
@@ -54,8 +63,10 @@ def dadapy_python() -> str | None:
 def run_dadapy(paths) -> dict:
     py = dadapy_python()
     if py is None:
-        pytest.skip("dadapy is not importable: set TMCHECK_DADAPY_PYTHON to a python with dadapy==0.3.4 "
-                    "(numpy < 2), or run benchmarks/bench_id.py once to make benchmarks/.venv-anchors")
+        pytest.skip(
+            "dadapy is not importable: set TMCHECK_DADAPY_PYTHON to a python with dadapy==0.3.4 "
+            "(numpy < 2), or run benchmarks/bench_id.py once to make benchmarks/.venv-anchors"
+        )
     res = subprocess.run([py, "-c", DADAPY_SCRIPT, *map(str, paths)], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     return json.loads(res.stdout)

@@ -53,10 +53,15 @@ def run(ctx, spec):
             f.write(f"{step}\n")
         atomic.write_json(progress, {"step": step})
     torch = sys.modules.get("torch")  # what the worker was given (not in the row: rows equal the serial run's)
-    atomic.write_json(d / "worker.json", {"threads": torch.get_num_threads() if torch else None,
-                                          "cores": sorted(os.sched_getaffinity(0)),
-                                          "omp": os.environ.get("OMP_NUM_THREADS"),
-                                          "gpu": os.environ.get("CUDA_VISIBLE_DEVICES")})
+    atomic.write_json(
+        d / "worker.json",
+        {
+            "threads": torch.get_num_threads() if torch else None,
+            "cores": sorted(os.sched_getaffinity(0)),
+            "omp": os.environ.get("OMP_NUM_THREADS"),
+            "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        },
+    )
     x = spec.params["x"]
     return {"x": x, "y": x * x + ctx.preset.steps, "seconds": time.time() % 1}
 
@@ -74,5 +79,13 @@ def describe(row):
     return f"y={row['y']}"
 
 
-KIND = Kind(name="exectoy", description="executor test kind", new_config=new_config, plan=plan, run_name=run_name,
-            run=run, describe=describe, report="none")
+KIND = Kind(
+    name="exectoy",
+    description="executor test kind",
+    new_config=new_config,
+    plan=plan,
+    run_name=run_name,
+    run=run,
+    describe=describe,
+    report="none",
+)

@@ -20,7 +20,7 @@ from tmcheck.empirics.id import make_manifold
 from tmcheck.empirics.model import GPT, GPTConfig, to_hf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_embed_models import TEXTS, make_bert, save_ours  # noqa: E402  (the tiny BERT maker of the embed tests)
+from test_embed_models import TEXTS, make_bert, save_ours
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -112,8 +112,25 @@ def test_cli_ablate_on_local_models(models, tmp_path):
     from tmcheck.cli.main import app
 
     out = tmp_path / "abl"
-    args = ["id", "ablate", str(models / "bert16"), str(models / "bert32"), "--text", str(models / "text.txt"),
-            "--context", "48", "--tokens-per-doc", "16", "--bootstrap", "20", "--k", "5", "--out", str(out), "--json"]
+    args = [
+        "id",
+        "ablate",
+        str(models / "bert16"),
+        str(models / "bert32"),
+        "--text",
+        str(models / "text.txt"),
+        "--context",
+        "48",
+        "--tokens-per-doc",
+        "16",
+        "--bootstrap",
+        "20",
+        "--k",
+        "5",
+        "--out",
+        str(out),
+        "--json",
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     r = json.loads(res.stdout)
@@ -124,9 +141,26 @@ def test_cli_ablate_on_local_models(models, tmp_path):
     for panel in r["panels"].values():
         for p in panel["points"]:
             assert set(p["estimates"]) == {"mle", "twonn"}
-    res = CliRunner().invoke(app, ["id", "ablate", str(models / "gpt2"), "--text", str(models / "text.txt"),
-                                   "--context", "64", "--bootstrap", "10", "--k", "5", "-e", "mle,gride",
-                                   "--out", str(tmp_path / "g")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "id",
+            "ablate",
+            str(models / "gpt2"),
+            "--text",
+            str(models / "text.txt"),
+            "--context",
+            "64",
+            "--bootstrap",
+            "10",
+            "--k",
+            "5",
+            "-e",
+            "mle,gride",
+            "--out",
+            str(tmp_path / "g"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     r = json.loads((tmp_path / "g" / "ablate.json").read_text())
     assert "params" not in r["panels"] and len(r["panels"]["layer"]["points"]) == 3  # one model: no suite curves

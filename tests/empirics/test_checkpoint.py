@@ -43,10 +43,16 @@ def interrupted(tmp_path):
 
 
 def test_round_trip_of_nested_state():
-    obj = {"model": {"w": torch.arange(6.0).view(2, 3), "b": torch.zeros(3, dtype=torch.bfloat16)},
-           "optimizer": {"state": {0: {"step": torch.tensor(3.0), "exp_avg": torch.ones(2)}},
-                         "param_groups": [{"params": [0], "betas": (0.9, 0.95), "lr": 1e-3, "fused": None}]},
-           "best_val": float("inf"), "history": [{"step": 1, "val_loss": 2.5}], "name": "x"}
+    obj = {
+        "model": {"w": torch.arange(6.0).view(2, 3), "b": torch.zeros(3, dtype=torch.bfloat16)},
+        "optimizer": {
+            "state": {0: {"step": torch.tensor(3.0), "exp_avg": torch.ones(2)}},
+            "param_groups": [{"params": [0], "betas": (0.9, 0.95), "lr": 1e-3, "fused": None}],
+        },
+        "best_val": float("inf"),
+        "history": [{"step": 1, "val_loss": 2.5}],
+        "name": "x",
+    }
     import tempfile
     from pathlib import Path
 
@@ -253,8 +259,13 @@ def test_killed_at_every_write_point_the_next_run_resumes_and_finishes(tmp_path,
     mutant (writing the checkpoint in place) is caught by the same loop."""
     script = tmp_path / "kill.py"
     script.write_text(KILL_SCRIPT)
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path), mode], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), mode],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     points, failures = map(int, next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")).split()[1:])
     assert points >= (5 * 9 if mode == "atomic" else 5 * 2)  # 5 files written, each through every point

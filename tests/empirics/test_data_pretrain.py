@@ -40,8 +40,10 @@ def test_chunk_respects_the_limit_and_keeps_text():
 
 
 def test_strip_licence():
-    text = ("header\n*** START OF THE PROJECT GUTENBERG EBOOK HAMLET ***\nTo be or not to be\n"
-            "*** END OF THE PROJECT GUTENBERG EBOOK HAMLET ***\nlicence text")
+    text = (
+        "header\n*** START OF THE PROJECT GUTENBERG EBOOK HAMLET ***\nTo be or not to be\n"
+        "*** END OF THE PROJECT GUTENBERG EBOOK HAMLET ***\nlicence text"
+    )
     assert strip_licence(text).strip() == "To be or not to be"
 
 
@@ -54,8 +56,14 @@ def test_code_corpus_is_the_stdlib():
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     out = tmp_path_factory.mktemp("ds")
-    spec = DatasetSpec(corpus="stories", vocab_size=300, max_train_tokens=20_000, max_eval_tokens=2_000,
-                       tokenizer_bytes=100_000, min_test_docs=40)
+    spec = DatasetSpec(
+        corpus="stories",
+        vocab_size=300,
+        max_train_tokens=20_000,
+        max_eval_tokens=2_000,
+        tokenizer_bytes=100_000,
+        min_test_docs=40,
+    )
     return out, prepare_dataset(spec, out), spec
 
 

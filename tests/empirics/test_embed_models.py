@@ -13,8 +13,10 @@ from tmcheck.empirics.embed import EmbedOptions, embed_documents, encode_text, l
 from tmcheck.empirics.model import GPT, GPTConfig, to_hf
 
 os.environ["HF_HUB_OFFLINE"] = "1"
-TEXTS = [f"The {a} cat sat on the {b} mat number {i}. " * (1 + i % 4) for i, (a, b) in
-         enumerate([("red", "blue"), ("big", "small"), ("old", "new"), ("shy", "warm")] * 5)]
+TEXTS = [
+    f"The {a} cat sat on the {b} mat number {i}. " * (1 + i % 4)
+    for i, (a, b) in enumerate([("red", "blue"), ("big", "small"), ("old", "new"), ("shy", "warm")] * 5)
+]
 
 
 def save_ours(model: GPT, path):
@@ -31,14 +33,30 @@ def make_bert(path, texts, layers=2, width=32):
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(
-        vocab_size=200, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
-    tok.post_processor = processors.BertProcessing(("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]")))
-    fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
-                             cls_token="[CLS]", mask_token="[MASK]")
+    tok.train_from_iterator(
+        texts, trainers.WordPieceTrainer(vocab_size=200, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    )
+    tok.post_processor = processors.BertProcessing(
+        ("[SEP]", tok.token_to_id("[SEP]")), ("[CLS]", tok.token_to_id("[CLS]"))
+    )
+    fast = BertTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+    )
     torch.manual_seed(1)
-    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=width, num_hidden_layers=layers, num_attention_heads=2,
-                     intermediate_size=2 * width, max_position_embeddings=64, pad_token_id=0)
+    cfg = BertConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * width,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
     BertModel(cfg).eval().save_pretrained(path)
     fast.save_pretrained(path)
     return path
@@ -118,7 +136,7 @@ def test_encoder_special_tokens_are_fed_but_not_counted(models):
     direct = lm.hidden(full, torch.ones_like(full)).numpy()[0]
     n = len(doc)
     got = embed_documents(lm, [doc], EmbedOptions(context=64, tokens_per_doc=64, window="prefix"))
-    np.testing.assert_allclose(got, direct[1:1 + n], atol=1e-5)
+    np.testing.assert_allclose(got, direct[1 : 1 + n], atol=1e-5)
     with_special = embed_documents(lm, [doc], EmbedOptions(context=64, tokens_per_doc=64, special_tokens="include"))
     np.testing.assert_allclose(with_special, direct, atol=1e-5)
 

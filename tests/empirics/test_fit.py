@@ -9,8 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tmcheck.empirics.fit import (EPOCH_CHINCHILLA, EPOCH_HUBER_DELTA, HOFFMANN_CHINCHILLA, chinchilla_points,
-                                  choose_form, fit_law, predict)
+from tmcheck.empirics.fit import (
+    EPOCH_CHINCHILLA,
+    EPOCH_HUBER_DELTA,
+    HOFFMANN_CHINCHILLA,
+    chinchilla_points,
+    choose_form,
+    fit_law,
+    predict,
+)
 from tmcheck.empirics.varpro import fit_batch
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "chinchilla_svg_extracted.csv"
@@ -123,7 +130,11 @@ def test_bad_input():
         fit_law(np.ones((6, 2)) * np.arange(1, 7)[:, None], np.arange(6, 0, -1.0), form="joint", huber_delta=0)
     with pytest.raises(ValueError, match="unknown loss"):
         fit_law([1, 2, 3, 4], [4, 3, 2, 1], loss="l1")
-    assert set(fit_law(np.geomspace(1, 100, 5), np.geomspace(3, 1, 5), "loglog").as_dict()) >= {"params", "ci", "converged"}
+    assert set(fit_law(np.geomspace(1, 100, 5), np.geomspace(3, 1, 5), "loglog").as_dict()) >= {
+        "params",
+        "ci",
+        "converged",
+    }
 
 
 def _chinchilla_with_flops():
@@ -172,8 +183,12 @@ def test_variable_projection_matches_scipy_scalar_minimiser():
     n = np.repeat(np.geomspace(1e3, 1e6, 6), 2)
     y = (2 + 40 * n**-0.4) * np.exp(rng.normal(0, 0.01, len(n)))
     got = fit_batch(np.log(n), y[None], "offset")
-    ref = minimize_scalar(lambda a: profile_at(np.log(n), y[None], np.array([a]))[2][0], bounds=(0.2, 0.8),
-                          method="bounded", options={"xatol": 1e-10})
+    ref = minimize_scalar(
+        lambda a: profile_at(np.log(n), y[None], np.array([a]))[2][0],
+        bounds=(0.2, 0.8),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     assert got["alpha"][0] == pytest.approx(ref.x, abs=1e-6)
     assert got["rss"][0] <= ref.fun * (1 + 1e-9)
 

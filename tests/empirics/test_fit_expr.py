@@ -7,8 +7,11 @@ from hypothesis import strategies as st
 
 from tmcheck.empirics import fit_expr
 
-COLS = {"Model Size": np.array([1e8, 2e8, 4e8]), "Training FLOP": np.array([6e18, 2.4e19, 9.6e19]),
-        "loss": np.array([3.0, 2.5, 2.0])}
+COLS = {
+    "Model Size": np.array([1e8, 2e8, 4e8]),
+    "Training FLOP": np.array([6e18, 2.4e19, 9.6e19]),
+    "loss": np.array([3.0, 2.5, 2.0]),
+}
 
 
 def test_chinchilla_tokens_through_aliases():
@@ -25,17 +28,39 @@ def test_filters_and_functions():
     np.testing.assert_allclose(v, np.log(COLS["loss"]) + 3 - COLS["loss"] ** 2)
 
 
-@pytest.mark.parametrize("text", ["__import__('os').system('true')", "loss.real", "loss[0]", "(lambda: 1)()",
-                                  "'a'", "open('x')", "loss if 1 else 2", "[loss]", "loss @ loss", "f(loss)",
-                                  "getattr(loss, 'x')", "log(loss, 2)", "True"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "loss.real",
+        "loss[0]",
+        "(lambda: 1)()",
+        "'a'",
+        "open('x')",
+        "loss if 1 else 2",
+        "[loss]",
+        "loss @ loss",
+        "f(loss)",
+        "getattr(loss, 'x')",
+        "log(loss, 2)",
+        "True",
+    ],
+)
 def test_unsafe_or_unknown_syntax_is_refused(text):
     with pytest.raises(ValueError, match="not allowed"):
         fit_expr.evaluate(text, COLS)
 
 
-@pytest.mark.parametrize("spec,message", [("D", "NAME=EXPRESSION"), ("=C/N", "NAME=EXPRESSION"),
-                                          ("1D=C", "NAME=EXPRESSION"), ("D=q+1", "no column 'q'"),
-                                          ("D=C/(", "cannot parse")])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("D", "NAME=EXPRESSION"),
+        ("=C/N", "NAME=EXPRESSION"),
+        ("1D=C", "NAME=EXPRESSION"),
+        ("D=q+1", "no column 'q'"),
+        ("D=C/(", "cannot parse"),
+    ],
+)
 def test_bad_derive(spec, message):
     with pytest.raises(ValueError, match=message):
         fit_expr.derive(spec, COLS)

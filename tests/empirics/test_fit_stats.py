@@ -26,8 +26,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("design,law,noise", CASES, ids=["cpu-demo-offset", "cpu-demo-loglog", "synth-cpu-loglog",
-                                                         "synth-cpu-offset"])
+@pytest.mark.parametrize(
+    "design,law,noise", CASES, ids=["cpu-demo-offset", "cpu-demo-loglog", "synth-cpu-loglog", "synth-cpu-offset"]
+)
 def test_chosen_interval_covers_at_the_presets_designs(design, law, noise):
     table = coverage(design, law, noise, reps=300, bootstrap=100, seed=12)
     choice = choose_method(table)
@@ -40,14 +41,16 @@ def test_chosen_interval_covers_at_the_presets_designs(design, law, noise):
 
 
 def test_choice_reports_not_calibrated_with_its_shortfall():
-    table = {"profile": {"coverage": 0.88, "median_width": 0.2, "reps": 200},
-             "cluster": {"coverage": 0.70, "median_width": 0.1, "reps": 200}}
+    table = {
+        "profile": {"coverage": 0.88, "median_width": 0.2, "reps": 200},
+        "cluster": {"coverage": 0.70, "median_width": 0.1, "reps": 200},
+    }
     c = choose_method(table)
     assert c["method"] == "profile" and not c["calibrated"] and c["shortfall"] == pytest.approx(0.05)
     table["cluster"]["coverage"] = 0.97  # narrower and clearly calibrated: preferred
     assert choose_method(table)["method"] == "cluster"
     table["profile"]["coverage"], table["cluster"]["coverage"] = 0.96, 0.935  # cluster at the target only by
-    assert choose_method(table)["method"] == "profile"                         # the draw: the margin prefers profile
+    assert choose_method(table)["method"] == "profile"  # the draw: the margin prefers profile
 
 
 def test_loglog_profile_interval_is_the_t_interval():
@@ -96,7 +99,10 @@ def test_prediction_test_carries_d_hat_uncertainty():
     loose = prediction_test(a, d_hat=3, d_ci=[1.5, 4.5])
     assert loose["verdict"] != "inconsistent" and loose["difference_ci"][1] - loose["difference_ci"][0] > 0.1
     boot = prediction_test(a, d_samples=rng.normal(3, 0.4, 500))
-    assert boot["d_source"].startswith("bootstrap") and boot["alpha_pred_ci"][0] < alpha_D(3, 1.0) < boot["alpha_pred_ci"][1]
+    assert (
+        boot["d_source"].startswith("bootstrap")
+        and boot["alpha_pred_ci"][0] < alpha_D(3, 1.0) < boot["alpha_pred_ci"][1]
+    )
     model = prediction_test(2 / 3 + rng.normal(0, 0.01, 4000), kind="N", d=3)
     assert model["verdict"] == "consistent at 95%" and model["alpha_pred"] == pytest.approx(2 / 3)
 
@@ -133,8 +139,16 @@ def test_exponent_report_is_plain_data_and_flags_an_increasing_loss():
     for form in ("loglog", "offset"):
         e = rep["fits"][form]
         assert e["status"] == "converged" and e["interval"]["lo"] <= e["alpha"] <= e["interval"]["hi"]
-        assert "measured coverage" in e["interval"]["text"] and set(e["coverage"]) == {"profile", "parametric", "cluster"}
-        assert rep["prediction"][form]["verdict"] in ("consistent at 95%", "inconsistent", "not decidable at this precision")
+        assert "measured coverage" in e["interval"]["text"] and set(e["coverage"]) == {
+            "profile",
+            "parametric",
+            "cluster",
+        }
+        assert rep["prediction"][form]["verdict"] in (
+            "consistent at 95%",
+            "inconsistent",
+            "not decidable at this precision",
+        )
     up = exponent_report(n, y[::-1], forms=("offset",), coverage_reps=20, bootstrap=20)
     e = up["fits"]["offset"]
     assert e["status"] != "converged" and "not_decreasing" in {f["code"] for f in e["flags"]}

@@ -82,6 +82,7 @@ def test_scaling_exposes_small_n_bias():
 
 # ---- bad input -------------------------------------------------------------------------------
 
+
 def test_nan_inf_and_too_few_points_are_clear_errors():
     X = np.random.default_rng(0).normal(size=(100, 3))
     X[7, 1] = np.nan

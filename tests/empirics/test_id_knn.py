@@ -36,15 +36,23 @@ def test_matches_sklearn_on_uncentred_data():
     assert np.all(nb.indices != np.arange(len(X))[:, None])
 
 
-@given(n=st.integers(12, 120), dim=st.integers(1, 9), k=st.integers(1, 10), block=st.integers(3, 50),
-       seed=st.integers(0, 2**16), precision=st.sampled_from(["bfloat16", "float32"]))
+@given(
+    n=st.integers(12, 120),
+    dim=st.integers(1, 9),
+    k=st.integers(1, 10),
+    block=st.integers(3, 50),
+    seed=st.integers(0, 2**16),
+    precision=st.sampled_from(["bfloat16", "float32"]),
+)
 def test_exact_for_any_tiling(n, dim, k, block, seed, precision):
     X = np.random.default_rng(seed).normal(size=(n, dim))
     k = min(k, n - 1)
     nb = kneighbors(X, k, block_size=block, precision=precision)
     np.testing.assert_allclose(nb.distances, exact_oracle(X, k), rtol=1e-12, atol=1e-15)
     # the reported index really is at the reported distance
-    np.testing.assert_allclose(np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15
+    )
 
 
 def test_certificate_fallback_gives_same_answer():
@@ -90,7 +98,9 @@ def test_exact_with_near_ties(precision):
     nb = kneighbors(X, 10, block_size=100, margin=2, precision=precision)
     # atol: centring in float64 moves each distance by ~1e-16
     np.testing.assert_allclose(nb.distances, exact_oracle(X, 10), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        np.linalg.norm(X[nb.indices] - X[:, None, :], axis=2), nb.distances, rtol=1e-12, atol=1e-15
+    )
     assert nb.n_recomputed > 0
     assert np.all(nb.indices != np.arange(len(X))[:, None])
 

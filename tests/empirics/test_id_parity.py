@@ -15,14 +15,15 @@ import pytest
 from tmcheck.empirics.id import GRIDE, MLE, TwoNN, make_manifold
 
 sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: the helper beside this file
-from id_anchors import run_dadapy  # noqa: E402
+from id_anchors import run_dadapy
 
 skdim = pytest.importorskip("skdim", reason="scikit-dimension is not installed (pip install scikit-dimension==0.5.0)")
+
 
 def skdim_all(X):
     """scikit-dimension's estimates matching tmcheck's (same neighbours, float64)."""
     return {
-        "mle": skdim.id.MLE().fit(X).dimension_,                  # comb='mle': the inverse mean
+        "mle": skdim.id.MLE().fit(X).dimension_,  # comb='mle': the inverse mean
         "mle-mean": skdim.id.MLE().fit(X, comb="mean").dimension_,
         "twonn": skdim.id.TwoNN().fit(X).dimension_,
         "twonn-mle": skdim.id.TwoNN(method="mle").fit(X).dimension_,
@@ -75,8 +76,11 @@ def test_duplicates_break_skdim_not_tmcheck():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         broken = {"mle": skdim.id.MLE().fit(Xd).dimension_, "gride": skdim.id.GRIDE().fit(Xd).dimension_}
-        ours = {"mle": MLE().fit(Xd).dimension_, "gride": GRIDE().fit(Xd).dimension_,
-                "twonn": TwoNN().fit(Xd).dimension_}
+        ours = {
+            "mle": MLE().fit(Xd).dimension_,
+            "gride": GRIDE().fit(Xd).dimension_,
+            "twonn": TwoNN().fit(Xd).dimension_,
+        }
     clean = skdim_all(X)
     assert broken["mle"] == 0.0  # log(T_k / 0): every duplicate's pointwise value is 0, so the inverse mean is 0
     assert abs(broken["gride"] - clean["gride"]) > 1.0

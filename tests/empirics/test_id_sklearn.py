@@ -34,8 +34,19 @@ def test_check_estimator(est):
 
 def test_check_estimator_catches_a_broken_estimator():
     class Eager(MLE):  # validates in __init__, which scikit-learn forbids
-        def __init__(self, k=5, combine="inverse", bootstrap=0, ci_level=0.95, duplicates="remove", rtol=None,
-                     device="auto", seed=None, n_neighbors=None, K=None):
+        def __init__(
+            self,
+            k=5,
+            combine="inverse",
+            bootstrap=0,
+            ci_level=0.95,
+            duplicates="remove",
+            rtol=None,
+            device="auto",
+            seed=None,
+            n_neighbors=None,
+            K=None,
+        ):
             super().__init__(k, combine, bootstrap, ci_level, duplicates, rtol, device, seed, n_neighbors, K)
             self.k_ = k
 
@@ -87,8 +98,9 @@ def test_pointwise_estimates_and_duplicates_in_fit_transform():
     np.testing.assert_array_equal(smooth, est.dimension_pw_smooth_)
 
 
-@pytest.mark.parametrize("est", [MLE(), MLE(combine="mean"), TwoNN(), TwoNN(method="mle"), GRIDE(),
-                                 GRIDE(n1=4, n2=8), MLECurve()], ids=repr)
+@pytest.mark.parametrize(
+    "est", [MLE(), MLE(combine="mean"), TwoNN(), TwoNN(method="mle"), GRIDE(), GRIDE(n1=4, n2=8), MLECurve()], ids=repr
+)
 def test_same_points_in_other_units_give_the_same_id(est):
     X = make_manifold("swissroll", 1500, D=10, seed=2)
     ref = clone(est).fit(X).dimension_
@@ -103,9 +115,11 @@ def test_same_points_in_other_units_give_the_same_id(est):
 @pytest.mark.parametrize("method", ["linear", "mle"])
 def test_vectorised_bootstrap_equals_the_loop(method):
     X = make_manifold("sphere", 1200, d=4, D=9, seed=3)
-    for est, stat in ((MLE(k=10, bootstrap=50, seed=4), lambda v: 1 / np.mean(1 / v)),
-                      (MLE(k=10, combine="mean", bootstrap=50, seed=4), np.mean),
-                      (TwoNN(method=method, bootstrap=50, seed=4), None)):
+    for est, stat in (
+        (MLE(k=10, bootstrap=50, seed=4), lambda v: 1 / np.mean(1 / v)),
+        (MLE(k=10, combine="mean", bootstrap=50, seed=4), np.mean),
+        (TwoNN(method=method, bootstrap=50, seed=4), None),
+    ):
         est.fit(X)
         values = est.dimension_pw_ if stat else np.log(np.sort(est.mu_))
         rng = np.random.default_rng(4)
@@ -113,8 +127,9 @@ def test_vectorised_bootstrap_equals_the_loop(method):
             reps = [stat(values[rng.integers(0, len(values), len(values))]) for _ in range(50)]
         else:
             ref = TwoNN(method=method)
-            reps = [ref._estimate(np.sort(values[rng.integers(0, len(values), len(values))])[None])[0]
-                    for _ in range(50)]
+            reps = [
+                ref._estimate(np.sort(values[rng.integers(0, len(values), len(values))])[None])[0] for _ in range(50)
+            ]
         lo, hi = np.quantile(reps, [0.025, 0.975])
         assert est.ci_ == pytest.approx((lo, hi), rel=1e-10)
 
@@ -133,6 +148,7 @@ def test_bootstrap_and_ci_level_are_validated():
 
 # ---- GRIDE --------------------------------------------------------------------------------------
 
+
 def _gride_ratios(d, n1, n2, n, seed):
     """mu^-d ~ Beta(n1, n2 - n1) is GRIDE's model exactly (Denti et al. 2022, Sec. 2)."""
     u = np.random.default_rng(seed).beta(n1, n2 - n1, size=n)
@@ -148,8 +164,9 @@ def test_gride_at_1_2_is_the_unbiased_twonn_mle():
     log_mu = np.log(T[:, 1])
     assert res["n_used"] == 20000  # no ratio beyond the outlier cut at this d
     assert res["dimension"] == pytest.approx((len(log_mu) - 1) / log_mu.sum(), rel=1e-12)
-    assert res["dimension"] == pytest.approx(TwoNN(method="mle", discard_fraction=0).fit_distances(T).dimension_,
-                                             rel=1e-12)
+    assert res["dimension"] == pytest.approx(
+        TwoNN(method="mle", discard_fraction=0).fit_distances(T).dimension_, rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("n1,n2", [(1, 2), (4, 8), (8, 16)])

@@ -95,9 +95,14 @@ def test_duplicate_blocks_larger_than_k_and_margin():
 
 
 @settings(deadline=None, max_examples=25)
-@given(seed=st.integers(0, 2**16), pow2=st.integers(-300, 300), dup=st.integers(0, 30),
-       spread=st.sampled_from([1e-9, 1e-4, 1.0]), margin=st.sampled_from([0, 2, None]),
-       precision=st.sampled_from(["bfloat16", "float32"]))
+@given(
+    seed=st.integers(0, 2**16),
+    pow2=st.integers(-300, 300),
+    dup=st.integers(0, 30),
+    spread=st.sampled_from([1e-9, 1e-4, 1.0]),
+    margin=st.sampled_from([0, 2, None]),
+    precision=st.sampled_from(["bfloat16", "float32"]),
+)
 def test_exact_on_random_mixtures(seed, pow2, dup, spread, margin, precision):
     """Clusters of random tightness at a random power-of-two scale, with duplicated rows."""
     rng = np.random.default_rng(seed)

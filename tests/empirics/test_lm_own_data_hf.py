@@ -25,8 +25,27 @@ def my_text(tmp_path_factory):
 @pytest.fixture(scope="module")
 def trained(my_text, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "mine"
-    res = runner.invoke(app, ["train", "--text", str(my_text), "--n-layer", "2", "--n-embd", "64", "--block-size",
-                              "32", "--max-steps", "60", "--threads", "1", "--out", str(out), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "train",
+            "--text",
+            str(my_text),
+            "--n-layer",
+            "2",
+            "--n-embd",
+            "64",
+            "--block-size",
+            "32",
+            "--max-steps",
+            "60",
+            "--threads",
+            "1",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     return out, json.loads(res.stdout)
 
@@ -127,8 +146,25 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
     hf_dir = tmp_path / "hf"
     export_hf(out / "run", hf_dir)
     ft = tmp_path / "ft"
-    res = runner.invoke(app, ["train", "--text", str(my_text), "--init-from", str(hf_dir), "--block-size", "32",
-                              "--max-steps", "15", "--threads", "1", "--out", str(ft), "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "train",
+            "--text",
+            str(my_text),
+            "--init-from",
+            str(hf_dir),
+            "--block-size",
+            "32",
+            "--max-steps",
+            "15",
+            "--threads",
+            "1",
+            "--out",
+            str(ft),
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     tuned = json.loads(res.stdout)
     assert tuned["init_from"] == str(hf_dir.resolve()) and tuned["model_config"] == row["model_config"]
@@ -150,8 +186,9 @@ def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
 
     def checkpoint(vocab):
         m = GPT(GPTConfig(vocab_size=vocab, block_size=16, n_layer=1, n_head=2, n_embd=16))
-        save_checkpoint(run / "best.pt", {"model": m.state_dict(), "meta": {"model_config": m.config.__dict__,
-                                                                             "corpus": "stories"}})
+        save_checkpoint(
+            run / "best.pt", {"model": m.state_dict(), "meta": {"model_config": m.config.__dict__, "corpus": "stories"}}
+        )
 
     checkpoint(tok.get_vocab_size())
     with pytest.raises(ValueError, match="no tokenizer.json"):

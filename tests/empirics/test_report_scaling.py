@@ -24,19 +24,48 @@ def fake_sweep(path, alpha=0.2, d=8.0, capped=()):
     rows = []
     for n in np.geomspace(1e4, 1e6, 5).astype(int):
         for seed in (0, 1):
-            loss = float(7 * n ** -alpha * np.exp(rng.normal(0, 0.01)))
+            loss = float(7 * n**-alpha * np.exp(rng.normal(0, 0.01)))
             run = f"stories-n{n}-s{seed}"
-            hist = [{"step": s, "val_loss": loss + 1 / s, "train_loss": loss, "tokens": s, "lr": 1e-3} for s in (10, 20, 30)]
-            atomic.write_json(path / "runs" / run / "result.json",
-                              {"history": hist, "best_step": 30, "best_val": hist[-1]["val_loss"]})
-            rows.append({"corpus": "stories", "n": int(n), "seed": seed, "run": run, "test_loss": loss, "seconds": 1.0,
-                         "stop": "cap" if int(n) in capped else "patience"})
+            hist = [
+                {"step": s, "val_loss": loss + 1 / s, "train_loss": loss, "tokens": s, "lr": 1e-3} for s in (10, 20, 30)
+            ]
+            atomic.write_json(
+                path / "runs" / run / "result.json",
+                {"history": hist, "best_step": 30, "best_val": hist[-1]["val_loss"]},
+            )
+            rows.append(
+                {
+                    "corpus": "stories",
+                    "n": int(n),
+                    "seed": seed,
+                    "run": run,
+                    "test_loss": loss,
+                    "seconds": 1.0,
+                    "stop": "cap" if int(n) in capped else "patience",
+                }
+            )
     atomic.write_jsonl(path / "results.jsonl", rows)
-    atomic.write_json(path / "id.json", {"stories": {
-        "d": d, "d_ci": [d - 1, d + 1], "alpha_D": 2 / (2 + d), "alpha_D_ci": [2 / (3 + d), 2 / (1 + d)], "beta": 1.0,
-        "alpha_D_beta": 2 / (2 + d), "embed_options": {"tokens_per_doc": 32, "window": "random", "context": 64,
-                                                        "layer": None, "final_ln": "after"},
-        "id_options": {"estimator": "mle", "k": 20, "protocol": "paper", "batch_size": 4096, "beta": 1.0}}})
+    atomic.write_json(
+        path / "id.json",
+        {
+            "stories": {
+                "d": d,
+                "d_ci": [d - 1, d + 1],
+                "alpha_D": 2 / (2 + d),
+                "alpha_D_ci": [2 / (3 + d), 2 / (1 + d)],
+                "beta": 1.0,
+                "alpha_D_beta": 2 / (2 + d),
+                "embed_options": {
+                    "tokens_per_doc": 32,
+                    "window": "random",
+                    "context": 64,
+                    "layer": None,
+                    "final_ln": "after",
+                },
+                "id_options": {"estimator": "mle", "k": 20, "protocol": "paper", "batch_size": 4096, "beta": 1.0},
+            }
+        },
+    )
     return rows
 
 
@@ -92,7 +121,7 @@ def test_capped_sizes_and_unrecorded_stops():
     assert capped_sizes([1, 2], [None, None]) == []
     rng = np.random.default_rng(1)
     n = np.repeat([100, 300, 1000, 3000], 2)
-    fit = fit_exponent(n, 5 * n ** -0.3 * np.exp(rng.normal(0, 0.02, len(n))), bootstrap=50)
+    fit = fit_exponent(n, 5 * n**-0.3 * np.exp(rng.normal(0, 0.02, len(n))), bootstrap=50)
     assert not fit["stops_recorded"] and fit["capped"] == [] and fit["exponent"] is not None
 
 
@@ -108,8 +137,9 @@ DESIGNS = [
 ]
 
 
-@pytest.mark.parametrize("design,law,noise", DESIGNS, ids=["cpu-demo-offset", "cpu-demo-loglog", "synth-cpu-loglog",
-                                                           "synth-cpu-offset"])
+@pytest.mark.parametrize(
+    "design,law,noise", DESIGNS, ids=["cpu-demo-offset", "cpu-demo-loglog", "synth-cpu-loglog", "synth-cpu-offset"]
+)
 def test_the_reports_interval_covers_at_the_committed_designs(design, law, noise):
     got = coverage(design, law, noise, reps=400, methods=METHODS, seed=7)
     assert all(got[m]["coverage"] >= COVERAGE_TARGET for m in METHODS), got
@@ -119,8 +149,9 @@ def test_the_reports_interval_covers_at_the_committed_designs(design, law, noise
 
 
 def test_report_needs_results(tmp_path):
-    atomic.write_json(tmp_path / "config.json", {"kind": "pretrain", "preset": get_preset("tiny").as_dict(),
-                                                 "corpora": ["stories"]})
+    atomic.write_json(
+        tmp_path / "config.json", {"kind": "pretrain", "preset": get_preset("tiny").as_dict(), "corpora": ["stories"]}
+    )
     with pytest.raises(ValueError, match="no finished runs"):
         build_report(tmp_path)
     with pytest.raises(FileNotFoundError):
@@ -144,8 +175,11 @@ def _complete(entry, names):
     assert "E_interval" in rep["fits"]["offset"] and rep["range"]["entries"] and rep["curvature"]
     for name in names:
         tests = rep["prediction"] if name is None else rep["predictions"][name]
-        assert {t["verdict"] for t in tests.values()} <= {"consistent at 95%", "inconsistent",
-                                                         "not decidable at this precision"}
+        assert {t["verdict"] for t in tests.values()} <= {
+            "consistent at 95%",
+            "inconsistent",
+            "not decidable at this precision",
+        }
 
 
 def test_the_committed_synthetic_report_rests_on_converged_runs():

@@ -12,8 +12,17 @@ from typing import ClassVar
 import pytest
 
 from tmcheck.empirics import presets
-from tmcheck.empirics.sweep import (Kind, RunSpec, SweepBusy, SweepDir, get_kind, layout, register_kind, run_spec,
-                                    run_sweep)
+from tmcheck.empirics.sweep import (
+    Kind,
+    RunSpec,
+    SweepBusy,
+    SweepDir,
+    get_kind,
+    layout,
+    register_kind,
+    run_spec,
+    run_sweep,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,12 +52,20 @@ def _run(ctx, spec):
     return {"y": spec.params["x"] * spec.params["scale"]}
 
 
-TOY = Kind(name="toy", description="a test kind", new_config=lambda p, o: {"preset": p.as_dict(), "tag": o.get("tag")},
-           plan=_plan, run_name=_run_name, run=_run, describe=lambda r: f"y={r['y']}", report="none")
+TOY = Kind(
+    name="toy",
+    description="a test kind",
+    new_config=lambda p, o: {"preset": p.as_dict(), "tag": o.get("tag")},
+    plan=_plan,
+    run_name=_run_name,
+    run=_run,
+    describe=lambda r: f"y={r['y']}",
+    report="none",
+)
 TOY_PRESET = ToyPreset(name="toy-small")
 SCRIPT = f"""
 import json, sys
-sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r})
+sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
 import test_sweep_core  # defines the toy kind and its preset class
 from tmcheck.empirics.sweep import register_kind, run_spec
 register_kind(test_sweep_core.TOY)
@@ -70,8 +87,10 @@ def _calls(path):
 
 
 def test_run_names_follow_the_strict_pattern():
-    assert layout.run_name("{corpus}-n{n}-s{seed}", {"corpus": "prose-large", "n": 4000, "seed": 1}) == \
-        "prose-large-n4000-s1"
+    assert (
+        layout.run_name("{corpus}-n{n}-s{seed}", {"corpus": "prose-large", "n": 4000, "seed": 1})
+        == "prose-large-n4000-s1"
+    )
     assert layout.run_name("d{d}-b{beta}", {"d": 2, "beta": 0.5}) == "d2-b0p5"
     assert layout.token(1e-5) == "1em05"
     for bad in ("../x", "a/b", "A", "", ".hidden", "a--b", "a-", "x" * 121):
@@ -97,8 +116,11 @@ def test_sweep_plans_runs_merges_and_resumes(tmp_path):
     rows = run_sweep(tmp_path, "toy", TOY_PRESET, progress=False, log=lambda s: None)
     assert [r["y"] for r in rows] == [0.5, 1.0, 1.5]
     sweep = SweepDir(tmp_path)
-    assert sweep.read_config()["kind"] == "toy" and [s.run for s in sweep.read_plan()] == ["x1-c0p5", "x2-c0p5",
-                                                                                            "x3-c0p5"]
+    assert sweep.read_config()["kind"] == "toy" and [s.run for s in sweep.read_plan()] == [
+        "x1-c0p5",
+        "x2-c0p5",
+        "x3-c0p5",
+    ]
     assert sweep.rows() == rows and all(sweep.read_row(r["run"]) == r for r in rows)
     assert set(sweep.status().values()) == {"done"}
     # rerunning redoes nothing; a deleted results.jsonl is rebuilt from the runs' own rows
@@ -119,8 +141,12 @@ def test_run_spec_in_another_process_then_merge(tmp_path):
     specs = TOY.plan(ctx, print)
     sweep.write_plan(specs)
     assert set(sweep.status().values()) == {"pending"}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), json.dumps(specs[1].as_dict())],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path), json.dumps(specs[1].as_dict())],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(out.stdout) == {"run": "x2-c0p5", "y": 1.0}
     assert sweep.status() == {"x1-c0p5": "pending", "x2-c0p5": "done", "x3-c0p5": "pending"}
     assert sweep.merge() == [{"run": "x2-c0p5", "y": 1.0}]
@@ -210,7 +236,10 @@ def test_a_new_sweep_refuses_a_directory_holding_other_files(tmp_path):
     (d / "runs" / "x").rmdir()
     (d / "runs").rmdir()
     assert [r["run"] for r in run_sweep(d, "toy", TOY_PRESET, progress=False, log=lambda s: None)] == [
-        "x1-c0p5", "x2-c0p5", "x3-c0p5"]
+        "x1-c0p5",
+        "x2-c0p5",
+        "x3-c0p5",
+    ]
 
 
 PRESET_SCRIPT = """
@@ -224,7 +253,8 @@ print(type(p).__name__, p.name)
 
 def test_preset_of_a_sweep_imports_its_kind_first(tmp_path):
     SweepDir(tmp_path).open("model", "tiny")
-    out = subprocess.run([sys.executable, "-c", PRESET_SCRIPT, str(tmp_path)], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", PRESET_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ModelPreset", "tiny"]

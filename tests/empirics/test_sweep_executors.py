@@ -23,7 +23,7 @@ from tmcheck.empirics.sweep.executors import SweepFailed, local, serial, slots
 from tmcheck.empirics.sweep.status import sweep_status
 
 sys.path.insert(0, str(Path(__file__).parent))
-import sweep_toy  # noqa: E402  (the toy kind; workers import it through PYTHONPATH)
+import sweep_toy
 
 runner = CliRunner()
 TIMING = ("seconds", "wall_s", "tokens_per_s")
@@ -112,8 +112,14 @@ def test_max_failures_stops_handing_out_runs(tmp_path):
         (tmp_path / f"fail-toy-x{x}").touch()
     with pytest.raises(SweepFailed, match=r"1 run\(s\) failed .*3 not started \(--max-failures 1"):
         run_sweep(tmp_path, "exectoy", PRESET, progress=False, log=quiet, executor=serial(1, quiet))
-    assert sweep_status(tmp_path)["counts"] == {"done": 0, "running": 0, "queued": 0, "failed": 1, "started": 0,
-                                                "pending": 3}
+    assert sweep_status(tmp_path)["counts"] == {
+        "done": 0,
+        "running": 0,
+        "queued": 0,
+        "failed": 1,
+        "started": 0,
+        "pending": 3,
+    }
     with pytest.raises(SweepFailed, match=r"2 run\(s\) failed"):  # without the limit the others run
         run_sweep(tmp_path, "exectoy", PRESET, progress=False, log=quiet, executor=serial(None, quiet))
     assert sweep_status(tmp_path)["counts"]["done"] == 2
@@ -126,8 +132,9 @@ def test_sigkill_of_a_worker_loses_and_redoes_no_finished_run(tmp_path):
 
     def submit():
         try:
-            outcome["rows"] = run_sweep(tmp_path, "exectoy", preset, progress=False, log=quiet,
-                                        executor=local(2, log=quiet))
+            outcome["rows"] = run_sweep(
+                tmp_path, "exectoy", preset, progress=False, log=quiet, executor=local(2, log=quiet)
+            )
         except SweepFailed as exc:
             outcome["error"] = str(exc)
 
@@ -137,8 +144,11 @@ def test_sigkill_of_a_worker_loses_and_redoes_no_finished_run(tmp_path):
     while victim is None and time.time() < deadline:  # a run that is mid-way, after another finished
         runs = sorted(p.parent.name for p in tmp_path.glob("runs/*/progress.json"))
         done = [r for r in runs if sweep.read_row(r)]
-        mid = [r for r in runs if not sweep.read_row(r) and json.loads(
-            (sweep.run_dir(r) / "progress.json").read_text())["step"] >= 2]
+        mid = [
+            r
+            for r in runs
+            if not sweep.read_row(r) and json.loads((sweep.run_dir(r) / "progress.json").read_text())["step"] >= 2
+        ]
         victim = mid[0] if done and mid else None
         time.sleep(0.05)
     assert victim, "no run was caught mid-way"
@@ -155,8 +165,9 @@ def test_sigkill_of_a_worker_loses_and_redoes_no_finished_run(tmp_path):
         p = sweep.run_dir(run) / layout.ROW
         assert p.stat().st_mtime_ns == mtime and p.read_text() == text and len(attempts(sweep, run)) == 1
     steps = [int(s) for s in (sweep.run_dir(victim) / "steps.log").read_text().split()]
-    assert len(attempts(sweep, victim)) == 2 and steps == sorted(set(steps)) == list(range(1, 7)), \
+    assert len(attempts(sweep, victim)) == 2 and steps == sorted(set(steps)) == list(range(1, 7)), (
         "the killed run resumed from its checkpoint (no step done twice)"
+    )
 
 
 def test_a_worker_refuses_a_changed_config(tmp_path):
@@ -195,11 +206,14 @@ def test_status_command_and_executor_options(tmp_path):
     assert res.exit_code == 0 and "failed" in res.stdout and "toy-x3" in res.stdout
     res = runner.invoke(app, ["sweep", "status", str(tmp_path / "none")])
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
-    for args, message in [(["--slurm-time", "10"], "needs --executor slurm"), (["--workers", "0"], "≥ 1"),
-                          (["--executor", "pbs"], "unknown executor"),
-                          (["--executor", "slurm", "--workers", "2"], "--workers is for"),
-                          (["--executor", "slurm", "--slurm-time", "1:xx"], "bad SLURM time"),
-                          (["--executor", "slurm", "--sbatch", "qos"], "KEY=VALUE")]:
+    for args, message in [
+        (["--slurm-time", "10"], "needs --executor slurm"),
+        (["--workers", "0"], "≥ 1"),
+        (["--executor", "pbs"], "unknown executor"),
+        (["--executor", "slurm", "--workers", "2"], "--workers is for"),
+        (["--executor", "slurm", "--slurm-time", "1:xx"], "bad SLURM time"),
+        (["--executor", "slurm", "--sbatch", "qos"], "KEY=VALUE"),
+    ]:
         res = runner.invoke(app, ["sweep", "data", str(tmp_path / "new"), *args])
         assert res.exit_code == 2 and message in res.stderr, (args, res.output)
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -210,13 +224,23 @@ def test_status_command_and_executor_options(tmp_path):
 def test_slurm_time_and_sbatch_parsing():
     from tmcheck.empirics.sweep.slurm import minutes, sbatch_options
 
-    assert [minutes(t) for t in ("90", "1:30", "1:30:00", "1:00:01", "2-0", "1-01:30", "0-0:0:30")] == \
-        [90, 2, 90, 61, 2880, 1530, 1]
+    assert [minutes(t) for t in ("90", "1:30", "1:30:00", "1:00:01", "2-0", "1-01:30", "0-0:0:30")] == [
+        90,
+        2,
+        90,
+        61,
+        2880,
+        1530,
+        1,
+    ]
     for bad in ("", "x", "1:2:3:4", "0", "-5", "1-"):
         with pytest.raises(ValueError):
             minutes(bad)
-    assert sbatch_options(["qos=high", "--account=lab", "mail-type=END"]) == \
-        {"qos": "high", "account": "lab", "mail_type": "END"}
+    assert sbatch_options(["qos=high", "--account=lab", "mail-type=END"]) == {
+        "qos": "high",
+        "account": "lab",
+        "mail_type": "END",
+    }
     with pytest.raises(ValueError):
         sbatch_options(["=x"])
 
@@ -239,7 +263,7 @@ def serial_tiny_rows(path: Path, cores: list[int]) -> list[dict]:
 def test_tiny_pretraining_with_two_workers_equals_serial(tmp_path):
     """The real thing: `sweep data --preset tiny --workers 2` gives the rows of a serial run."""
     cores = sorted(os.sched_getaffinity(0))
-    ref = serial_tiny_rows(tmp_path / "serial", cores[:max(1, len(cores) // 2)])
+    ref = serial_tiny_rows(tmp_path / "serial", cores[: max(1, len(cores) // 2)])
     res = runner.invoke(app, ["sweep", "data", str(tmp_path / "pool"), "--preset", "tiny", "--workers", "2", "--json"])
     assert res.exit_code == 0, res.output
     assert len(ref) == 6 and strip(json.loads(res.stdout)) == ref

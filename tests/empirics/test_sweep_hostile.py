@@ -18,7 +18,7 @@ from tmcheck.empirics.sweep import SweepDir, layout, register_kind, run_spec, ru
 from tmcheck.empirics.sweep.executors import serial
 
 sys.path.insert(0, str(Path(__file__).parent))
-import sweep_toy  # noqa: E402
+import sweep_toy
 
 runner = CliRunner()
 PRESET = sweep_toy.ToyPreset(name="toy", xs=(1, 2))
@@ -60,8 +60,15 @@ def test_hostile_corpora_in_config_are_refused_on_resume(tmp_path, corpus):
     assert SweepDir(sweep).context().config["corpora"] == ["stories"]
 
 
-@pytest.mark.parametrize("config", [["a"], {"kind": "../../x", "preset": {}}, {"kind": "exectoy", "preset": {"xs": "../"}},
-                                    {"kind": "exectoy", "preset": {"name": "t", "steps": "3"}}])
+@pytest.mark.parametrize(
+    "config",
+    [
+        ["a"],
+        {"kind": "../../x", "preset": {}},
+        {"kind": "exectoy", "preset": {"xs": "../"}},
+        {"kind": "exectoy", "preset": {"name": "t", "steps": "3"}},
+    ],
+)
 def test_hostile_configs_are_refused(tmp_path, config):
     (tmp_path / layout.CONFIG).write_text(json.dumps(config))
     with pytest.raises((ValueError, TypeError)):
@@ -83,8 +90,9 @@ def test_hostile_run_names_in_plan_and_rows(tmp_path):
         sweep.read_plan()
     assert "invalid run name" in one_line_exit_2(["sweep", "status", str(tmp_path)])
     (tmp_path / layout.PLAN).write_text(good)
-    assert [r["state"] for r in json.loads(runner.invoke(app, ["sweep", "status", str(tmp_path), "--json"]).stdout)
-            ["runs"]] == ["done", "done"]
+    assert [
+        r["state"] for r in json.loads(runner.invoke(app, ["sweep", "status", str(tmp_path), "--json"]).stdout)["runs"]
+    ] == ["done", "done"]
     # a row.json that names another run (or a path) is not merged
     row = sweep.run_dir("toy-x1") / layout.ROW
     row.write_text(json.dumps({"run": "../../etc", "x": 1, "y": 4}))

@@ -35,12 +35,15 @@ def test_presets_registered_and_valid():
     assert Ns == sorted(Ns)
 
 
-@pytest.mark.parametrize("change,msg", [
-    ({"widths": (16,), "depths": (1, 2)}, "at least 3 distinct"),
-    ({"widths": (24, 32, 64)}, "not divisible"),
-    ({"data_ns": (10**9,)}, "data_ns"),
-    ({"seeds": ()}, "seed"),
-])
+@pytest.mark.parametrize(
+    "change,msg",
+    [
+        ({"widths": (16,), "depths": (1, 2)}, "at least 3 distinct"),
+        ({"widths": (24, 32, 64)}, "not divisible"),
+        ({"data_ns": (10**9,)}, "data_ns"),
+        ({"seeds": ()}, "seed"),
+    ],
+)
 def test_bad_presets_refused(change, msg):
     with pytest.raises(ValueError, match=msg):
         get_preset("cpu", "model").with_overrides(**change)
@@ -61,8 +64,10 @@ def _test(verdict="consistent at 95%"):
 
 
 def test_verdicts_withheld_on_capped_runs():
-    rep_N = {"prediction": {"loglog": _test("inconsistent")},
-             "predictions": {"ID-free from alpha-hat_D": {"loglog": _test()}}}
+    rep_N = {
+        "prediction": {"loglog": _test("inconsistent")},
+        "predictions": {"ID-free from alpha-hat_D": {"loglog": _test()}},
+    }
     free = {"test": {}}
     v = report_model._verdicts(rep_N, {}, free, [], [])
     assert v == {"2beta/d-hat": "inconsistent", "ID-free from alpha-hat_D": "consistent at 95%"}

@@ -32,7 +32,7 @@ def _sweep(tmp_path, name):
 
 
 def _rows(path):
-    return sorted((tuple(r[k] for k in KEYS) for r in read_jsonl(path / "results.jsonl")))
+    return sorted(tuple(r[k] for k in KEYS) for r in read_jsonl(path / "results.jsonl"))
 
 
 def test_sigkill_then_rerun_equals_uninterrupted(tmp_path):

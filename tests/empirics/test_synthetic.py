@@ -176,7 +176,6 @@ def test_krr_baseline_beats_the_mean_predictor():
     assert krr_baseline(s)["test_mse"] < 0.5 * np.mean(s.f_test**2)
 
 
-
 def test_the_manifolds_are_the_one_registry_and_the_circle_works():
     from tmcheck.theory import manifolds
 

@@ -26,8 +26,7 @@ def _theory_network(model: RegressionTransformer) -> Network:
         blocks.append(Block(heads, ffn))
     E = np.zeros((5, 1))
     E[0, 0] = 1.0
-    return Network("float64", l=l, D=cfg.D, U=np.eye(cfg.D), E=E, PE=structured_positional(l, "float64"),
-                   blocks=blocks)
+    return Network("float64", l=l, D=cfg.D, U=np.eye(cfg.D), E=E, PE=structured_positional(l, "float64"), blocks=blocks)
 
 
 def test_token_embedding_is_definition_1():
@@ -56,8 +55,9 @@ def test_wider_tokens_pad_the_structured_rows_with_zeros():
 @pytest.mark.parametrize("n_blocks,n_heads,depth", [(1, 1, 2), (2, 3, 3)])
 def test_network_output_equals_the_theory_evaluator(n_blocks, n_heads, depth):
     torch.manual_seed(n_blocks + n_heads)
-    model = RegressionTransformer(ModelConfig(D=5, d_embd=5, n_blocks=n_blocks, n_heads=n_heads, ffn_width=7,
-                                              ffn_depth=depth)).double()
+    model = RegressionTransformer(
+        ModelConfig(D=5, d_embd=5, n_blocks=n_blocks, n_heads=n_heads, ffn_width=7, ffn_depth=depth)
+    ).double()
     x = np.random.default_rng(1).standard_normal((11, 5))
     with torch.no_grad():
         got = model(torch.as_tensor(x)).numpy()
@@ -83,9 +83,14 @@ def test_parameter_count_is_measured_and_grows_with_width():
     assert n_params(cfg) == 2 * per_block
 
 
-@pytest.mark.parametrize("kwargs,message", [(dict(d_embd=4), "d_embd must be >= 5"),
-                                            (dict(attention="linear"), "unknown attention"),
-                                            (dict(n_blocks=0), "n_blocks must be >= 1")])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(d_embd=4), "d_embd must be >= 5"),
+        (dict(attention="linear"), "unknown attention"),
+        (dict(n_blocks=0), "n_blocks must be >= 1"),
+    ],
+)
 def test_bad_model_configs(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ModelConfig(**kwargs)

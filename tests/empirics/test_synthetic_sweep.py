@@ -24,6 +24,7 @@ from tmcheck.empirics.sweep.synthetic import check_preset, model_config, plan_sp
 from tmcheck.empirics.synthetic_model import n_params
 from tmcheck.theory.bounds import alpha_D
 
+
 def run_sweep(path, preset, log):
     return core_run_sweep(path, "synthetic", preset, progress=False, log=log)
 
@@ -32,10 +33,29 @@ def plan(p):
     return [{**s.params, "run": s.run} for s in plan_specs(p)]
 
 
-MICRO = SynthPreset(name="micro", dims=(1,), betas=(1.0,), ns=(40, 80), seeds=(0,), D=4, n_test=300, min_val=8,
-                    d_embd=5, n_blocks=1, n_heads=1, ffn_width=8, min_steps=60, max_steps=60, eval_every=20,
-                    patience=50, baselines=("knn",), model_dims=(1,), model_betas=(1.0,), model_widths=(2, 4),
-                    model_n=80)
+MICRO = SynthPreset(
+    name="micro",
+    dims=(1,),
+    betas=(1.0,),
+    ns=(40, 80),
+    seeds=(0,),
+    D=4,
+    n_test=300,
+    min_val=8,
+    d_embd=5,
+    n_blocks=1,
+    n_heads=1,
+    ffn_width=8,
+    min_steps=60,
+    max_steps=60,
+    eval_every=20,
+    patience=50,
+    baselines=("knn",),
+    model_dims=(1,),
+    model_betas=(1.0,),
+    model_widths=(2, 4),
+    model_n=80,
+)
 
 
 def test_presets_are_valid_and_cover_the_issue_grid():
@@ -73,10 +93,15 @@ def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
         assert n_params(model_config(p, w_hi)) > n_params(model_config(p, w_lo))
 
 
-@pytest.mark.parametrize("override,message", [(dict(dims=(9,)), "exceeds the ambient"),
-                                              (dict(betas=(1.2,)), "beta must lie in"),
-                                              (dict(ns=(10, 100)), "smaller than the validation split"),
-                                              (dict(size="huge"), "unknown size rule")])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (dict(dims=(9,)), "exceeds the ambient"),
+        (dict(betas=(1.2,)), "beta must lie in"),
+        (dict(ns=(10, 100)), "smaller than the validation split"),
+        (dict(size="huge"), "unknown size rule"),
+    ],
+)
 def test_bad_sweep_parameters(override, message):
     with pytest.raises(ValueError, match=message):
         PRESETS["tiny"].with_overrides(**override)
@@ -85,10 +110,12 @@ def test_bad_sweep_parameters(override, message):
 def test_resume_after_sigkill_loses_nothing(tmp_path):
     reference = run_sweep(tmp_path / "ref", MICRO, log=lambda s: None)
     killed = tmp_path / "killed"
-    code = ("import json, sys; from tmcheck.empirics.presets import preset_from_dict; "
-            "from tmcheck.empirics.sweep import run_sweep; "
-            "run_sweep(sys.argv[1], 'synthetic', preset_from_dict('synthetic', json.loads(sys.argv[2])), "
-            "progress=False, log=lambda s: None)")
+    code = (
+        "import json, sys; from tmcheck.empirics.presets import preset_from_dict; "
+        "from tmcheck.empirics.sweep import run_sweep; "
+        "run_sweep(sys.argv[1], 'synthetic', preset_from_dict('synthetic', json.loads(sys.argv[2])), "
+        "progress=False, log=lambda s: None)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(killed), json.dumps(MICRO.as_dict())])
     deadline = time.time() + 120
     # kill mid-training: once a transformer run has a checkpoint but before the sweep is done
@@ -123,9 +150,10 @@ def test_report_recovers_a_known_exponent_and_gives_verdicts():
     for method, slope in (("transformer", alpha_D(2, 1.0)), ("knn", 0.9)):
         for n in (100, 300, 1000, 3000, 10000):
             for seed in range(3):  # seeds spread -2%, 0, +2% around the law: alpha-hat is exactly the slope
-                mse = 2.0 * n ** -slope * np.exp(0.02 * (seed - 1))
-                rows.append({"sweep": "data", "method": method, "d": 2, "beta": 1.0, "n": n, "seed": seed,
-                             "test_mse": mse})
+                mse = 2.0 * n**-slope * np.exp(0.02 * (seed - 1))
+                rows.append(
+                    {"sweep": "data", "method": method, "d": 2, "beta": 1.0, "n": n, "seed": seed, "test_mse": mse}
+                )
     data, model = build_tables(rows, [{"d": 2, "dimension": 2.0, "ci": [1.9, 2.1]}], bootstrap=300)
     by = {e["method"]: e for e in data}
     line = by["transformer"]["exponent"]["fits"]["loglog"]
@@ -141,9 +169,21 @@ def test_report_recovers_a_known_exponent_and_gives_verdicts():
 
 def test_a_size_on_the_step_cap_is_left_out():
     rng = np.random.default_rng(0)
-    rows = [{"sweep": "data", "method": "transformer", "d": 1, "beta": 1.0, "n": n, "seed": s, "max_steps": 500,
-             "stop": "cap" if n == 10000 else "patience", "test_mse": 2.0 * n ** -0.6 * np.exp(0.02 * rng.standard_normal())}
-            for n in (100, 300, 1000, 3000, 10000) for s in range(2)]
+    rows = [
+        {
+            "sweep": "data",
+            "method": "transformer",
+            "d": 1,
+            "beta": 1.0,
+            "n": n,
+            "seed": s,
+            "max_steps": 500,
+            "stop": "cap" if n == 10000 else "patience",
+            "test_mse": 2.0 * n**-0.6 * np.exp(0.02 * rng.standard_normal()),
+        }
+        for n in (100, 300, 1000, 3000, 10000)
+        for s in range(2)
+    ]
     (e,), _ = build_tables(rows, [], bootstrap=100)
     assert e["capped"] == [{"n": 10000.0, "capped": 2, "runs": 2}] and 10000.0 not in e["fitted_sizes"]
     for r in rows:

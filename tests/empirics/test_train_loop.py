@@ -63,7 +63,9 @@ def test_grad_accumulation_matches_a_big_batch(tmp_path):
     cfg = TrainConfig(max_steps=3, lr=1e-3, warmup_steps=1, eval_every=3, patience=0, grad_clip=0, progress=False)
     big = lambda step, micro: tuple(torch.cat(t) for t in zip(lm_source(step, 0), lm_source(step, 1)))  # noqa: E731
     r1 = train(fresh(), big, lm_loss, lambda: VAL, cfg, tmp_path / "big")
-    r2 = train(fresh(), lm_source, lm_loss, lambda: VAL, TrainConfig(**{**cfg.__dict__, "grad_accum": 2}), tmp_path / "acc")
+    r2 = train(
+        fresh(), lm_source, lm_loss, lambda: VAL, TrainConfig(**{**cfg.__dict__, "grad_accum": 2}), tmp_path / "acc"
+    )
     assert r1.history[-1]["val_loss"] == pytest.approx(r2.history[-1]["val_loss"], abs=1e-4)
 
 
@@ -133,8 +135,12 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
 
     script = tmp_path / "ddp.py"
     script.write_text(DDP_SCRIPT)
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(script),
-                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", str(script), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
     assert len(lines) == 2 and lines[0][1] == lines[1][1]
@@ -161,8 +167,14 @@ def test_fused_adamw_and_all_cores_by_default(monkeypatch):
 def test_threads_setting_is_applied(tmp_path):
     before = torch.get_num_threads()
     try:
-        train(fresh(), lm_source, lm_loss, lambda: VAL, TrainConfig(**{**CFG.__dict__, "max_steps": 1, "threads": 1}),
-              tmp_path / "t1")
+        train(
+            fresh(),
+            lm_source,
+            lm_loss,
+            lambda: VAL,
+            TrainConfig(**{**CFG.__dict__, "max_steps": 1, "threads": 1}),
+            tmp_path / "t1",
+        )
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)

@@ -10,8 +10,18 @@ import torch.nn as nn
 
 from tmcheck.empirics.train import STOPS, TrainConfig, TrainResult, load_checkpoint, lr_at, stop_reason, train
 
-PLATEAU = TrainConfig(max_steps=400, lr=5e-2, min_lr=5e-3, warmup_steps=2, eval_every=5, patience=2,
-                      schedule="plateau", cooldown=10, threads=1, progress=False)
+PLATEAU = TrainConfig(
+    max_steps=400,
+    lr=5e-2,
+    min_lr=5e-3,
+    warmup_steps=2,
+    eval_every=5,
+    patience=2,
+    schedule="plateau",
+    cooldown=10,
+    threads=1,
+    progress=False,
+)
 
 
 def source(step, micro):
@@ -47,11 +57,18 @@ def test_a_converging_run_stops_on_patience_and_a_short_cap_says_cap(tmp_path):
     # the cooldown ran: the last evaluations are at lower rates than the plateau's
     assert r.history[-1]["lr"] < PLATEAU.lr / 2
     assert json.loads((tmp_path / "p" / "result.json").read_text())["stop"] == "patience"
-    capped = train(fresh(), source, mse, lambda: VAL, TrainConfig(**{**PLATEAU.__dict__, "max_steps": 10}),
-                   tmp_path / "c")
+    capped = train(
+        fresh(), source, mse, lambda: VAL, TrainConfig(**{**PLATEAU.__dict__, "max_steps": 10}), tmp_path / "c"
+    )
     assert capped.stop == "cap" and capped.steps == 10
-    never = train(fresh(), source, mse, lambda: VAL, TrainConfig(**{**PLATEAU.__dict__, "schedule": "cosine",
-                                                                  "patience": 0, "max_steps": 30}), tmp_path / "n")
+    never = train(
+        fresh(),
+        source,
+        mse,
+        lambda: VAL,
+        TrainConfig(**{**PLATEAU.__dict__, "schedule": "cosine", "patience": 0, "max_steps": 30}),
+        tmp_path / "n",
+    )
     assert never.stop == "cap"  # patience 0 never stops early
 
 

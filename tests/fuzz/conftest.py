@@ -8,7 +8,7 @@ import pytest
 import sys
 
 sys.path.insert(0, str(Path(__file__).parent))
-from corpus import build  # noqa: E402
+from corpus import build
 
 
 @pytest.fixture(scope="session")

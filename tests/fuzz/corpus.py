@@ -109,8 +109,10 @@ def _tables(root: Path) -> dict[str, Path]:
 
 def _sweep(root: Path) -> dict[str, Path]:
     out = {}
-    for name, cfg in {"sweep_escape": {"kind": "pretrain", "corpora": ["../../escaped"], "sizes": [1000]},
-                      "sweep_garbage": None}.items():
+    for name, cfg in {
+        "sweep_escape": {"kind": "pretrain", "corpora": ["../../escaped"], "sizes": [1000]},
+        "sweep_garbage": None,
+    }.items():
         d = root / name
         d.mkdir()
         (d / "config.json").write_text("{garbage" if cfg is None else json.dumps(cfg))
@@ -129,16 +131,26 @@ def _checkpoints(root: Path, marker: Path) -> dict[str, Path]:
 
     cfg = GPTConfig(vocab_size=300, block_size=64, n_layer=1, n_head=2, n_embd=16)
     torch.manual_seed(0)
-    save_checkpoint(root / "ckpt_good.pt", {"model": GPT(cfg).state_dict(), "meta": {"model_config": dataclasses.asdict(cfg)}})
+    save_checkpoint(
+        root / "ckpt_good.pt", {"model": GPT(cfg).state_dict(), "meta": {"model_config": dataclasses.asdict(cfg)}}
+    )
 
     (root / "ckpt_pickle.pt").write_bytes(pickle.dumps(Payload(marker)))
     torch.save({"model": {"w": torch.zeros(2)}, "evil": Payload(marker)}, root / "ckpt_torch_pickle.pt")
-    (root / "ckpt_truncated.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{\"a\":")
+    (root / "ckpt_truncated.safetensors").write_bytes(b'\x08\x00\x00\x00\x00\x00\x00\x00{"a":')
     d = root / "run_bad"
     d.mkdir()
     (d / "best.pt").write_bytes(pickle.dumps(Payload(marker)))
-    return {p.name: p for p in [root / "ckpt_good.pt", root / "ckpt_pickle.pt", root / "ckpt_torch_pickle.pt",
-                                root / "ckpt_truncated.safetensors", d]}
+    return {
+        p.name: p
+        for p in [
+            root / "ckpt_good.pt",
+            root / "ckpt_pickle.pt",
+            root / "ckpt_torch_pickle.pt",
+            root / "ckpt_truncated.safetensors",
+            d,
+        ]
+    }
 
 
 def build(root: Path) -> dict[str, Path]:

@@ -37,8 +37,10 @@ class Outcome:
     outside: list[str]
 
     def describe(self) -> str:
-        return (f"tmcheck {' '.join(self.argv)!r}: exit {self.exit_code} in {self.seconds:.1f} s; "
-                f"traceback={self.traceback!r}; outside={self.outside}; stderr={self.stderr[-300:]!r}")
+        return (
+            f"tmcheck {' '.join(self.argv)!r}: exit {self.exit_code} in {self.seconds:.1f} s; "
+            f"traceback={self.traceback!r}; outside={self.outside}; stderr={self.stderr[-300:]!r}"
+        )
 
 
 def snapshot(root: Path, skip: Path) -> dict[str, tuple[int, int]]:

@@ -31,18 +31,62 @@ def leaves(command, path=()):
 
 LEAVES = dict(leaves(typer.main.get_command(app)))
 # commands whose valid inputs finish in seconds: fuzzed with any mix of values
-LIGHT = {("network", "eval"), ("network", "info"), ("lemma", "interaction"), ("lemma", "gating"), ("lemma", "addition"),
-         ("lemma", "replace"), ("lemma", "parallel"), ("bound", "covering"), ("bound", "theorem1"), ("bound", "lemma1"),
-         ("bound", "theorem2"), ("predict",), ("fit",), ("id", "estimate"), ("id", "synth")}
-HOSTILE = ["-1", "0", "-5", "nan", "inf", "-inf", "1e1000000000", "1e-300", "", "abc", "1_000", "\u0661", "10**10**10",
-           "2**2**2**2**2**2", "99999999999999999999", "1/0", "../escape", "/", "x0", "sin(", "1,2", "1,,2", ";", "{}",
-           "tpu", "cuda:99"]
+LIGHT = {
+    ("network", "eval"),
+    ("network", "info"),
+    ("lemma", "interaction"),
+    ("lemma", "gating"),
+    ("lemma", "addition"),
+    ("lemma", "replace"),
+    ("lemma", "parallel"),
+    ("bound", "covering"),
+    ("bound", "theorem1"),
+    ("bound", "lemma1"),
+    ("bound", "theorem2"),
+    ("predict",),
+    ("fit",),
+    ("id", "estimate"),
+    ("id", "synth"),
+}
+HOSTILE = [
+    "-1",
+    "0",
+    "-5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e1000000000",
+    "1e-300",
+    "",
+    "abc",
+    "1_000",
+    "\u0661",
+    "10**10**10",
+    "2**2**2**2**2**2",
+    "99999999999999999999",
+    "1/0",
+    "../escape",
+    "/",
+    "x0",
+    "sin(",
+    "1,2",
+    "1,,2",
+    ";",
+    "{}",
+    "tpu",
+    "cuda:99",
+]
 PLAUSIBLE = ["1", "2", "3", "0.5", "1/3", "0.1", "8", "x0*x1"]
 
 
 def options(command) -> list[str]:
-    return [o for p in command.params if getattr(p, "param_type_name", "") == "option"
-            for o in p.opts[:1] if o not in ("--json", "--help", "--out", "--export", "--plot", "--size-limit", "--max-bits")]
+    return [
+        o
+        for p in command.params
+        if getattr(p, "param_type_name", "") == "option"
+        for o in p.opts[:1]
+        if o not in ("--json", "--help", "--out", "--export", "--plot", "--size-limit", "--max-bits")
+    ]
 
 
 def arguments(command) -> list:
@@ -51,7 +95,19 @@ def arguments(command) -> list:
 
 def test_the_walk_sees_every_group():
     groups = {path[0] for path in LEAVES}
-    assert {"network", "lemma", "theorem", "bound", "id", "fit", "predict", "sweep", "synth", "train", "embed"} <= groups
+    assert {
+        "network",
+        "lemma",
+        "theorem",
+        "bound",
+        "id",
+        "fit",
+        "predict",
+        "sweep",
+        "synth",
+        "train",
+        "embed",
+    } <= groups
     assert LIGHT <= set(LEAVES)
 
 
@@ -93,8 +149,16 @@ PATH_COMMANDS = {
     ("embed",): ["--text", "fit_good.csv"],
     ("sweep", "data"): [],
 }
-PATHS = ["sweep_escape", "sweep_garbage", "run_bad", "ckpt_pickle.pt", "ckpt_torch_pickle.pt",
-         "ckpt_truncated.safetensors", "net_good.json", "absent_dir"]
+PATHS = [
+    "sweep_escape",
+    "sweep_garbage",
+    "run_bad",
+    "ckpt_pickle.pt",
+    "ckpt_torch_pickle.pt",
+    "ckpt_truncated.safetensors",
+    "net_good.json",
+    "absent_dir",
+]
 
 
 @pytest.mark.parametrize("path", sorted(PATH_COMMANDS), ids=" ".join)
@@ -112,13 +176,25 @@ def test_long_commands_refuse_corrupt_paths(path, target, corpus, scratch):
 
 
 BAD_OPTIONS = [  # issue 13's cases in commands that train, sweep or download
-    ["train", "--device", "tpu"], ["train", "--preset", "zzz"], ["train", "--tokens", "-5"],
-    ["id", "corpus", "absent_dir", "--beta", "0"], ["id", "corpus", "absent_dir", "--beta", "-1"],
-    ["id", "corpus", "absent_dir", "--context", "0"], ["id", "corpus", "absent_dir", "--device", "tpu"],
-    ["id", "synth", "--noise", "nan"], ["id", "synth", "--noise", "inf"], ["id", "synth", "--noise", "-1"],
-    ["synth", "regress", "--noise", "nan"], ["synth", "regress", "--dims", ""], ["synth", "regress", "--d", ""],
-    ["synth", "report", "absent_dir", "--bootstrap", "-5"], ["report", "absent_dir", "--bootstrap", "-5"],
-    ["demo", "--only", "zzz"], ["proofs", "--section", "zzz"], ["data", "stats", "zzz"], ["data", "prepare", "zzz"],
+    ["train", "--device", "tpu"],
+    ["train", "--preset", "zzz"],
+    ["train", "--tokens", "-5"],
+    ["id", "corpus", "absent_dir", "--beta", "0"],
+    ["id", "corpus", "absent_dir", "--beta", "-1"],
+    ["id", "corpus", "absent_dir", "--context", "0"],
+    ["id", "corpus", "absent_dir", "--device", "tpu"],
+    ["id", "synth", "--noise", "nan"],
+    ["id", "synth", "--noise", "inf"],
+    ["id", "synth", "--noise", "-1"],
+    ["synth", "regress", "--noise", "nan"],
+    ["synth", "regress", "--dims", ""],
+    ["synth", "regress", "--d", ""],
+    ["synth", "report", "absent_dir", "--bootstrap", "-5"],
+    ["report", "absent_dir", "--bootstrap", "-5"],
+    ["demo", "--only", "zzz"],
+    ["proofs", "--section", "zzz"],
+    ["data", "stats", "zzz"],
+    ["data", "prepare", "zzz"],
     ["sweep", "data", "--preset", "zzz"],
 ]
 

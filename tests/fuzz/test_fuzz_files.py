@@ -14,8 +14,32 @@ from hypothesis import strategies as st
 from harness import check, run
 
 PROFILE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
-HOSTILE_JSON = st.sampled_from([5, None, True, False, 1.0, -1, 0, 10**30, "1_000", "\u0661", "1e1000000000", "nan",
-                                "", "1/0", [], {}, [[]], [[1, 2], [3]], {"a": 1}, "x" * 1000, 1e308, -1e308])
+HOSTILE_JSON = st.sampled_from(
+    [
+        5,
+        None,
+        True,
+        False,
+        1.0,
+        -1,
+        0,
+        10**30,
+        "1_000",
+        "\u0661",
+        "1e1000000000",
+        "nan",
+        "",
+        "1/0",
+        [],
+        {},
+        [[]],
+        [[1, 2], [3]],
+        {"a": 1},
+        "x" * 1000,
+        1e308,
+        -1e308,
+    ]
+)
 
 
 def _paths(obj, here=()):
@@ -101,8 +125,14 @@ def test_mutated_checkpoints(data, corpus, scratch):
     load checkpoints (embed, export hf): refused in one line, never unpickled."""
     f = scratch / f"c{data.draw(st.integers(0, 10**9))}.pt"
     f.write_bytes(_mutate_bytes(data, corpus["ckpt_good.pt"].read_bytes()))
-    argv = data.draw(st.sampled_from([["embed", str(f), "--text", str(corpus["fit_good.csv"]), "--out", "e.npy"],
-                                      ["export", "hf", str(f), "hf_out"]]))
+    argv = data.draw(
+        st.sampled_from(
+            [
+                ["embed", str(f), "--text", str(corpus["fit_good.csv"]), "--out", "e.npy"],
+                ["export", "hf", str(f), "hf_out"],
+            ]
+        )
+    )
     o = run(argv, scratch)
     check(o)
     assert o.exit_code in (0, 2), o.describe()
@@ -119,8 +149,9 @@ def test_mutated_sweep_configs(data, corpus, scratch):
     d = Path(tempfile.mkdtemp(dir=scratch)) / "sweep"
     shutil.copytree(corpus["sweep_escape"], d)
     cfg = json.loads((d / "config.json").read_text())
-    for key in data.draw(st.lists(st.sampled_from(["kind", "corpora", "sizes", "preset", "seeds"]), min_size=1,
-                                  max_size=3, unique=True)):
+    for key in data.draw(
+        st.lists(st.sampled_from(["kind", "corpora", "sizes", "preset", "seeds"]), min_size=1, max_size=3, unique=True)
+    ):
         cfg[key] = data.draw(HOSTILE_JSON | st.sampled_from(["pretrain", "synthetic", ["stories"], ["/abs/path"]]))
     (d / "config.json").write_text(json.dumps(cfg))
     o = run([*data.draw(st.sampled_from([["report"], ["synth", "report"]])), str(d)], scratch)

@@ -42,7 +42,16 @@ def test_table1_recomputed():
 def test_log_CT_statement_matches_exact_integer():
     c = bounds.TransformerClass(L_T=2, L_FFN=3, w=4, l=6, d_embd=5, m=3, kappa=7.0, M=2.0)
     L, LF = 2, 3
-    exact = 2 ** (L * L + 1) * LF * 2 ** (3 * L) * 5 ** (18 * L * L) * 4 ** (18 * L * L * LF) * 7 ** (6 * L * L * LF) * 3 ** (L * L) * 6 ** (L * L)
+    exact = (
+        2 ** (L * L + 1)
+        * LF
+        * 2 ** (3 * L)
+        * 5 ** (18 * L * L)
+        * 4 ** (18 * L * L * LF)
+        * 7 ** (6 * L * L * LF)
+        * 3 ** (L * L)
+        * 6 ** (L * L)
+    )
     assert bounds.log_CT_statement(c) == pytest.approx(math.log(exact), rel=1e-12)
     P = 4 * 25 * 16 * 1 * (3 + 3) * 2
     assert bounds.n_params_paper(c) == P
@@ -64,7 +73,9 @@ def test_n_params_counts_the_weights():
     for LF, w in ((1, 5), (2, 3), (4, 7)):
         c = bounds.TransformerClass(L_T=3, L_FFN=LF, w=w, l=2, d_embd=4, m=2, kappa=1.0, M=1.0)
         blocks = lipschitz.draw_blocks(rng, c)
-        count = sum(a.size for b in blocks for h in b.heads for a in (h.Q, h.K, h.V)) + sum(x.W.size + x.b.size for b in blocks for x in b.ffn)
+        count = sum(a.size for b in blocks for h in b.heads for a in (h.Q, h.K, h.V)) + sum(
+            x.W.size + x.b.size for b in blocks for x in b.ffn
+        )
         assert bounds.n_params(c) == count
         assert count <= bounds.n_params_paper(c)
 

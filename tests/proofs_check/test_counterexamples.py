@@ -87,7 +87,10 @@ def recheck_lemma1_token_index_s(w):
 
 def recheck_lemma1_token_index_final(w):
     d, N, n = w.at["d"], w.at["N"], w.at["n"]
-    assert d + N * d + sum((n[p] - 1) * N ** (p + 1) for p in range(d)) + 1 != d + N * d + d * sum((n[p] - 1) * N ** (d - 1 - p) for p in range(d)) + 1
+    assert (
+        d + N * d + sum((n[p] - 1) * N ** (p + 1) for p in range(d)) + 1
+        != d + N * d + d * sum((n[p] - 1) * N ** (d - 1 - p) for p in range(d)) + 1
+    )
 
 
 def recheck_lemma1_step2_kernel(w):
@@ -131,7 +134,9 @@ def _class(**kw):
 def recheck_lemma2_attention_difference(w):
     k, M, eta = w.at["kappa"], w.at["M"], w.at["eta"]
     H = np.array([[[M]]], dtype=object)
-    diff = abs(exact_block([Head(m1(k), m1(k), m1(k))], H=H) - exact_block([Head(m1(k), m1(k - eta), m1(k))], H=H))[0, 0, 0]
+    diff = abs(exact_block([Head(m1(k), m1(k), m1(k))], H=H) - exact_block([Head(m1(k), m1(k - eta), m1(k))], H=H))[
+        0, 0, 0
+    ]
     assert diff == k * k * eta * M**3 == w.lhs > 3 * k**3 * M**3 * eta
     corr = bounds.block_constants(_class(kappa=float(k), M=float(M)), math.log(M))
     assert diff <= math.exp(corr.log_attn_diff) * float(eta) * (1 + 1e-12)
@@ -141,7 +146,9 @@ def recheck_lemma2_mha_output_bound(w):
     M, k = w.at["M"], w.at["kappa"]
     out = exact_block([Head(m1(k), m1(k), m1(k))], H=np.array([[[M]]], dtype=object))[0, 0, 0]
     assert out == M + k**3 * M**3 == w.lhs > M + k**3 * M
-    assert float(out) <= math.exp(bounds.block_constants(_class(kappa=float(k), M=float(M)), math.log(M)).log_M_Z) * (1 + 1e-12)
+    assert float(out) <= math.exp(bounds.block_constants(_class(kappa=float(k), M=float(M)), math.log(M)).log_M_Z) * (
+        1 + 1e-12
+    )
 
 
 def recheck_lemma2_ffn_output_bound(w):
@@ -150,14 +157,18 @@ def recheck_lemma2_ffn_output_bound(w):
     layers = tuple(Layer(np.full((d, d), k, dtype=object), np.full(d, k, dtype=object)) for _ in range(L))
     y = be.output(ffn(layers, be.inputs(np.full((1, d, 1), M, dtype=object)), be))[0, 0, 0]
     assert y == w.lhs > lemma2.ffn_output_paper(k, d, L, M)
-    assert float(y) <= math.exp(bounds._ffn_out(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (1 + 1e-12)
+    assert float(y) <= math.exp(bounds._ffn_out(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (
+        1 + 1e-12
+    )
 
 
 def recheck_lemma2_ffn_lipschitz(w):
     ww, d, k, delta = w.at["w"], w.at["d_embd"], w.at["kappa"], w.at["delta"]
     be = ExactBackend()
-    layers = (Layer(np.full((ww, d), k, dtype=object), np.zeros(ww, dtype=object)),
-              Layer(np.full((d, ww), k, dtype=object), np.zeros(d, dtype=object)))
+    layers = (
+        Layer(np.full((ww, d), k, dtype=object), np.zeros(ww, dtype=object)),
+        Layer(np.full((d, ww), k, dtype=object), np.zeros(d, dtype=object)),
+    )
     moved = be.output(ffn(layers, be.inputs(np.full((1, d, 1), delta, dtype=object)), be))[0, 0, 0]
     assert moved == ww * d * k * k * delta == w.lhs > F(ww) ** 4 * k**2 * delta
 
@@ -194,7 +205,10 @@ def recheck_lemma2_block_lipschitz(w):
     blk = Block((Head(z, z, z),), (Layer(np.zeros((ww, d)), np.zeros(ww)), Layer(np.zeros((d, ww)), np.zeros(d))))
     out = run_blocks([blk], np.stack([np.ones((d, 2)), np.zeros((d, 2))]), "float64")
     assert np.abs(out[0] - out[1]).max() == 1.0 == w.lhs > w.rhs
-    assert math.exp(bounds.block_constants(_class(kappa=float(w.at["kappa"]), L_FFN=L, w=ww, d_embd=d), 0.0).log_block_lip) >= 1
+    assert (
+        math.exp(bounds.block_constants(_class(kappa=float(w.at["kappa"]), L_FFN=L, w=ww, d_embd=d), 0.0).log_block_lip)
+        >= 1
+    )
 
 
 def recheck_lemma2_composition_exponents(w):
@@ -206,12 +220,16 @@ def recheck_lemma2_induction_power(w):
     LT, LF = w.at["L_T"], w.at["L_FFN"]
     assert LF**LT > LF or 2 ** (7 * LT * LT) > 2 ** (LT * LT + 1)
     c = _class(L_T=LT, L_FFN=LF)
-    assert bounds.corrected_lipschitz(c).log_CT > bounds.log_CT_statement(c)  # the recursion's C_T exceeds the shrunk one
+    assert bounds.corrected_lipschitz(c).log_CT > bounds.log_CT_statement(
+        c
+    )  # the recursion's C_T exceeds the shrunk one
 
 
 def recheck_lemma2_statement_vs_proof(w):
     a = w.at
-    c = _class(L_T=a["L_T"], L_FFN=a["L_FFN"], w=a["w"], l=a["l"], d_embd=a["d_embd"], m=a["m"], kappa=a["kappa"], M=a["M"])
+    c = _class(
+        L_T=a["L_T"], L_FFN=a["L_FFN"], w=a["w"], l=a["l"], d_embd=a["d_embd"], m=a["m"], kappa=a["kappa"], M=a["M"]
+    )
     assert bounds.log_CT_proof(c) + math.log(c.kappa) > bounds.log_CT_statement(c)
 
 
@@ -226,7 +244,8 @@ def recheck_lemma2_parameter_count(w):
     c = _class(L_T=a["L_T"], L_FFN=a["L_FFN"], w=a["w"], d_embd=a["d_embd"], m=a["m"])
     blocks = lemma2_lipschitz.lipschitz.draw_blocks(np.random.default_rng(0), c)  # count the weights of a real member
     counted = sum(h.Q.size + h.K.size + h.V.size for b in blocks for h in b.heads) + sum(
-        x.W.size + x.b.size for b in blocks for x in b.ffn)
+        x.W.size + x.b.size for b in blocks for x in b.ffn
+    )
     assert counted == bounds.n_params(c) == w.rhs != w.lhs
 
 
@@ -313,8 +332,10 @@ def recheck_lemma7_duplication(w):
     eye = np.eye(5, dtype=int).astype(object) * F(1)
     be = ExactBackend()
     H = np.full((1, 5, 1), F(-1), dtype=object)
-    dup = (Layer(np.concatenate([eye, eye]), np.zeros(10, dtype=object) * F(1)),
-           Layer(np.concatenate([eye, 0 * eye], axis=1), np.zeros(5, dtype=object) * F(1)))
+    dup = (
+        Layer(np.concatenate([eye, eye]), np.zeros(10, dtype=object) * F(1)),
+        Layer(np.concatenate([eye, 0 * eye], axis=1), np.zeros(5, dtype=object) * F(1)),
+    )
     assert be.output(ffn(dup, be.inputs(H), be))[0, 0, 0] == 0 != -1  # the ReLU after [I; I] clips data −1
     c = parallelize(replace(3, 2), replace(3, 2))
     Hc = c.sample_inputs(np.random.default_rng(0), 1)
@@ -346,9 +367,13 @@ def recheck_lemma7_statement(w):
 # ------------------------------------------------------------------ Theorems 1-2, Table 1
 def recheck_theorem1_log_N_simplification(w):
     a = w.at
-    c = _class(L_T=a["L_T"], L_FFN=a["L_FFN"], d_embd=a["d_embd"], w=a["w"], M=a["M"], kappa=a["kappa"], m=a["m"], l=a["l"])
+    c = _class(
+        L_T=a["L_T"], L_FFN=a["L_FFN"], d_embd=a["d_embd"], w=a["w"], M=a["M"], kappa=a["kappa"], m=a["m"], l=a["l"]
+    )
     lhs = bounds.log_CT_statement(c) + math.log(a["n"])
-    assert lhs == pytest.approx(w.lhs) and lhs > 5 * c.L_T**2 * c.L_FFN * math.log(2 * c.M * c.L_FFN * c.d_embd * c.kappa * c.m * c.l * a["n"])
+    assert lhs == pytest.approx(w.lhs) and lhs > 5 * c.L_T**2 * c.L_FFN * math.log(
+        2 * c.M * c.L_FFN * c.d_embd * c.kappa * c.m * c.l * a["n"]
+    )
 
 
 def recheck_theorem1_plugin_constant(w):
@@ -427,7 +452,9 @@ def recheck_table1_chinchilla_alpha_N(w):
     assert w.lhs == F("0.33") != w.rhs
 
 
-RECHECKS = {name[len("recheck_"):].replace("_", ".", 1): fn for name, fn in globals().items() if name.startswith("recheck_")}
+RECHECKS = {
+    name[len("recheck_") :].replace("_", ".", 1): fn for name, fn in globals().items() if name.startswith("recheck_")
+}
 OBLIGATIONS = {o.id: o for o in registry.all_obligations()}
 
 
@@ -439,6 +466,10 @@ def test_recheck(oid):
 
 
 def test_every_finding_is_rechecked():
-    findings = {oid for oid, o in OBLIGATIONS.items() if o.judge().verdict in (registry.Verdict.FAILS, registry.Verdict.CORRECTED)}
+    findings = {
+        oid
+        for oid, o in OBLIGATIONS.items()
+        if o.judge().verdict in (registry.Verdict.FAILS, registry.Verdict.CORRECTED)
+    }
     assert sorted(findings - set(RECHECKS)) == [], "findings without a re-check"
     assert sorted(set(RECHECKS) - findings) == [], "re-checks of claims that are no longer findings"

@@ -21,7 +21,9 @@ def test_cases_1b_2b_are_tight_within_one_percent(case):
 def test_case_2a_argument_is_loose_but_holds():
     ev = lemma3.case_evidence("2a", [(16, 3, 9)], max_pairs=200)
     assert Result(ev).verdict is Verdict.HOLDS
-    assert all(w.lhs <= w.rhs / (1 + lemma3.MARGIN) for w in ev.written)  # need <= claimed C: 2a divides by a smaller gap
+    assert all(
+        w.lhs <= w.rhs / (1 + lemma3.MARGIN) for w in ev.written
+    )  # need <= claimed C: 2a divides by a smaller gap
 
 
 @pytest.mark.slow

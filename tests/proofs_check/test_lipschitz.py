@@ -66,8 +66,14 @@ def test_worst_ratio_over_hypothesis_chosen_classes(capsys):
 
     wide = st.builds(
         bounds.TransformerClass,
-        L_T=st.integers(1, 3), L_FFN=st.integers(1, 3), w=st.integers(1, 5), l=st.integers(1, 5),
-        d_embd=st.integers(1, 5), m=st.integers(1, 3), kappa=st.floats(1e-3, 3), M=st.floats(0.1, 5),
+        L_T=st.integers(1, 3),
+        L_FFN=st.integers(1, 3),
+        w=st.integers(1, 5),
+        l=st.integers(1, 5),
+        d_embd=st.integers(1, 5),
+        m=st.integers(1, 3),
+        kappa=st.floats(1e-3, 3),
+        M=st.floats(0.1, 5),
     )
     worst = {"T_corr": 0.0, "T_paper": 0.0, "T_paper_kappa_ge_1": 0.0}
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import slurm_cluster  # noqa: E402  (tests/slurm on sys.path, as tests/conftest.py does for theory)
+import slurm_cluster
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.slurm
 def _job_state(job_id: str) -> str:
     """JobState from `scontrol show job` (no accounting here, so no sacct; the controller keeps a
     finished job's record MinJobAge seconds)."""
-    out = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True,
-                         check=True, timeout=30).stdout
+    out = subprocess.run(
+        ["scontrol", "show", "job", job_id], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
     return next(f.split("=", 1)[1] for f in out.split() if f.startswith("JobState="))
 
 
@@ -46,8 +47,11 @@ def test_map_array_runs_one_task_per_input(slurm_scratch):
     jobs = _executor(slurm_scratch).map_array(square_and_task, [2, 3, 4])
     assert len({j.job_id.split("_")[0] for j in jobs}) == 1, "one array, not three jobs"
     # Bounded: without accounting submitit cannot see a job that died without writing its result.
-    _wait(lambda: all(j.paths.result_pickle.exists() for j in jobs), 300,
-          lambda: f"three results (states: {[_job_state(j.job_id) for j in jobs]})")
+    _wait(
+        lambda: all(j.paths.result_pickle.exists() for j in jobs),
+        300,
+        lambda: f"three results (states: {[_job_state(j.job_id) for j in jobs]})",
+    )
     results = [j.result() for j in jobs]
     assert results == [(4, 0), (9, 1), (16, 2)]
     for j in jobs:

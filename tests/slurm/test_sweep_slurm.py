@@ -86,7 +86,9 @@ def test_array_gives_the_serial_rows(toy):
 
 
 def test_scancel_and_sigkill_mid_run_then_rerun(toy):
-    preset = replace(sweep_toy.ToyPreset(name="toy"), xs=(1, 2, 3, 4), steps=20, sleep_s=0.5)  # 10 s a run: longer than KillWait
+    preset = replace(
+        sweep_toy.ToyPreset(name="toy"), xs=(1, 2, 3, 4), steps=20, sleep_s=0.5
+    )  # 10 s a run: longer than KillWait
     path = toy / "s"
     sweep = SweepDir(path)
     outcome = {}
@@ -102,8 +104,11 @@ def test_scancel_and_sigkill_mid_run_then_rerun(toy):
 
     def two_mid_way():
         runs = [p.parent.name for p in path.glob("runs/*/progress.json")]
-        mid = [r for r in runs if sweep.read_row(r) is None
-               and json.loads((sweep.run_dir(r) / "progress.json").read_text())["step"] >= 2]
+        mid = [
+            r
+            for r in runs
+            if sweep.read_row(r) is None and json.loads((sweep.run_dir(r) / "progress.json").read_text())["step"] >= 2
+        ]
         return sorted(mid) if len(mid) >= 2 else None
 
     cancelled, killed = _wait(two_mid_way, 180, "two runs mid-way")[:2]
@@ -111,8 +116,10 @@ def test_scancel_and_sigkill_mid_run_then_rerun(toy):
     subprocess.run(["scancel", jobs[cancelled]], check=True, timeout=30)
     pid = int((sweep.run_dir(killed) / layout.LOCK).read_text())  # the task's Python, child of slurmstepd
     parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    assert "slurmstepd" in Path(f"/proc/{parent}/cmdline").read_text() or \
-        "srun" in Path(f"/proc/{parent}/cmdline").read_text(), "the run's process is a SLURM task"
+    assert (
+        "slurmstepd" in Path(f"/proc/{parent}/cmdline").read_text()
+        or "srun" in Path(f"/proc/{parent}/cmdline").read_text()
+    ), "the run's process is a SLURM task"
     os.kill(pid, signal.SIGKILL)
     t.join(240)
     assert not t.is_alive()
@@ -149,11 +156,15 @@ run_sweep(sys.argv[1], "exectoy", preset, progress=False, log=print,
 
 def test_a_rerun_after_the_submitter_died_adopts_the_queued_tasks(toy):
     path = toy / "s"
-    proc = subprocess.Popen([sys.executable, "-c", SUBMITTER, str(path), str(TOY_DIR)], stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SUBMITTER, str(path), str(TOY_DIR)], stdout=subprocess.PIPE, text=True
+    )
     sweep = SweepDir(path)
-    _wait(lambda: len(read_jobs(sweep)) == 3 if (path / layout.SLURM / layout.JOBS).exists() else False, 120,
-          "the array submitted")
+    _wait(
+        lambda: len(read_jobs(sweep)) == 3 if (path / layout.SLURM / layout.JOBS).exists() else False,
+        120,
+        "the array submitted",
+    )
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     jobs = read_jobs(sweep)
@@ -175,7 +186,22 @@ def test_tiny_pretraining_on_slurm_equals_serial(toy):
     from test_sweep_executors import serial_tiny_rows
 
     ref = serial_tiny_rows(toy / "serial", [sorted(os.sched_getaffinity(0))[0]])
-    res = CliRunner().invoke(app, ["sweep", "data", str(toy / "s"), "--preset", "tiny", "--executor", "slurm",
-                                   "--slurm-cpus-per-task", "1", "--slurm-time", "20", "--json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "sweep",
+            "data",
+            str(toy / "s"),
+            "--preset",
+            "tiny",
+            "--executor",
+            "slurm",
+            "--slurm-cpus-per-task",
+            "1",
+            "--slurm-time",
+            "20",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert strip(json.loads(res.stdout)) == ref and len(ref) == 6

@@ -55,7 +55,9 @@ def test_writing_an_immutable_row_fails():
 
 def test_kappa_and_resources_fail_when_overstated():
     c = gating(8, 4, "prefix", 2)
-    bad = dataclasses.replace(c, stated_kappa_bound=Fraction(1, 2), stated_resources={"L_T": 1, "m": 0, "L_FFN": 1, "l": 8})
+    bad = dataclasses.replace(
+        c, stated_kappa_bound=Fraction(1, 2), stated_resources={"L_T": 1, "m": 0, "L_FFN": 1, "l": 8}
+    )
     rep = check_construction(bad, np.random.default_rng(0), n_inputs=4)
     assert set(rep.failed) == {"kappa", "resources"}
 

@@ -47,4 +47,3 @@ def test_outside_certified_domain_is_refused():
 def test_needs_a_pattern():
     with pytest.raises(NetworkError, match="interaction pattern"):
         evaluate_structured(worked_example(), [[Fraction(1, 2), Fraction(3, 2)]])
-

@@ -15,15 +15,25 @@ from tmcheck.theory.network import NetworkError, to_fraction
 from tmcheck.theory.targets import TargetError, parse_target, tight_N
 
 
-@pytest.mark.parametrize("text", ["10**10**10", "9**9**9", "2**2**2**2**2**2", "x0**100000", "(10**999)**999",
-                                  "1e1000000000*x0", "x0**(2**20)"])
+@pytest.mark.parametrize(
+    "text",
+    ["10**10**10", "9**9**9", "2**2**2**2**2**2", "x0**100000", "(10**999)**999", "1e1000000000*x0", "x0**(2**20)"],
+)
 def test_huge_targets_are_refused_before_sympy(text):
     with pytest.raises(TargetError, match="digits|exponent"):
         parse_target(text, 2)
 
 
-@pytest.mark.parametrize("text,value", [("2**2**2**2", 65536), ("(2**3)**(2**3)", 16777216), ("2**-3", Fraction(1, 8)),
-                                        ("1e-3*x0", None), ("x0**3", None)])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("2**2**2**2", 65536),
+        ("(2**3)**(2**3)", 16777216),
+        ("2**-3", Fraction(1, 8)),
+        ("1e-3*x0", None),
+        ("x0**3", None),
+    ],
+)
 def test_large_but_fine_targets_parse(text, value):
     t = parse_target(text, 1)
     if value is not None:
@@ -36,8 +46,16 @@ def test_exact_numbers_are_ascii_and_digit_limited(text):
         to_fraction(text)
 
 
-@pytest.mark.parametrize("text,value", [("1/3", Fraction(1, 3)), ("-2", -2), ("1e-3", Fraction(1, 1000)),
-                                        (".5", Fraction(1, 2)), ("1" * 3999, int("1" * 3999))])
+@pytest.mark.parametrize(
+    "text,value",
+    [
+        ("1/3", Fraction(1, 3)),
+        ("-2", -2),
+        ("1e-3", Fraction(1, 1000)),
+        (".5", Fraction(1, 2)),
+        ("1" * 3999, int("1" * 3999)),
+    ],
+)
 def test_exact_numbers_within_the_limits_are_read(text, value):
     assert to_fraction(text) == value
 
@@ -71,10 +89,20 @@ def test_exact_bit_growth_and_float_overflow_are_refused():
     net = addition([1, -1, 0], 2).network
     x = [[Fraction(1, 2)] * net.D]
     third = np.diag([Fraction(1, 3)] * 5).astype(object)
-    grow = type(net)(net.arithmetic, net.l, net.D, net.U, net.E, net.PE, [Block((Head(third, third, third),), ())] * 40,
-                     decoder=net.decoder)
+    grow = type(net)(
+        net.arithmetic,
+        net.l,
+        net.D,
+        net.U,
+        net.E,
+        net.PE,
+        [Block((Head(third, third, third),), ())] * 40,
+        decoder=net.decoder,
+    )
     with pytest.raises(NetworkError, match="--max-bits"):
         evaluate(grow, x)
-    evaluate(grow.__class__(net.arithmetic, net.l, net.D, net.U, net.E, net.PE, grow.blocks[:3], decoder=net.decoder), x)
+    evaluate(
+        grow.__class__(net.arithmetic, net.l, net.D, net.U, net.E, net.PE, grow.blocks[:3], decoder=net.decoder), x
+    )
     with pytest.raises(NetworkError, match="overflowed"):
         evaluate(grow, x, backend="float64")

@@ -32,7 +32,7 @@ import independent_eval  # tests/theory/independent_eval.py
 TARGETS = {1: "sin(3*x0) - x0/2", 2: "sin(3*x0)*x1", 3: "x0*x1 - x2/3"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def built(d: int, N: int):
     c = lemma1(parse_target(TARGETS[d], d), 3, 1, 0.5, N=N)
     return c, c.constants["spec"]
@@ -62,7 +62,9 @@ def test_network_computes_fhat_exactly(data):
 def test_dense_backend_agrees_exactly():
     """The dense evaluator (no skipping) gives the same exact values: fast_eval's skip is sound here."""
     c, spec = built(2, 3)
-    X = np.array([[Fraction(0), Fraction(1)], [Fraction(1, 2), Fraction(1, 3)], [Fraction(5, 7), Fraction(1)]], dtype=object)
+    X = np.array(
+        [[Fraction(0), Fraction(1)], [Fraction(1, 2), Fraction(1, 3)], [Fraction(5, 7), Fraction(1)]], dtype=object
+    )
     assert list(evaluate(c.network, X, "exact")) == [fhat(spec, x) for x in X]
 
 
@@ -80,8 +82,12 @@ def test_psi_partition_of_unity_and_misprints(x, N):
 
 @pytest.mark.parametrize(
     "text,d,H,beta,eps",
-    [("sin(3*x0)*x1", 2, 3.0, 1.0, 0.2), ("x0*x1*x2", 3, 1.8, 1.0, 0.5), ("abs(x0-1/3)^(1/2)", 1, 1.0, 0.5, 0.2),
-     ("abs(x0-1/3)^(1/2)*x1", 2, 1.5, 0.5, 0.5)],
+    [
+        ("sin(3*x0)*x1", 2, 3.0, 1.0, 0.2),
+        ("x0*x1*x2", 3, 1.8, 1.0, 0.5),
+        ("abs(x0-1/3)^(1/2)", 1, 1.0, 0.5, 0.2),
+        ("abs(x0-1/3)^(1/2)*x1", 2, 1.5, 0.5, 0.5),
+    ],
 )
 def test_error_within_tight_bound_and_eps(text, d, H, beta, eps):
     rep = lemma1_report(text, d, eps, beta, H, n_points=600)

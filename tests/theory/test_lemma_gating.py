@@ -19,7 +19,12 @@ from tmcheck.theory.network import Block, interaction_vectors
 def cuts(draw):
     l = draw(st.integers(1, 40))
     t_cut = draw(st.one_of(st.sampled_from([0, l]), st.integers(0, l)))
-    return l, t_cut, draw(st.sampled_from(["prefix", "suffix"])), draw(st.sampled_from([Fraction(1), Fraction(5, 2), Fraction(7)]))
+    return (
+        l,
+        t_cut,
+        draw(st.sampled_from(["prefix", "suffix"])),
+        draw(st.sampled_from([Fraction(1), Fraction(5, 2), Fraction(7)])),
+    )
 
 
 @given(cuts(), st.integers(0, 2**32 - 1))
@@ -50,7 +55,7 @@ def test_gating_C_is_tight():
     layers = gating_ffn(l, t_cut, "prefix", M)
     H = sample_structured(np.random.default_rng(0), 1, l, M)
     H[0, 0, t] = -M if t < t_cut else M  # the sign that needs the full C
-    assert (run_blocks([Block((), layers)], H, "exact")[0, 0, t] == (H[0, 0, t] if t < t_cut else 0))
+    assert run_blocks([Block((), layers)], H, "exact")[0, 0, t] == (H[0, 0, t] if t < t_cut else 0)
     # the same FFN with C scaled down by 1e-6 breaks on that token
     W1 = layers[0].W.copy()
     W1[:, 2:4] = W1[:, 2:4] * (1 - Fraction(1, 10**6))

@@ -10,7 +10,9 @@ import pytest
 
 from tmcheck.proofs_check import registry
 
-OBLIGATIONS = {o.id: o for o in registry.all_obligations() if o.section in {"lemma3", "lemma4", "lemma5", "lemma6", "lemma7"}}
+OBLIGATIONS = {
+    o.id: o for o in registry.all_obligations() if o.section in {"lemma3", "lemma4", "lemma5", "lemma6", "lemma7"}
+}
 
 
 def test_every_lemma_has_obligations():

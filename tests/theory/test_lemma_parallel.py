@@ -27,7 +27,9 @@ def blocks(draw):
     l = draw(st.integers(2, 7))
     M = draw(st.sampled_from([Fraction(1), Fraction(2), Fraction(3)]))
     if kind == "interaction":
-        return interaction(l, draw(st.integers(0, l - 1)), draw(st.integers(0, l - 1)), draw(st.integers(0, 1)), Q, K, M)
+        return interaction(
+            l, draw(st.integers(0, l - 1)), draw(st.integers(0, l - 1)), draw(st.integers(0, 1)), Q, K, M
+        )
     if kind == "gating":
         return gating(l, draw(st.integers(0, l)), draw(st.sampled_from(["prefix", "suffix"])), M)
     if kind == "addition":

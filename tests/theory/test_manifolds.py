@@ -67,8 +67,15 @@ def test_bad_input():
 
 from tmcheck.theory.manifolds import MANIFOLDS, SHAPES, embed, random_isometry  # noqa: E402
 
-PROTOCOL = [("circle", 1, 5), ("sphere", 3, 9), ("torus", 2, 7), ("cube", 2, 8), ("linear", 3, 6),
-            ("swissroll", 2, 5), ("cube-image", 2, 20)]
+PROTOCOL = [
+    ("circle", 1, 5),
+    ("sphere", 3, 9),
+    ("torus", 2, 7),
+    ("cube", 2, 8),
+    ("linear", 3, 6),
+    ("swissroll", 2, 5),
+    ("cube-image", 2, 20),
+]
 
 
 def test_registry_is_one_list():
@@ -88,7 +95,9 @@ def test_samples_lie_on_the_manifold(name, d, D, density):
     assert m.residual(off).min() > 1e-6 or name == "linear" and m.k == D
 
 
-@pytest.mark.parametrize("name,d,D", [p for p in PROTOCOL if p[0] in ("circle", "torus", "cube", "linear", "swissroll")])
+@pytest.mark.parametrize(
+    "name,d,D", [p for p in PROTOCOL if p[0] in ("circle", "torus", "cube", "linear", "swissroll")]
+)
 def test_coords_invert_sampling(name, d, D):
     m = embed(name, d, D, 4)
     X, u = m.sample_with_coords(200, np.random.default_rng(2))

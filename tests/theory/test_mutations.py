@@ -64,7 +64,9 @@ def check_interaction_exact():
 def check_threshold_oracle():
     """C* equals the brute-force maximum of the per-pair thresholds (`pair_threshold`, an independent oracle)."""
     l, t1, t2, M = 6, 1, 4, Fraction(2)
-    brute = max(lemma3.pair_threshold(l, t1, t2, Q3, K3, M, t, k) for t in range(l) for k in range(l) if (t, k) != (t1, t2))
+    brute = max(
+        lemma3.pair_threshold(l, t1, t2, Q3, K3, M, t, k) for t in range(l) for k in range(l) if (t, k) != (t1, t2)
+    )
     assert lemma3.minimal_C(l, Q3, K3, M, t1=t1, t2=t2) == brute
 
 
@@ -87,8 +89,12 @@ def check_lemma1_against_paper_oracle(tmp_path):
     """The exported network, read and run by `independent_eval`, equals the paper's f̂ (`paper_fhat`)."""
     c = lemma1(parse_target(L1_TEXT, L1_D), 2.0, 1.0, 0.5, N=L1_N)
     spec = independent_eval.load(netfile.save(c.network, tmp_path / "l1.json"))
-    for x in [(Fraction(1, 7), Fraction(5, 6)), (Fraction(1, 3), Fraction(2, 9)), (Fraction(0), Fraction(1)),
-              (Fraction(5, 11), Fraction(1, 2))]:
+    for x in [
+        (Fraction(1, 7), Fraction(5, 6)),
+        (Fraction(1, 3), Fraction(2, 9)),
+        (Fraction(0), Fraction(1)),
+        (Fraction(5, 11), Fraction(1, 2)),
+    ]:
         assert independent_eval.evaluate(spec, list(x)) == paper_fhat(x, L1_N), x
 
 
@@ -116,7 +122,11 @@ def _mutate(monkeypatch, mutation: str) -> None:
         orig = lemma3.rotation
         monkeypatch.setattr(lemma3, "rotation", lambda u, w: orig(u, w).T)
     elif mutation == "psi_paper":
-        monkeypatch.setattr(sparse, "psi", lambda u: Fraction(1) if abs(u) <= 1 else (max(1 - abs(u), Fraction(0)) if abs(u) <= 2 else Fraction(0)))
+        monkeypatch.setattr(
+            sparse,
+            "psi",
+            lambda u: Fraction(1) if abs(u) <= 1 else (max(1 - abs(u), Fraction(0)) if abs(u) <= 2 else Fraction(0)),
+        )
     elif mutation == "scale_3N":
         monkeypatch.setattr(sparse, "psi_scale", lambda N: 3 * N)
     elif mutation == "minimal_C":

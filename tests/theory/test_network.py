@@ -83,7 +83,12 @@ def test_exact_backend_falls_back_to_integers_beyond_2_53():
     net = worked_example()
     head = net.blocks[0].heads[0]
     net2 = Network(
-        "exact", 2, 2, net.U, net.E, net.PE,
+        "exact",
+        2,
+        2,
+        net.U,
+        net.E,
+        net.PE,
         [Block((Head(head.Q * big, head.K * big, head.V),), net.blocks[0].ffn)],
     )
     x = [Fraction(7, 3), Fraction(5, 11)]

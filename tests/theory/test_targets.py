@@ -28,7 +28,18 @@ def test_parse_and_evaluate():
 
 @pytest.mark.parametrize(
     "text",
-    ['__import__("os").system("true")', "open(1)", "x0.__class__", "lambda: 1", "eval(1)", "x2", "sin(", "", "x0 = 1", "x0 < 1"],
+    [
+        '__import__("os").system("true")',
+        "open(1)",
+        "x0.__class__",
+        "lambda: 1",
+        "eval(1)",
+        "x2",
+        "sin(",
+        "",
+        "x0 = 1",
+        "x0 < 1",
+    ],
 )
 def test_refuses_unsafe_or_bad_text(text):
     with pytest.raises(TargetError):

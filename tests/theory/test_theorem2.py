@@ -32,7 +32,7 @@ from tmcheck.theory.network import Block, structured_positional
 from tmcheck.theory.targets import parse_target
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def circle_construction(N=3):
     m = make_manifold("circle", 2)
     return theorem2(m, parse_target("x0*x1 + x1/2", 2), 0.5, N=N, arithmetic="exact", H_f=2.0)

@@ -9,7 +9,7 @@ network around a block (embedding x_t into row 0 of token t) and draw structured
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -13,7 +13,7 @@ Two errors of the paper are corrected here (checked in proofs_check.lemma5):
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -12,7 +12,7 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -176,7 +176,7 @@ class _BoxMaxima:
     vertex: Callable  # (t, k) -> (x_t, x_k) attaining N[t, k]
 
     @classmethod
-    def build(cls, l: int, Qb: np.ndarray, Kb: np.ndarray, M, arithmetic: str) -> "_BoxMaxima":
+    def build(cls, l: int, Qb: np.ndarray, Kb: np.ndarray, M, arithmetic: str) -> _BoxMaxima:
         exact = arithmetic == "exact"
         G = _kernel(Qb, Kb)
         P = structured_positional(l, arithmetic)[FIXED]
@@ -194,7 +194,12 @@ class _BoxMaxima:
         px = {sw: Mn * Md * np.outer(Pi.T @ Gpx @ np.array(sw), d) for sw in _SIGNS}
 
         def at(s, t, k):
-            return base[t, k] + xp[s[0]][t, k] + px[s[1]][t, k] + Mn * Mn * (np.array(s[0]) @ Gxx @ np.array(s[1])) * DD[t, k]
+            return (
+                base[t, k]
+                + xp[s[0]][t, k]
+                + px[s[1]][t, k]
+                + Mn * Mn * (np.array(s[0]) @ Gxx @ np.array(s[1])) * DD[t, k]
+            )
 
         N = None
         for su, sw in itertools.product(_SIGNS, _SIGNS):
@@ -292,7 +297,9 @@ def uniform_threshold(l: int, Q_data, K_data, M, arithmetic: str = "exact") -> T
         cands = np.nonzero(r[s] >= r[s].max() - 1e-9)[0]
         rho.append(max(Fraction(gram[s, j]) / Fraction(dd[s, j]) if exact else r[s, j] for j in cands))
     one = Fraction(1) if exact else 1.0
-    gap = np.array([[one - max(rho[t], rho[k]) for k in range(l)] for t in range(l)], dtype=object if exact else np.float64)
+    gap = np.array(
+        [[one - max(rho[t], rho[k]) for k in range(l)] for t in range(l)], dtype=object if exact else np.float64
+    )
     den = np.full((l, l), one, dtype=object if exact else np.float64)
     return _threshold_of(box, gap, den, None)
 
@@ -372,9 +379,7 @@ def head_value(H: np.ndarray, t1: int, t2: int, Q_data, K_data):
     return np.array([max(v, 0 * v) for v in s], dtype=H.dtype)
 
 
-def interaction(
-    l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, data_rows=(0, 1)
-) -> Construction:
+def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, data_rows=(0, 1)) -> Construction:
     """Lemma 3 as a one-block construction B(H) = H + A(H) with C = C* (exact) unless C is given.
 
     Claim: on structured H with data rows `data_rows` in [-M, M] (other data rows 0), B(H) equals H
@@ -405,18 +410,41 @@ def interaction(
         return out
 
     def reindex(l_new: int, offset: int, M_new) -> Block:
-        return Block((interaction_head(l_new, t1 + offset, t2 + offset, row, Qb, Kb, minimal_C(l_new, Qb, Kb, M_new, t1=t1 + offset, t2=t2 + offset)),))
+        return Block(
+            (
+                interaction_head(
+                    l_new,
+                    t1 + offset,
+                    t2 + offset,
+                    row,
+                    Qb,
+                    Kb,
+                    minimal_C(l_new, Qb, Kb, M_new, t1=t1 + offset, t2=t2 + offset),
+                ),
+            )
+        )
 
     return Construction(
         name="lemma3.interaction",
         paper="Appendix G, Lemma 3",
-        network=standalone_network(l, [Block((head,), ())], {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}),
+        network=standalone_network(
+            l, [Block((head,), ())], {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}
+        ),
         claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} (0-based)",
         sample_inputs=sample,
         expected=expected,
         constants={
-            "C": C, "C_min": th.C, "C_paper": pC, "critical_pair": th.pair, "M": M, "kappa_data": kap,
-            "t1": t1, "t2": t2, "row": row, "Q_data": Qb, "K_data": Kb,
+            "C": C,
+            "C_min": th.C,
+            "C_paper": pC,
+            "critical_pair": th.pair,
+            "M": M,
+            "kappa_data": kap,
+            "t1": t1,
+            "t2": t2,
+            "row": row,
+            "Q_data": Qb,
+            "K_data": Kb,
             "interaction_vectors": interaction_vectors(l, "exact"),
         },
         stated_kappa_bound=max(Fraction(1), kap, pC),
@@ -453,7 +481,9 @@ def float_error(l: int, t1: int, t2: int, Q_data, K_data, M, C, rng: np.random.G
     return float(np.max(np.abs(out - want)))
 
 
-def largest_float_l(Q_data, K_data, M, tol: float = 1e-9, which: str = "minimal", l_max: int = 4096, seed: int = 0) -> dict:
+def largest_float_l(
+    Q_data, K_data, M, tol: float = 1e-9, which: str = "minimal", l_max: int = 4096, seed: int = 0
+) -> dict:
     """The largest l (doubling, then bisection) at which the float64 head holds to tol, for t1 = l/3, t2 = 2l/3.
 
     which = "minimal" uses the sinusoidal vectors' own threshold C*, "paper" the proof's C.
@@ -465,7 +495,11 @@ def largest_float_l(Q_data, K_data, M, tol: float = 1e-9, which: str = "minimal"
     def err(l: int) -> float:
         if l not in errors:
             t1, t2 = l // 3, (2 * l) // 3
-            C = threshold(l, t1, t2, Q_data, K_data, float(M), "float64").C if which == "minimal" else float(paper_C(l, kap, M))
+            C = (
+                threshold(l, t1, t2, Q_data, K_data, float(M), "float64").C
+                if which == "minimal"
+                else float(paper_C(l, kap, M))
+            )
             errors[l] = float_error(l, t1, t2, Q_data, K_data, M, C, np.random.default_rng(seed))
         return errors[l]
 

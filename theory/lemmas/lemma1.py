@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -85,11 +85,22 @@ class Lemma1Spec:
     def resources(self, arithmetic: str = "exact") -> resources_spec.ConstructionSpec:
         """The spec's counts for this grid and these f_n (κ at this arithmetic)."""
         fmax = max(abs(v) for v in self.fvals)
-        return resources_spec.lemma1_spec(self.d, self.N, eps=self.eps, H_f=self.H, beta=self.beta, R=float(self.R),
-                                          f_max=float(fmax), grid=self.grid, arithmetic=arithmetic)
+        return resources_spec.lemma1_spec(
+            self.d,
+            self.N,
+            eps=self.eps,
+            H_f=self.H,
+            beta=self.beta,
+            R=float(self.R),
+            f_max=float(fmax),
+            grid=self.grid,
+            arithmetic=arithmetic,
+        )
 
 
-def lemma1_spec(target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None) -> Lemma1Spec:
+def lemma1_spec(
+    target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None
+) -> Lemma1Spec:
     """Grid, values f_n (rounded to multiples of 2^-40) and the sparse blocks of Lemma 1."""
     d = target.d
     N = grid_N(grid, d, H, beta, eps) if N is None else int(N)
@@ -126,9 +137,18 @@ def lemma1_network(spec: Lemma1Spec, arithmetic: str = "exact") -> Network:
     E[0, 0] = one
     blocks, pattern = realize(spec.blocks, l, arithmetic)
     meta = {
-        "name": "lemma1", "paper": "Appendix E.1, Lemma 1", "target": spec.target.text, "d": d, "N": spec.N,
-        "grid": spec.grid, "H_f": spec.H, "beta": spec.beta, "eps": spec.eps, "R": str(spec.R),
-        "domain": "[0,1]^d", "interaction_pattern": pattern,
+        "name": "lemma1",
+        "paper": "Appendix E.1, Lemma 1",
+        "target": spec.target.text,
+        "d": d,
+        "N": spec.N,
+        "grid": spec.grid,
+        "H_f": spec.H,
+        "beta": spec.beta,
+        "eps": spec.eps,
+        "R": str(spec.R),
+        "domain": "[0,1]^d",
+        "interaction_pattern": pattern,
     }
     return Network(arithmetic, l, d, U, E, structured_positional(l, arithmetic), blocks, meta=meta)
 
@@ -166,7 +186,9 @@ def embed_exact(net: Network, X) -> np.ndarray:
     return H
 
 
-def lemma1(target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None) -> Construction:
+def lemma1(
+    target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None
+) -> Construction:
     """Lemma 1 as a Construction: the exact network, its claim, constants and the paper's counts.
 
     Proof (Appendix E.1, corrected).
@@ -213,9 +235,16 @@ def construction_of(spec: Lemma1Spec, net: Network) -> Construction:
         sample_inputs=sample,
         expected=expected,
         constants={
-            "N": spec.N, "grid": grid, "R": spec.R, "H_f": H, "beta": beta, "eps": eps,
-            "tight_bound": bound, "paper_bound": paper_error_bound(spec.d, H, beta, spec.N),
-            "paper_N": paper_N(spec.d, H, beta, eps), "spec": spec,
+            "N": spec.N,
+            "grid": grid,
+            "R": spec.R,
+            "H_f": H,
+            "beta": beta,
+            "eps": eps,
+            "tight_bound": bound,
+            "paper_bound": paper_error_bound(spec.d, H, beta, spec.N),
+            "paper_N": paper_N(spec.d, H, beta, eps),
+            "spec": spec,
         },
         stated_kappa_bound=stated.kappa,
         stated_resources=stated.stated_resources(),
@@ -236,12 +265,17 @@ def resource_table(spec: Lemma1Spec, net: Network) -> list[dict]:
 
     res = resources(net)
     sp = spec.resources(net.arithmetic)
-    d, N, l, eps, beta = spec.d, spec.N, spec.l, spec.eps, spec.beta
+    d, l, eps, beta = spec.d, spec.l, spec.eps, spec.beta
     kB = max(F1, spec.R)
     paper = [
         ("L_T (paper)", "log(d) + 4", math.log2(d) + 4, "L_T"),
         ("L_FFN (paper)", "7 (B_1's FFN)", 7, "L_FFN"),
-        ("kappa (paper)", "16·5^4 κ_B² M² l²/π² (Lemma 3)", float(16 * 5**4 * kB**2 * l * l) / math.pi**2, "kappa_blocks"),
+        (
+            "kappa (paper)",
+            "16·5^4 κ_B² M² l²/π² (Lemma 3)",
+            float(16 * 5**4 * kB**2 * l * l) / math.pi**2,
+            "kappa_blocks",
+        ),
         ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "l"),
         ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "m"),
         ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d / beta), "kappa_blocks"),
@@ -257,7 +291,7 @@ def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, r
 
     X = check_sample(spec.d, n_points, rng, per_axis=max(2, min(65, int(round((4 * n_points) ** (1 / spec.d))))))
     if backend == "exact":
-        X = X[: n_points]
+        X = X[:n_points]
         Xq = np.array([[Fraction(v).limit_denominator(10**6) for v in x] for x in X], dtype=object)
         T = evaluate_structured(net, Xq, "exact")
         mismatches = sum(1 for x, t in zip(Xq, T) if t != fhat(spec, x))
@@ -269,13 +303,30 @@ def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, r
         Tf = evaluate_structured(net, X, "float64")
     err = np.abs(Tf - spec.target(Xf).real)
     worst = int(np.argmax(err))
-    return {"max_error": float(err.max()), "argmax": Xf[worst].tolist(), "n_points": len(Xf),
-            "exact_mismatches": mismatches, "backend": backend}
+    return {
+        "max_error": float(err.max()),
+        "argmax": Xf[worst].tolist(),
+        "n_points": len(Xf),
+        "exact_mismatches": mismatches,
+        "backend": backend,
+    }
 
 
-def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, grid: str = "tight",
-                  N: int | None = None, backend: str = "float64", n_points: int = 2000, seed: int = 0,
-                  trials: int = 4, size_limit: int = resources_spec.SIZE_LIMIT) -> dict:
+def lemma1_report(
+    text: str,
+    d: int,
+    eps: float,
+    beta: float,
+    H: float,
+    R=None,
+    grid: str = "tight",
+    N: int | None = None,
+    backend: str = "float64",
+    n_points: int = 2000,
+    seed: int = 0,
+    trials: int = 4,
+    size_limit: int = resources_spec.SIZE_LIMIT,
+) -> dict:
     """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources, and the verdict
     (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε).
     The network's size is estimated from the spec and checked against `size_limit` before any work."""
@@ -294,14 +345,30 @@ def lemma1_report(text: str, d: int, eps: float, beta: float, H: float, R=None, 
     exact_net = net if net.arithmetic == "exact" else lemma1_network(spec, "exact")
     verdict = verify(construction_of(spec, exact_net), trials, True, seed, error=err["max_error"], eps=eps)
     return {
-        "target": text, "d": d, "eps": eps, "beta": beta, "H_f": H, "R": float(spec.R), "grid": grid, "N": spec.N,
-        "grid_points": [str(t) for t in grid_points(spec.N)], "paper_N": paper_N(d, H, beta, eps),
+        "target": text,
+        "d": d,
+        "eps": eps,
+        "beta": beta,
+        "H_f": H,
+        "R": float(spec.R),
+        "grid": grid,
+        "N": spec.N,
+        "grid_points": [str(t) for t in grid_points(spec.N)],
+        "paper_N": paper_N(d, H, beta, eps),
         "tight_bound": tight_error_bound(d, H, beta, spec.N) + 2.0**-41,
-        "paper_bound": paper_error_bound(d, H, beta, spec.N), "sampled_holder_ratio": rep.holder_ratio,
-        "error": err, "within_eps": err["max_error"] <= eps, "resources": resource_table(spec, net),
-        "growth_with_d": growth_table(eps, H, beta, range(1, 7)), "measured": resources(net).as_dict(),
-        "verdict": verdict["verdict"], "ok": verdict["ok"], "check": verdict["check"], "failed": verdict["failed"],
-        "network": net, "spec": spec,
+        "paper_bound": paper_error_bound(d, H, beta, spec.N),
+        "sampled_holder_ratio": rep.holder_ratio,
+        "error": err,
+        "within_eps": err["max_error"] <= eps,
+        "resources": resource_table(spec, net),
+        "growth_with_d": growth_table(eps, H, beta, range(1, 7)),
+        "measured": resources(net).as_dict(),
+        "verdict": verdict["verdict"],
+        "ok": verdict["ok"],
+        "check": verdict["check"],
+        "failed": verdict["failed"],
+        "network": net,
+        "spec": spec,
     }
 
 
@@ -318,6 +385,16 @@ def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) 
             gap = 2 * math.sin(math.pi / (4 * lf)) ** 2  # 1 - cos(π/2l) without cancellation
             kappa = 2 / gap if gap > 0 else math.inf
             order = d * eps ** (-d / beta)
-            out.append({"d": d, "grid": kind, "N": N, "l": lf, "m": float(sp.m) if lf < math.inf else math.inf,
-                        "kappa": kappa, "ratio_l": lf / order, "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta))})
+            out.append(
+                {
+                    "d": d,
+                    "grid": kind,
+                    "N": N,
+                    "l": lf,
+                    "m": float(sp.m) if lf < math.inf else math.inf,
+                    "kappa": kappa,
+                    "ratio_l": lf / order,
+                    "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta)),
+                }
+            )
     return out

@@ -28,7 +28,6 @@ projection and indicator run before the Lemma 1 blocks instead of "in parallel" 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -149,8 +148,15 @@ class Theorem2Spec:
 
     def resources(self, arithmetic: str = "float64") -> resources_spec.ConstructionSpec:
         """The spec's counts (N, l, m, L_T, ...) for this atlas, grid and declared H_f, R."""
-        return resources_spec.theorem2_spec(self.manifold, eps=self.eps, H_f=self.H_f, R=self.R_declared, N=self.N,
-                                            deep=self.deep, arithmetic=arithmetic)
+        return resources_spec.theorem2_spec(
+            self.manifold,
+            eps=self.eps,
+            H_f=self.H_f,
+            R=self.R_declared,
+            N=self.N,
+            deep=self.deep,
+            arithmetic=arithmetic,
+        )
 
     @property
     def D(self):
@@ -190,8 +196,17 @@ def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
     return out
 
 
-def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int | None = None,
-                  deep: bool = True, seed: int = 0, H_f: float = 1.0, R: float = 1.0) -> Theorem2Spec:
+def theorem2_spec(
+    m: Manifold,
+    target: Target,
+    eps: float,
+    N: int | None = None,
+    max_tokens: int | None = None,
+    deep: bool = True,
+    seed: int = 0,
+    H_f: float = 1.0,
+    R: float = 1.0,
+) -> Theorem2Spec:
     """Grid, indicator depth and values for Theorem 2; N = the proven N (`theory.spec.theorem2_spec`)
     unless given, or lowered until l <= max_tokens when that is given.
 
@@ -221,16 +236,32 @@ def theorem2_spec(m: Manifold, target: Target, eps: float, N: int | None = None,
                 N -= 1
     if N < 2:
         raise TargetError(f"the grid needs N >= 2, got {N}")
-    V = [[[ _q(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
+    V = [[[_q(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
     c = [[_q(v) for v in m.centres[n]] for n in range(m.C_M)]
     fvals = [[_q(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
     Rg = max(max(abs(v) for v in fs) for fs in fvals)
-    return Theorem2Spec(m, target, eps, N, N_proven, rs.extra["L_indicator"], deep, Rg, V, c, fvals,
-                        rs.extra["H_chart"], rs.extra["mu"], H_f, R)
+    return Theorem2Spec(
+        m,
+        target,
+        eps,
+        N,
+        N_proven,
+        rs.extra["L_indicator"],
+        deep,
+        Rg,
+        V,
+        c,
+        fvals,
+        rs.extra["H_chart"],
+        rs.extra["mu"],
+        H_f,
+        R,
+    )
 
 
-def check_declared(m: Manifold, target: Target, X: np.ndarray, f: np.ndarray, H_f: float, R: float,
-                   rng: np.random.Generator) -> None:
+def check_declared(
+    m: Manifold, target: Target, X: np.ndarray, f: np.ndarray, H_f: float, R: float, rng: np.random.Generator
+) -> None:
     """Refute |f| <= R and |f(x) - f(x')| <= H_f |x - x'| on sampled (nearby) pairs of 𝓜 (evidence, not proof)."""
     if np.abs(f).max() > R * (1 + 1e-12):
         raise TargetError(f"declared R = {R} but |f| = {np.abs(f).max():.6g} on the {m.name}; pass a larger --R")
@@ -239,8 +270,9 @@ def check_declared(m: Manifold, target: Target, X: np.ndarray, f: np.ndarray, H_
     ok = dx > 0
     ratio = float(np.max(np.abs(f - target(Xp).real)[ok] / dx[ok])) if ok.any() else 0.0
     if ratio > H_f * (1 + 1e-9):
-        raise TargetError(f"declared H_f = {H_f} but a sampled pair has |f(x) - f(x')| / |x - x'| = {ratio:.4g}; "
-                          "pass a larger --H-f")
+        raise TargetError(
+            f"declared H_f = {H_f} but a sampled pair has |f(x) - f(x')| / |x - x'| = {ratio:.4g}; pass a larger --H-f"
+        )
 
 
 def build_blocks(spec: Theorem2Spec) -> None:
@@ -294,10 +326,22 @@ def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network
     E[0, 0] = one
     blocks, pattern = realize(spec.blocks, l, arithmetic)
     meta = {
-        "name": "theorem2", "paper": "Appendix E.2, Theorem 2", "manifold": m.name, "D": D, "d": m.d,
-        "C_M": m.C_M, "r": m.r, "N": spec.N, "N_proven": spec.N_proven, "Delta": str(spec.Delta),
-        "L_indicator": spec.L_ind, "deep_indicator": spec.deep, "target": spec.target.text, "eps": spec.eps,
-        "R": str(spec.R), "interaction_pattern": pattern,
+        "name": "theorem2",
+        "paper": "Appendix E.2, Theorem 2",
+        "manifold": m.name,
+        "D": D,
+        "d": m.d,
+        "C_M": m.C_M,
+        "r": m.r,
+        "N": spec.N,
+        "N_proven": spec.N_proven,
+        "Delta": str(spec.Delta),
+        "L_indicator": spec.L_ind,
+        "deep_indicator": spec.deep,
+        "target": spec.target.text,
+        "eps": spec.eps,
+        "R": str(spec.R),
+        "interaction_pattern": pattern,
     }
     return Network(arithmetic, l, D, U, E, structured_positional(l, arithmetic), blocks, meta=meta)
 
@@ -344,8 +388,17 @@ def error_split(spec: Theorem2Spec, X: np.ndarray) -> dict:
     return {"T": T, "err": float(np.abs(T - f).max()), "E1": E1, "E3": E3, "E2": np.zeros(m.C_M)}
 
 
-def theorem2(m: Manifold, target: Target, eps: float, N: int | None = None, max_tokens: int | None = 60000,
-             deep: bool = True, arithmetic: str = "exact", H_f: float = 1.0, R: float = 1.0) -> Construction:
+def theorem2(
+    m: Manifold,
+    target: Target,
+    eps: float,
+    N: int | None = None,
+    max_tokens: int | None = 60000,
+    deep: bool = True,
+    arithmetic: str = "exact",
+    H_f: float = 1.0,
+    R: float = 1.0,
+) -> Construction:
     """Theorem 2 as a Construction (exact by default; float64 for large atlases).
 
     Proof (Appendix E.2, corrected).
@@ -400,8 +453,17 @@ def construction_of(spec: Theorem2Spec, net: Network) -> Construction:
         claim=f"T(x) = Σ_n L_n(φ_n(x)) 1̂_n(x) exactly on the {m.name} (C_M = {m.C_M}, N = {spec.N}, Δ = {spec.Delta})",
         sample_inputs=sample,
         expected=expected,
-        constants={"spec": spec, "N": spec.N, "N_proven": spec.N_proven, "Delta": spec.Delta, "L_ind": spec.L_ind,
-                   "mu": spec.multiplicity, "H_est": spec.H_est, "R": spec.R, "resources_spec": stated},
+        constants={
+            "spec": spec,
+            "N": spec.N,
+            "N_proven": spec.N_proven,
+            "Delta": spec.Delta,
+            "L_ind": spec.L_ind,
+            "mu": spec.multiplicity,
+            "H_est": spec.H_est,
+            "R": spec.R,
+            "resources_spec": stated,
+        },
         stated_kappa_bound=stated.kappa,
         stated_resources=stated.stated_resources(),
         compare_rows=(0,),

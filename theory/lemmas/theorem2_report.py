@@ -31,9 +31,21 @@ def resource_table(spec: Theorem2Spec, net: Network) -> list[dict]:
     return resources_spec.resource_rows(sp, res, paper)
 
 
-def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None = None, max_tokens: int | None = None,
-                    deep: bool = True, n_points: int = 300, seed: int = 0, H_f: float = 1.0, R: float = 1.0,
-                    trials: int = 2, size_limit: int | None = None) -> dict:
+def theorem2_report(
+    manifold: str,
+    D: int,
+    eps: float,
+    text: str,
+    N: int | None = None,
+    max_tokens: int | None = None,
+    deep: bool = True,
+    n_points: int = 300,
+    seed: int = 0,
+    H_f: float = 1.0,
+    R: float = 1.0,
+    trials: int = 2,
+    size_limit: int | None = None,
+) -> dict:
     """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources,
     and the verdict (`check.verify`: check_construction of the exact network on `trials` manifold points,
     and max |T - f| <= ε on n_points)."""
@@ -51,11 +63,13 @@ def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None 
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
     if max_tokens is None:  # the size guard, before the grid values are computed (--max-tokens lowers N instead)
-        resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed,
-                                     with_kappa=False).check_size(limit)
+        resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed, with_kappa=False).check_size(
+            limit
+        )
     spec = theorem2_spec(m, target, eps, N, max_tokens, deep, seed, H_f=H_f, R=R)
-    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=spec.N, deep=deep, seed=seed,
-                                 with_kappa=False).check_size(limit)
+    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=spec.N, deep=deep, seed=seed, with_kappa=False).check_size(
+        limit
+    )
     build_blocks(spec)
     net = theorem2_network(spec, "float64")
     X = m.sample(n_points, np.random.default_rng(seed + 7))
@@ -64,16 +78,42 @@ def theorem2_report(manifold: str, D: int, eps: float, text: str, N: int | None 
     err = float(np.abs(T - target(X).real).max())
     verdict = verify(construction_of(spec, theorem2_network(spec, "exact")), trials, True, seed, error=err, eps=eps)
     return {
-        "manifold": manifold, "D": D, "d": m.d, "tau": m.tau, "r": m.r, "C_M": m.C_M, "target": text, "eps": eps,
-        "H_f": H_f, "R_declared": R,
-        "N": spec.N, "N_proven": spec.N_proven, "proven": spec.N >= spec.N_proven, "mu": spec.multiplicity,
-        "H_chart": spec.H_est, "Delta": str(spec.Delta), "L_indicator": spec.L_ind, "deep": deep,
-        "l": net.l, "m": resources(net).m, "L_T": resources(net).L_T,
-        "error": err, "within_eps": err <= eps, "n_points": n_points,
+        "manifold": manifold,
+        "D": D,
+        "d": m.d,
+        "tau": m.tau,
+        "r": m.r,
+        "C_M": m.C_M,
+        "target": text,
+        "eps": eps,
+        "H_f": H_f,
+        "R_declared": R,
+        "N": spec.N,
+        "N_proven": spec.N_proven,
+        "proven": spec.N >= spec.N_proven,
+        "mu": spec.multiplicity,
+        "H_chart": spec.H_est,
+        "Delta": str(spec.Delta),
+        "L_indicator": spec.L_ind,
+        "deep": deep,
+        "l": net.l,
+        "m": resources(net).m,
+        "L_T": resources(net).L_T,
+        "error": err,
+        "within_eps": err <= eps,
+        "n_points": n_points,
         "network_vs_claim": float(np.abs(T - split["T"]).max()),
-        "E1_max": float(split["E1"].max()), "E2_max": 0.0, "E3_max": float(split["E3"].max()),
+        "E1_max": float(split["E1"].max()),
+        "E2_max": 0.0,
+        "E3_max": float(split["E3"].max()),
         "bound_mu_E": spec.multiplicity * float(split["E1"].max() + split["E3"].max()),
-        "grid_points": [str(t) for t in grid_points(spec.N)], "resources": resource_table(spec, net),
-        "measured": resources(net).as_dict(), "verdict": verdict["verdict"], "ok": verdict["ok"],
-        "check": verdict["check"], "failed": verdict["failed"], "network": net, "spec": spec,
+        "grid_points": [str(t) for t in grid_points(spec.N)],
+        "resources": resource_table(spec, net),
+        "measured": resources(net).as_dict(),
+        "verdict": verdict["verdict"],
+        "ok": verdict["ok"],
+        "check": verdict["check"],
+        "failed": verdict["failed"],
+        "network": net,
+        "spec": spec,
     }
