@@ -10,7 +10,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 PIP_FLAGS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 PIP := $(PY) -m pip install -q $(PIP_FLAGS) -c $(LOCK)
 
-.PHONY: demo test test-all bench venv clean
+.PHONY: demo test test-all lint bench venv clean docs docs-serve results mutation
 
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,13 +24,38 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) -e '.[dev,bench]'
 	touch $(BENCH_STAMP)
 
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(PIP) -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
 venv: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/tmcheck demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 -m "not slow and not gpu" -q
+
+# ruff, configured in pyproject.toml: the lint rules and the formatter.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+# The documentation site in strict mode (tools/docs.py generates its pages first); docs-serve serves it.
+docs: $(DOCS_STAMP)
+	$(PY) tools/docs.py build
+
+docs-serve: $(DOCS_STAMP)
+	$(PY) tools/docs.py serve
+
+# Every committed experiment's report and figures rebuilt from its committed rows, compared to 1e-9.
+results: $(STAMP)
+	$(PY) tools/results.py check
+
+# Mutation testing of theory/ and proofs_check/ (mutmut); writes the score and the survivors.
+mutation: $(STAMP)
+	$(PY) tools/mutation.py
 
 test-all: $(STAMP)
 	$(PY) -m pytest -n 2 -q

@@ -2,7 +2,7 @@
 
 For each preset (pretraining: its sizes from n_min to the training split, its seeds; synthetic: its
 ns and seeds) and each law (the loglog line and the offset law at the exponents the committed sweeps
-show, or the paper's predictions for the synthetic ones), `tmcheck.empirics.coverage.coverage`
+show, or the paper's predictions for the synthetic ones), `tmcheck.empirics.fit.coverage.coverage`
 simulates the design with per-seed log-normal noise of the size the committed seeds show, and
 measures how often each method's nominal 95% interval contains the true exponent. The chosen method
 (`choose_method`) and whether it reaches 93% are recorded. Results: benchmarks/results/coverage.json.
@@ -40,7 +40,7 @@ def _synth_laws():
 
 
 def designs():
-    from tmcheck.empirics.coverage import Design
+    from tmcheck.empirics.fit.coverage import Design
     from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC
 
     top = {"tiny": 40_000, "cpu-demo": 128_000, "cpu-small": 2_000_000}  # the training splits' token counts
@@ -53,7 +53,7 @@ def designs():
 
 
 def main(reps: int = 400, bootstrap: int = 200) -> dict:
-    from tmcheck.empirics.coverage import COVERAGE_TARGET, choose_method, coverage
+    from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, choose_method, coverage
     from tmcheck.util.atomic import write_json
 
     t0 = time.perf_counter()

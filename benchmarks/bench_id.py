@@ -176,7 +176,7 @@ def validation_table(sizes=(4096, 32768), D: int = 768) -> list[dict]:
     on D, only the cost does.
     """
     from tmcheck.empirics.id import MANIFOLDS, MLE, MLEScaling, TwoNN, estimate_id, make_manifold
-    from tmcheck.empirics.id._points import neighbors_without_duplicates
+    from tmcheck.empirics.id.points import neighbors_without_duplicates
 
     rows = []
     for name, (d, _) in MANIFOLDS.items():
@@ -228,7 +228,7 @@ def main(parts: tuple[str, ...] = ("speed", "table")) -> dict:
     import torch
 
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    from tmcheck.empirics.knn import cpu_has_bf16
+    from tmcheck.empirics.id.knn import cpu_has_bf16
 
     result["machine"] = {
         "cpus": os.cpu_count(),

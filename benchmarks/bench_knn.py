@@ -90,7 +90,7 @@ def worker(kind: str, path: str, repeats: int) -> None:
         import torch  # noqa: F401  (imported before the clock, like the anchors' imports)
 
         from tmcheck.empirics.id import MLE
-        from tmcheck.empirics.knn import kneighbors
+        from tmcheck.empirics.id.knn import kneighbors
     if kind == "tmcheck-mle":
         fit = lambda: {"dimension": MLE(k=K, combine="inverse").fit(X).dimension_}  # noqa: E731
     elif kind == "skdim-mle":
@@ -150,7 +150,7 @@ def machine() -> dict:
         ),
         "unknown",
     )
-    from tmcheck.empirics.knn import cpu_has_bf16
+    from tmcheck.empirics.id.knn import cpu_has_bf16
 
     return {
         "cpu_model": model,

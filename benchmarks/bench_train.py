@@ -25,9 +25,9 @@ from pathlib import Path
 import torch
 
 from tmcheck.util.atomic import write_json
-from tmcheck.empirics.model import GPT, GPTConfig, lm_loss, to_hf
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss, to_hf
 from tmcheck.empirics.presets import get_preset
-from tmcheck.empirics.train import TrainConfig, cpu_threads, make_optimizer
+from tmcheck.empirics.lm.train import TrainConfig, cpu_threads, make_optimizer
 
 RESULTS = Path(__file__).resolve().parent / "results" / "train.json"
 

@@ -16,7 +16,7 @@ if [ -z "$PY" ]; then
 fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu_check_env.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
-if ! "$PY" -c "import tmcheck.empirics.knn" 2>/dev/null; then
+if ! "$PY" -c "import tmcheck.empirics.id.knn" 2>/dev/null; then
   # not installed here: the package dirs map onto tmcheck.* (pyproject's package-dir) through links
   mkdir -p "$WORK/shim/tmcheck"
   for d in theory proofs_check empirics cli util; do ln -s "$ROOT/$d" "$WORK/shim/tmcheck/$d"; done

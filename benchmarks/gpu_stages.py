@@ -151,12 +151,12 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     """Each CUDA path against the CPU path on the same small inputs; on the smoke run dev is the CPU."""
     import torch
 
-    from tmcheck.empirics.embed import EmbedOptions, LanguageModel, embed_documents
+    from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
     from tmcheck.empirics.id import estimate_id, make_manifold
-    from tmcheck.empirics.knn import kneighbors
-    from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-    from tmcheck.empirics.synthetic_model import ModelConfig, RegressionTransformer
-    from tmcheck.empirics.train import TrainConfig, evaluate, make_optimizer
+    from tmcheck.empirics.id.knn import kneighbors
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+    from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
+    from tmcheck.empirics.lm.train import TrainConfig, evaluate, make_optimizer
 
     s = SIZES[small]
     cpu = torch.device("cpu")
@@ -275,8 +275,8 @@ def stage_throughput(dev, small: bool, faults: set) -> dict:
     import torch
 
     from benchmarks.gpu_peaks import bf16_dense_peak
-    from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-    from tmcheck.empirics.train import TrainConfig, make_optimizer
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+    from tmcheck.empirics.lm.train import TrainConfig, make_optimizer
 
     s = SIZES[small]
     vocab, block, layers, heads, width = s["tp_model"]
@@ -333,7 +333,7 @@ def stage_throughput(dev, small: bool, faults: set) -> dict:
 def stage_id_large(dev, small: bool, faults: set) -> dict:
     """kNN + MLE at N = 10^6, D = 768 on the device (S^16 in R^768, known d = 16)."""
     from tmcheck.empirics.id import MLE, make_manifold
-    from tmcheck.empirics.knn import kneighbors
+    from tmcheck.empirics.id.knn import kneighbors
 
     s = SIZES[small]
     t0 = time.perf_counter()

@@ -52,12 +52,12 @@ def stage_network(out: Path, quick: bool) -> str:
 # `tmcheck --help` stays fast.
 STAGES = [
     ("network class (Def. 1-7)", "tmcheck.cli.demo:stage_network"),
-    ("building blocks (Lemmas 3-7)", "tmcheck.cli.stage_lemmas:stage"),
-    ("Lemma 1 and Theorem 2 networks", "tmcheck.cli.stage_theorem:stage"),
-    ("proofs_check registry", "tmcheck.cli.stage_proofs:stage"),
-    ("intrinsic dimension and fitting", "tmcheck.cli.stage_id:stage"),
-    ("pretraining data-scaling run", "tmcheck.cli.stage_pretrain:stage"),
-    ("synthetic manifold regression", "tmcheck.cli.stage_synth:stage"),
+    ("building blocks (Lemmas 3-7)", "tmcheck.cli.stages.lemmas:stage"),
+    ("Lemma 1 and Theorem 2 networks", "tmcheck.cli.stages.theorem:stage"),
+    ("proofs_check registry", "tmcheck.cli.stages.proofs:stage"),
+    ("intrinsic dimension and fitting", "tmcheck.cli.stages.id:stage"),
+    ("pretraining data-scaling run", "tmcheck.cli.stages.pretrain:stage"),
+    ("synthetic manifold regression", "tmcheck.cli.stages.synth:stage"),
 ]
 
 

@@ -3,7 +3,7 @@
 MODEL is a tmcheck checkpoint (file or run directory) or a local transformers directory of a causal
 LM (GPT-2, Pythia, ...) or an encoder (BERT, MiniLM, ...); nothing is downloaded. Batches are padded
 with an attention mask (the result does not depend on --batch-size) and the tokenizer's special
-tokens are not counted as points unless --special-tokens include. Library: tmcheck.empirics.embed.
+tokens are not counted as points unless --special-tokens include. Library: tmcheck.empirics.lm.embed.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def command(
     import numpy as np
 
     from tmcheck.empirics.device import resolve_device
-    from tmcheck.empirics.embed import EmbedOptions, embed_documents, encode_text, load_model
+    from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
     from tmcheck.util.atomic import write_bytes
 
     if out.suffix != ".npy":
@@ -141,8 +141,8 @@ def _check_vocabulary(lm, ids, tokenizer) -> None:
 
 def _run_tokenizer(checkpoint: Path) -> Path:
     """tokenizer.json saved with the run (beside it, or the sweep's data/<corpus>/ for SWEEP/runs/<run>/)."""
-    from tmcheck.empirics.checkpoint import load_checkpoint
-    from tmcheck.empirics.hf import find_tokenizer
+    from tmcheck.empirics.lm.checkpoint import load_checkpoint
+    from tmcheck.empirics.lm.hf import find_tokenizer
 
     found = find_tokenizer(checkpoint)
     if found is not None:

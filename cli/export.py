@@ -1,6 +1,6 @@
 """`tmcheck export`: our checkpoints in other formats (a transformers GPT-2 directory).
 
-Library: tmcheck.empirics.hf.export_hf.
+Library: tmcheck.empirics.lm.hf.export_hf.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def hf(
     json_: JsonOpt = False,
 ) -> None:
     """Write RUN as a GPT-2 directory: AutoModelForCausalLM and AutoTokenizer load it offline."""
-    from tmcheck.empirics.hf import export_hf
+    from tmcheck.empirics.lm.hf import export_hf
 
     row = export_hf(run, out, tokenizer, overwrite=overwrite)
     if json_:

@@ -4,7 +4,7 @@ Forms: offset (L = E + B n^-alpha), power (E = 0), loglog (the paper's OLS line 
 with the interval whose coverage is measured at the CSV's design, fit-range sensitivity, a curvature
 test and, with --d, the prediction test; joint (L = E + A N^-alpha + B D^-beta; --x names two columns)
 with a Huber loss of stated delta and a bootstrap. Preprocessing: --derive, --where, --drop-top.
-Library: tmcheck.empirics.fit; expressions: tmcheck.empirics.fit_expr (sympy, never eval).
+Library: tmcheck.empirics.fit; expressions: tmcheck.empirics.fit.columns (sympy, never eval).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def prepare(
 ) -> dict:
     """Columns read, derived (in order), filtered and trimmed: {"x": {name: array}, "y", "group", "steps"}.
     Empty, non-numeric, NaN or infinite values in a column the fit uses are bad input (ValueError)."""
-    from tmcheck.empirics import fit_expr
+    from tmcheck.empirics.fit import columns as fit_expr
 
     raw, header = read_table(path)
     cols = {}
@@ -291,7 +291,7 @@ def command(
         payload.update(result.as_dict())
         payload["ci_method"] = "percentile bootstrap over configurations (coverage not measured for the joint law)"
         if plot is not None:
-            from tmcheck.empirics.fit_plot import plot_joint
+            from tmcheck.empirics.fit.plot import plot_joint
 
             plot_joint(result, X, Y, plot, level, labels=tuple(xs), ylabel=y)
     else:
@@ -312,7 +312,7 @@ def command(
         if compare:
             payload["model_choice"] = {str(g): choose_form(n[sel], Y[sel]) for g, sel in rows.items()}
         if plot is not None:
-            from tmcheck.empirics.fit_plot import plot_1d
+            from tmcheck.empirics.fit.plot import plot_1d
 
             curves = [
                 {"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel], "entry": results[g]["fit"]}

@@ -3,7 +3,7 @@
 Embeds the test set with the model trained on the full training split and runs the ID estimator.
 Every place where the paper's code departs from its text is an option, recorded in id.json:
 --window prefix, --batch-size 3600, --final-ln before, --estimator mle-mean.
-Registered into the `tmcheck id` group by cli/id.py. Library: tmcheck.empirics.embed.corpus_id.
+Registered into the `tmcheck id` group by cli/id.py. Library: tmcheck.empirics.lm.embed.corpus_id.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def corpus(
     """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (written to id.json)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from tmcheck.empirics.embed import EmbedOptions, IDOptions, corpus_id
+    from tmcheck.empirics.lm.embed import EmbedOptions, IDOptions, corpus_id
     from tmcheck.empirics.report.common import format_interval
     from tmcheck.empirics.sweep import SweepDir
 

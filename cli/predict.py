@@ -62,7 +62,7 @@ def command(
     """
     from scipy import stats
 
-    from tmcheck.empirics.prediction import prediction_test
+    from tmcheck.empirics.fit.prediction import prediction_test
 
     out = predict(id_, beta, alpha_n, alpha_d)
     d_ci = _interval(id_ci, "--id-ci", id_) if id_ is not None else None

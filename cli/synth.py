@@ -4,7 +4,7 @@
   tmcheck synth report DIR                                 refit and redraw the report of a sweep
   tmcheck synth data --manifold torus --d 2 --n 1000 --out x.npz   sample a labelled data set
 
-Library: tmcheck.empirics.synthetic (data, Hölder fields, baselines), synthetic_model (the paper's
+Library: tmcheck.empirics.synthetic.problem (data, Hölder fields, baselines), synthetic_model (the paper's
 regression transformer), sweep.synthetic (the sweep kind), presets.SynthPreset, report.synthetic.
 """
 
@@ -185,7 +185,7 @@ def data(
     import numpy as np
 
     from tmcheck.util.atomic import write_bytes
-    from tmcheck.empirics.synthetic import Experiment, Problem
+    from tmcheck.empirics.synthetic.problem import Experiment, Problem
 
     exp = Experiment(Problem(manifold=manifold, d=d, D=D, target=target, beta=beta, density=density, noise=noise))
     X, y = exp.pool(n, seed)

@@ -3,7 +3,7 @@
 The corpus is a built-in one (`--corpus`), one's own text file (`--text`) or directory (`--corpus-dir`),
 split and deduplicated like the built-in ones; `--n-layer/--n-embd/--n-head/--block-size` override the
 preset's model; `--init-from` fine-tunes a local GPT-2 directory (e.g. one written by `tmcheck export hf`).
-Library: tmcheck.empirics.lm.train_lm over tmcheck.empirics.train.train.
+Library: tmcheck.empirics.lm.pretrain.train_lm over tmcheck.empirics.lm.train.train.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def command(
     from dataclasses import replace
 
     from tmcheck.empirics.data import check_corpus, prepare_dataset
-    from tmcheck.empirics.lm import dataset_spec, init_tokenizer, train_lm, with_model
+    from tmcheck.empirics.lm.pretrain import dataset_spec, init_tokenizer, train_lm, with_model
     from tmcheck.empirics.presets import get_preset
 
     name = check_corpus(_corpus(corpus, text, corpus_dir))

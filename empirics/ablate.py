@@ -20,7 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics.embed import EmbedOptions, LanguageModel, embed_documents, encode_text, load_model, test_documents
+from tmcheck.empirics.lm.embed import (
+    EmbedOptions,
+    LanguageModel,
+    embed_documents,
+    encode_text,
+    load_model,
+    test_documents,
+)
 
 PANELS = ("params", "width", "layer", "position")
 

@@ -21,8 +21,8 @@ import typing
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
-from tmcheck.empirics.model import GPTConfig
-from tmcheck.empirics.train import TrainConfig
+from tmcheck.empirics.lm.gpt import GPTConfig
+from tmcheck.empirics.lm.train import TrainConfig
 
 
 def _from_plain(tp: Any, value: Any) -> Any:

@@ -186,7 +186,7 @@ def _digits(node: ast.AST, text: str, what: str = "target") -> float | None:
 
 def check_size(text: str, what: str = "target") -> None:
     """Refuse expressions whose exact evaluation would not fit (exponent and digit limits), before sympy
-    runs; also used for `fit --derive/--where` (empirics/fit_expr.py)."""
+    runs; also used for `fit --derive/--where` (empirics/fit/columns.py)."""
     try:
         tree = ast.parse(text.replace("^", "**"), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

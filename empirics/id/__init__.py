@@ -18,7 +18,7 @@ from tmcheck.empirics.id.estimators import MLE, MLECurve, MLEScaling, TwoNN
 from tmcheck.empirics.id.gride import GRIDE
 from tmcheck.empirics.id.protocol import ESTIMATORS, PROTOCOLS, IDResult, estimate_id
 from tmcheck.empirics.id.io import load_points
-from tmcheck.empirics.id.synthetic import MANIFOLDS, make_manifold
+from tmcheck.empirics.id.validation import MANIFOLDS, make_manifold
 
 __all__ = [
     "MLE",

@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from tmcheck.empirics.id._points import prepare
-from tmcheck.empirics.knn import kneighbors
+from tmcheck.empirics.id.points import prepare
+from tmcheck.empirics.id.knn import kneighbors
 
 COMBINATIONS = ("inverse", "mean")
 DEFAULT_K = 20  # the paper's K

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tmcheck.empirics.id._points import check_points
+from tmcheck.empirics.id.points import check_points
 from tmcheck.empirics.id.estimators import MLE, MLECurve, MLEScaling, TwoNN
 from tmcheck.empirics.id.gride import GRIDE
 

@@ -33,7 +33,7 @@ METHODS = ("profile",)
 def capped_sizes(sizes, stops) -> list[dict]:
     """The sizes with at least one run that stopped on the step cap: [{"n", "capped", "runs"}].
 
-    `stops` holds each run's stop reason ("patience" or "cap", tmcheck.empirics.train.stop_reason),
+    `stops` holds each run's stop reason ("patience" or "cap", tmcheck.empirics.lm.train.stop_reason),
     or None for a run made before it was recorded (then nothing is known to be capped)."""
     out = []
     for s in sorted(set(sizes)):
@@ -163,7 +163,7 @@ def range_table(fit: dict) -> str:
 def law_band(sizes, losses, form: str, grid, bootstrap: int = 400, seed: int = 0):
     """The fitted law on `grid` with its pointwise LEVEL band from the parametric bootstrap of the whole
     law (the per-seed noise the runs show): (centre, lo, hi)."""
-    from tmcheck.empirics.intervals import interval_batch
+    from tmcheck.empirics.fit.intervals import interval_batch
 
     n, y, grid = np.asarray(sizes, float), np.asarray(losses, float), np.asarray(grid, float)
     res = interval_batch(n, y[None], form, LEVEL, ("parametric",), bootstrap, seed, keep_samples=True)

@@ -43,7 +43,7 @@ def _exponent(sizes, losses, prediction=None, predictions=None, seed=0) -> dict:
 
 def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> dict:
     """d-hat of one run's test-set embeddings (the paper's protocol at the preset's sizes), via id.json."""
-    from tmcheck.empirics.embed import EmbedOptions
+    from tmcheck.empirics.lm.embed import EmbedOptions
 
     eo = EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
     protocol = {
@@ -58,7 +58,7 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
 
     def compute() -> dict:
         from tmcheck.empirics.device import resolve_device
-        from tmcheck.empirics.embed import embed_documents, load_model, test_documents
+        from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
         from tmcheck.empirics.id import estimate_id
         from tmcheck.empirics.sweep.pretrain import corpus_tag
 

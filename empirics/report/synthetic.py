@@ -59,7 +59,7 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
     """
     from tmcheck.empirics.id import estimate_id
     from tmcheck.empirics.sweep.synthetic import problem
-    from tmcheck.empirics.synthetic import Experiment
+    from tmcheck.empirics.synthetic.problem import Experiment
 
     out = []
     for d in preset.dims:

@@ -56,15 +56,15 @@ def preset_from_config(config: dict):
     return preset_from_dict(config.get("kind", "pretrain"), config["preset"])
 
 
-# Names that empirics/embed.py imports from here (full_split_run; load_gpt until it imports
-# tmcheck.empirics.checkpoint); resolved on use so that importing the core does not import torch.
+# Names that empirics/lm/embed.py imports from here (full_split_run; load_gpt until it imports
+# tmcheck.empirics.lm.checkpoint); resolved on use so that importing the core does not import torch.
 def __getattr__(name: str):
     if name == "full_split_run":
         from tmcheck.empirics.sweep.pretrain import full_split_run
 
         return full_split_run
     if name == "load_gpt":
-        from tmcheck.empirics.checkpoint import load_gpt
+        from tmcheck.empirics.lm.checkpoint import load_gpt
 
         return load_gpt
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

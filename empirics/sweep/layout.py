@@ -14,7 +14,7 @@
     <sweep>/id.json            intrinsic-dimension estimates, each stored with the protocol that made it
     <sweep>/report.md, report.json, fig_*.png   written by `tmcheck report`
 
-The trainer (tmcheck.empirics.train) writes its own result.json and checkpoints inside a run's
+The trainer (tmcheck.empirics.lm.train) writes its own result.json and checkpoints inside a run's
 directory; row.json is the sweep's record, so the two never collide.
 """
 

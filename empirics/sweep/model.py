@@ -10,7 +10,7 @@ model (`data_layers`, `data_width`) trained at the geometric n grid `data_ns` (p
 which is its model-arm run), with the same tokenizer and recipe.
 
 One run per (n_layer, n_embd, n, seed), name "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"; a run is
-tmcheck.empirics.lm.train_lm with the preset's GPT resized. Each row records whether training
+tmcheck.empirics.lm.pretrain.train_lm with the preset's GPT resized. Each row records whether training
 stopped on patience (`stopped_early`) or at the step cap (`capped`): the report gives no verdict
 from capped runs. The presets live here (ModelPreset registers itself with the preset family).
 """
@@ -22,14 +22,14 @@ from typing import ClassVar
 from collections.abc import Callable, Mapping
 
 from tmcheck.empirics.data import check_corpus, prepare_dataset
-from tmcheck.empirics.lm import dataset_spec, train_lm
-from tmcheck.empirics.model import GPTConfig
+from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
+from tmcheck.empirics.lm.gpt import GPTConfig
 from tmcheck.empirics.presets import PRESETS, Preset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import Kind
 from tmcheck.empirics.sweep.pretrain import corpus_tag
-from tmcheck.empirics.train import TrainConfig
+from tmcheck.empirics.lm.train import TrainConfig
 
 NAME = "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"
 

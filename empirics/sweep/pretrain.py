@@ -1,7 +1,7 @@
 """The pretraining data-scaling sweep (kind "pretrain"; Section 3, Figure 2 of the paper).
 
 One run per (corpus, n, seed): a GPT trained on the first n training tokens of the corpus
-(tmcheck.empirics.lm.train_lm), test loss measured on the fixed test split at the best-validation
+(tmcheck.empirics.lm.pretrain.train_lm), test loss measured on the fixed test split at the best-validation
 checkpoint. The plan prepares each corpus once under data/<tag>/ (tokenizer and token shards,
 tmcheck.empirics.data; `corpus_tag` names one's own text:/dir: corpora) and grids n geometrically
 up to the full training split (PretrainPreset.grid).
@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 from collections.abc import Callable, Mapping
 
-from tmcheck.empirics.checkpoint import BEST
+from tmcheck.empirics.lm.checkpoint import BEST
 from tmcheck.empirics.data import CORPORA, check_corpus, prepare_dataset
-from tmcheck.empirics.lm import dataset_spec, train_lm
+from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
 from tmcheck.empirics.presets import PretrainPreset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
 from tmcheck.empirics.sweep.kinds import Kind
-from tmcheck.empirics.train import stop_reason
+from tmcheck.empirics.lm.train import stop_reason
 
 NAME = "{tag}-n{n}-s{seed}"
 DATASET = "dataset.json"  # written by prepare_dataset in each data/<tag>/

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Mapping
 
-from tmcheck.empirics.synthetic import Experiment, Problem, knn_baseline, krr_baseline, validation_size
+from tmcheck.empirics.synthetic.problem import Experiment, Problem, knn_baseline, krr_baseline, validation_size
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import Kind
@@ -33,7 +33,7 @@ def check_preset(p: SynthPreset) -> None:
     for m in p.baselines:
         if m not in METHODS[1:]:
             raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
-    from tmcheck.empirics.train import SCHEDULES
+    from tmcheck.empirics.lm.train import SCHEDULES
 
     if p.schedule not in SCHEDULES or (p.schedule == "plateau" and p.cooldown < 1):
         raise ValueError(
@@ -59,7 +59,7 @@ def problem(p: SynthPreset, d: int, beta: float, noise: float) -> Problem:
 
 
 def model_config(p: SynthPreset, width: int):
-    from tmcheck.empirics.synthetic_model import ModelConfig
+    from tmcheck.empirics.synthetic.model import ModelConfig
 
     return ModelConfig(
         D=p.D, d_embd=p.d_embd, n_blocks=p.n_blocks, n_heads=p.n_heads, ffn_width=width, attention=p.attention
@@ -76,7 +76,7 @@ def theory_width(p: SynthPreset, d: int, beta: float, n: int) -> int:
 
 
 def train_config(p: SynthPreset, n_train: int):
-    from tmcheck.empirics.train import TrainConfig
+    from tmcheck.empirics.lm.train import TrainConfig
 
     steps = int(min(p.max_steps, max(p.min_steps, p.epochs * n_train // p.batch_size)))
     return TrainConfig(
@@ -163,7 +163,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     elif row["method"] == "krr":
         out = krr_baseline(split, row["seed"])
     else:
-        from tmcheck.empirics.synthetic_model import RegressionTransformer, fit_transformer, n_params
+        from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
 
         if row["sweep"] == "model":
             width = row["width"]

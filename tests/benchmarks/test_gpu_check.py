@@ -75,7 +75,7 @@ def test_peak_is_the_devices_own(name, peak):
 
 
 def test_comparisons_fail_on_mutated_inputs():
-    from tmcheck.empirics.knn import kneighbors
+    from tmcheck.empirics.id.knn import kneighbors
 
     X = np.random.default_rng(0).standard_normal((200, 8))
     nb = kneighbors(X, 5, device="cpu")

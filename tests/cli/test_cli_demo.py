@@ -36,7 +36,7 @@ def test_unknown_stage_is_a_usage_error(tmp_path):
 def test_demo_stage_lines_show_the_offset_law_its_coverage_and_the_verdict():
     from pathlib import Path
 
-    from tmcheck.cli.stage_pretrain import offset_summary
+    from tmcheck.cli.stages.pretrain import offset_summary
 
     docs = Path(__file__).resolve().parents[2] / "docs"
     rep = json.loads((docs / "pretrain" / "report.json").read_text())

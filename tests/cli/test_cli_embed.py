@@ -23,7 +23,7 @@ def setup(tmp_path_factory):
     from transformers import PreTrainedTokenizerFast
 
     from tmcheck.empirics.data.tokens import train_tokenizer
-    from tmcheck.empirics.model import GPT, GPTConfig, to_hf
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
 
     root = tmp_path_factory.mktemp("embed")
     make_bert(root / "bert", TEXTS)

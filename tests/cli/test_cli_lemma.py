@@ -114,7 +114,7 @@ def test_rich_output():
 
 
 def test_demo_stage(tmp_path):
-    from tmcheck.cli.stage_lemmas import stage
+    from tmcheck.cli.stages.lemmas import stage
 
     summary = stage(tmp_path, quick=True)
     assert summary.startswith("6/6 lemma constructions pass") and (tmp_path / "interaction-head.json").is_file()

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from tmcheck.cli import proofs as proofs_cli
 from tmcheck.cli.main import app
-from tmcheck.cli.stage_proofs import stage
+from tmcheck.cli.stages.proofs import stage
 from tmcheck.proofs_check.registry import Kind, Obligation, Outcome
 
 runner = CliRunner()

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tmcheck.empirics import ablate as ab
-from tmcheck.empirics.embed import EmbedOptions, embed_documents, load_model
+from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
 from tmcheck.empirics.id import make_manifold
-from tmcheck.empirics.model import GPT, GPTConfig, to_hf
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_embed_models import TEXTS, make_bert, save_ours

@@ -8,9 +8,9 @@ import sys
 import pytest
 import torch
 
-from tmcheck.empirics.checkpoint import CheckpointError, load_checkpoint, load_gpt, save_checkpoint
-from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-from tmcheck.empirics.train import TrainConfig, train
+from tmcheck.empirics.lm.checkpoint import CheckpointError, load_checkpoint, load_gpt, save_checkpoint
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+from tmcheck.empirics.lm.train import TrainConfig, train
 
 CFG = TrainConfig(max_steps=4, lr=3e-3, warmup_steps=1, eval_every=2, patience=0, threads=1, progress=False)
 
@@ -165,9 +165,9 @@ import json, os, sys, tempfile
 from pathlib import Path
 import torch
 from tmcheck.util import atomic
-from tmcheck.empirics.checkpoint import load_checkpoint
-from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-from tmcheck.empirics.train import TrainConfig, train
+from tmcheck.empirics.lm.checkpoint import load_checkpoint
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+from tmcheck.empirics.lm.train import TrainConfig, train
 
 root, naive = Path(sys.argv[1]), sys.argv[2] == "naive"
 CFG = TrainConfig(max_steps=4, lr=3e-3, warmup_steps=1, eval_every=2, patience=0, threads=1, progress=False)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from tmcheck.empirics.embed import EmbedOptions, embed_documents, encode_text, load_model, model_kind
-from tmcheck.empirics.model import GPT, GPTConfig, to_hf
+from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model, model_kind
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 TEXTS = [
@@ -20,7 +20,7 @@ TEXTS = [
 
 
 def save_ours(model: GPT, path):
-    from tmcheck.empirics.checkpoint import save_checkpoint
+    from tmcheck.empirics.lm.checkpoint import save_checkpoint
 
     save_checkpoint(path, {"model": model.state_dict(), "meta": {"model_config": dict(model.config.__dict__)}})
 

@@ -18,7 +18,7 @@ from tmcheck.empirics.fit import (
     fit_law,
     predict,
 )
-from tmcheck.empirics.varpro import fit_batch
+from tmcheck.empirics.fit.varpro import fit_batch
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "chinchilla_svg_extracted.csv"
 
@@ -177,7 +177,7 @@ def test_extreme_sizes_are_fitted_not_overflowed():
 def test_variable_projection_matches_scipy_scalar_minimiser():
     from scipy.optimize import minimize_scalar
 
-    from tmcheck.empirics.varpro import profile_at
+    from tmcheck.empirics.fit.varpro import profile_at
 
     rng = np.random.default_rng(3)
     n = np.repeat(np.geomspace(1e3, 1e6, 6), 2)

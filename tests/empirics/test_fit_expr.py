@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tmcheck.empirics import fit_expr
+from tmcheck.empirics.fit import columns as fit_expr
 
 COLS = {
     "Model Size": np.array([1e8, 2e8, 4e8]),

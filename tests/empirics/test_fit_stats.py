@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, coverage
-from tmcheck.empirics.exponent import curvature_test, exponent_report, range_sensitivity
-from tmcheck.empirics.intervals import interval_batch
-from tmcheck.empirics.prediction import prediction_test
+from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method, coverage
+from tmcheck.empirics.fit.exponent import curvature_test, exponent_report, range_sensitivity
+from tmcheck.empirics.fit.intervals import interval_batch
+from tmcheck.empirics.fit.prediction import prediction_test
 from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC
 from tmcheck.theory.bounds import alpha_D
 
@@ -65,7 +65,7 @@ def test_loglog_profile_interval_is_the_t_interval():
 
 
 def test_offset_profile_ends_sit_on_the_threshold():
-    from tmcheck.empirics.varpro import fit_batch, profile_at
+    from tmcheck.empirics.fit.varpro import fit_batch, profile_at
 
     rng = np.random.default_rng(1)
     n = np.repeat(np.geomspace(1e3, 1e6, 6), 2)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from sklearn.neighbors import NearestNeighbors
 
-from tmcheck.empirics.knn import _rerank, kneighbors, resolve_device
+from tmcheck.empirics.id.knn import _rerank, kneighbors, resolve_device
 
 
 def oracle(X, k):
@@ -166,7 +166,7 @@ def test_reduced_precision_matmul_setting_is_overridden_and_restored():
     engine must force IEEE float32 during the search and give the caller's setting back."""
     import torch
 
-    from tmcheck.empirics.knn import kneighbors
+    from tmcheck.empirics.id.knn import kneighbors
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(400, 30)) * 1e-3 + 10.0

@@ -85,7 +85,7 @@ def test_sphere_points_have_unit_norm_and_bad_arguments_fail():
 def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
     """Known answers: rows within 16 eps(dtype) x the larger norm are merged, rows just outside are not,
     and the rule does not depend on units or on how far the data sit from the origin."""
-    from tmcheck.empirics.id._points import default_rtol, prepare
+    from tmcheck.empirics.id.points import default_rtol, prepare
 
     assert default_rtol(np.float32) == 16 * 2.0**-23 and default_rtol(np.float64) == 16 * 2.0**-52
     rng = np.random.default_rng(0)
@@ -103,7 +103,7 @@ def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
 
 
 def test_close_pairs_distinct_at_the_precision_are_reported_not_merged():
-    from tmcheck.empirics.id._points import prepare
+    from tmcheck.empirics.id.points import prepare
 
     X = make_manifold("sphere", 1000, d=4, D=10, seed=1)
     Xn = np.concatenate([X, X[:30] + 1e-9])  # distinct in float64, 1e-9 apart

@@ -1,4 +1,4 @@
-"""Adversarial inputs for the exact kNN engine's certificate and its float32 range query (empirics/knn.py):
+"""Adversarial inputs for the exact kNN engine's certificate and its float32 range query (empirics/id/knn.py):
 ties, duplicates, tight clusters beside spread points, huge and tiny scales. Every answer is compared
 with an independent oracle (explicit float64 differences, after an exact power-of-two rescaling where
 the raw scale would under- or overflow the oracle); mutation tests show that a wrong error bound is
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
-from tmcheck.empirics import knn
-from tmcheck.empirics.knn import kneighbors
+from tmcheck.empirics.id import knn
+from tmcheck.empirics.id.knn import kneighbors
 
 
 def oracle(X, k, pow2: int = 0):

@@ -66,7 +66,7 @@ def test_batch_size_does_not_change_an_embedding(embedded):
 
 
 def test_special_tokens_are_not_points(embedded):
-    from tmcheck.empirics.embed import encode_text, load_model
+    from tmcheck.empirics.lm.embed import encode_text, load_model
 
     model, text, out = embedded
     lm = load_model(model)
@@ -78,7 +78,7 @@ def test_special_tokens_are_not_points(embedded):
 def test_mle_and_twonn_equal_skdim_on_minilm_tokens(embedded):
     skdim = pytest.importorskip("skdim", reason="scikit-dimension is not installed")
     from tmcheck.empirics.id import MLE, TwoNN
-    from tmcheck.empirics.id._points import prepare
+    from tmcheck.empirics.id.points import prepare
 
     X = out_points(embedded)
     with warnings.catch_warnings():
@@ -92,7 +92,7 @@ def test_mle_and_twonn_equal_skdim_on_minilm_tokens(embedded):
 
 def test_twonn_equals_dadapy_on_minilm_tokens(embedded, tmp_path):
     from tmcheck.empirics.id import TwoNN
-    from tmcheck.empirics.id._points import prepare
+    from tmcheck.empirics.id.points import prepare
 
     X = out_points(embedded)
     with warnings.catch_warnings():

@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from tmcheck.empirics.model import GPT, GPTConfig, from_hf, to_hf
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, from_hf, to_hf
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, coverage
+from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, coverage
 from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC
 from tmcheck.empirics.report import build_report
 from tmcheck.empirics.report.common import METHODS, capped_sizes, fit_exponent

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tmcheck.empirics.model import GPT, GPTConfig
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 from tmcheck.empirics.presets import PRESETS, get_preset, preset_from_dict
 from tmcheck.empirics.report import model as report_model
 from tmcheck.empirics.sweep import get_kind

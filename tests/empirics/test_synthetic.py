@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tmcheck.empirics.synthetic import (
+from tmcheck.empirics.synthetic.problem import (
     DENSITIES,
     Experiment,
     HolderField,

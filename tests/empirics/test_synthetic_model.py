@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tmcheck.empirics.synthetic_model import ModelConfig, RegressionTransformer, n_params
+from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer, n_params
 from tmcheck.theory.backends import forward
 from tmcheck.theory.network import Block, Head, Layer, Network, structured_positional
 

@@ -21,7 +21,7 @@ from tmcheck.empirics.report.synthetic import build_tables
 from tmcheck.empirics.sweep import SweepBusy, SweepDir
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.synthetic import check_preset, model_config, plan_specs, theory_width
-from tmcheck.empirics.synthetic_model import n_params
+from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
 
 

@@ -7,8 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-from tmcheck.empirics.train import CheckpointError, TrainConfig, load_checkpoint, lr_at, train
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+from tmcheck.empirics.lm.train import CheckpointError, TrainConfig, load_checkpoint, lr_at, train
 
 CFG = TrainConfig(max_steps=24, lr=3e-3, min_lr=3e-4, warmup_steps=4, eval_every=6, patience=0, progress=False)
 
@@ -113,8 +113,8 @@ def test_regression_with_mse(tmp_path):
 DDP_SCRIPT = """
 import sys, torch
 from pathlib import Path
-from tmcheck.empirics.model import GPT, GPTConfig, lm_loss
-from tmcheck.empirics.train import TrainConfig, train
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
+from tmcheck.empirics.lm.train import TrainConfig, train
 def src(step, micro):
     g = torch.Generator().manual_seed(1000 * step + micro)
     x = torch.randint(0, 50, (4, 12), generator=g)
@@ -151,7 +151,7 @@ def test_ddp_under_torchrun_on_cpu(tmp_path):
 def test_fused_adamw_and_all_cores_by_default(monkeypatch):
     import os
 
-    from tmcheck.empirics.train import cpu_threads, make_optimizer
+    from tmcheck.empirics.lm.train import cpu_threads, make_optimizer
 
     opt = make_optimizer(fresh(), TrainConfig())
     assert opt.defaults["fused"] is True

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from tmcheck.empirics.train import STOPS, TrainConfig, TrainResult, load_checkpoint, lr_at, stop_reason, train
+from tmcheck.empirics.lm.train import STOPS, TrainConfig, TrainResult, load_checkpoint, lr_at, stop_reason, train
 
 PLATEAU = TrainConfig(
     max_steps=400,

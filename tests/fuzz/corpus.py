@@ -126,8 +126,8 @@ def _checkpoints(root: Path, marker: Path) -> dict[str, Path]:
 
     import torch
 
-    from tmcheck.empirics.checkpoint import save_checkpoint
-    from tmcheck.empirics.model import GPT, GPTConfig
+    from tmcheck.empirics.lm.checkpoint import save_checkpoint
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 
     cfg = GPTConfig(vocab_size=300, block_size=64, n_layer=1, n_head=2, n_embd=16)
     torch.manual_seed(0)

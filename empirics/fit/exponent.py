@@ -3,10 +3,10 @@
 `exponent_report(sizes, losses)` takes one row per run (its size and its loss; runs of one size differ
 by seed) and returns, as plain data: the paper's loglog line and the offset law E + B n^-alpha, each
 with its degeneracy flags and the interval whose coverage, measured at this exact design, is best
-(`tmcheck.empirics.coverage`); the fit-range sensitivity (all sizes, the upper half, windows of 3
+(`tmcheck.empirics.fit.coverage`); the fit-range sensitivity (all sizes, the upper half, windows of 3
 consecutive sizes); a curvature test (does the offset law fit significantly better than the power law,
 is there a floor); and, given d, d-hat's bootstrap or its interval, the prediction test
-(`tmcheck.empirics.prediction`). Every verdict and sentence is computed from these numbers.
+(`tmcheck.empirics.fit.prediction`). Every verdict and sentence is computed from these numbers.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, coverage
-from tmcheck.empirics.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
-from tmcheck.empirics.prediction import prediction_test
-from tmcheck.empirics.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
+from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method, coverage
+from tmcheck.empirics.fit.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
+from tmcheck.empirics.fit.prediction import prediction_test
+from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
 
 FORMS_1D = ("loglog", "offset")
 NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"

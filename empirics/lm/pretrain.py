@@ -1,7 +1,7 @@
 """One language model trained on n tokens of a corpus (paper Section 3, Appendix A recipe).
 
 `train_lm` is what `tmcheck train` runs: the preset's GPT (sizes overridable with `with_model`), or a
-local GPT-2 directory to fine-tune (`init`), trained by tmcheck.empirics.train.train on the first n
+local GPT-2 directory to fine-tune (`init`), trained by tmcheck.empirics.lm.train.train on the first n
 training tokens; the test loss is measured at the best-validation checkpoint. Corpora are the
 built-in ones or one's own (`text:PATH`, `dir:PATH`, tmcheck.empirics.data.corpora), split and
 deduplicated the same way.
@@ -64,18 +64,18 @@ def train_lm(
     is then min(preset block_size, the model's n_positions)."""
     import torch
 
-    from tmcheck.empirics.checkpoint import BEST, load_gpt
+    from tmcheck.empirics.lm.checkpoint import BEST, load_gpt
     from tmcheck.empirics.data import open_split
     from tmcheck.empirics.data.batches import LMBatches, eval_windows
     from tmcheck.empirics.device import resolve_device
-    from tmcheck.empirics.model import GPT, lm_loss
-    from tmcheck.empirics.train import evaluate, train
+    from tmcheck.empirics.lm.gpt import GPT, lm_loss
+    from tmcheck.empirics.lm.train import evaluate, train
 
     data_dir, run_dir = Path(data_dir), Path(run_dir)
     meta = json.loads((data_dir / "dataset.json").read_text())
     torch.manual_seed(seed)
     if init is not None:
-        from tmcheck.empirics.hf import load_hf_dir
+        from tmcheck.empirics.lm.hf import load_hf_dir
 
         model, _ = load_hf_dir(init)
         if model.config.vocab_size < meta["vocab_size"]:

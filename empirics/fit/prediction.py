@@ -2,7 +2,7 @@
 (eq. 3-4), with the uncertainty of both sides.
 
 alpha-hat enters through draws from the confidence distribution of the interval method the report uses
-(`tmcheck.empirics.intervals`); d enters as known (synthetic data), as bootstrap draws of d-hat, or
+(`tmcheck.empirics.fit.intervals`); d enters as known (synthetic data), as bootstrap draws of d-hat, or
 (when only an interval of d-hat is stored) as a normal with that interval. The two are independent
 (different data: the loss curve and the embeddings), so the difference is drawn pairwise at random.
 """

@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tmcheck.empirics.checkpoint import load_gpt, resolve
+from tmcheck.empirics.lm.checkpoint import load_gpt, resolve
 from tmcheck.util import atomic
 
 EOT = "<|endoftext|>"
@@ -26,7 +26,7 @@ EOT = "<|endoftext|>"
 def find_tokenizer(checkpoint: Path) -> Path | None:
     """tokenizer.json of the run: beside the checkpoint, OUT/data/ for OUT/run/ (`tmcheck train`), or
     SWEEP/data/<corpus>/ for SWEEP/runs/<run>/ (`tmcheck sweep`, corpus from the checkpoint)."""
-    from tmcheck.empirics.checkpoint import load_checkpoint
+    from tmcheck.empirics.lm.checkpoint import load_checkpoint
     from tmcheck.empirics.data import corpus_slug
 
     ck = resolve(checkpoint)
@@ -62,7 +62,7 @@ def export_hf(checkpoint: Path, out: Path, tokenizer: Path | None = None, overwr
     """Write our checkpoint (file or run directory) as a transformers GPT-2 directory; returns a summary."""
     from transformers import GenerationConfig
 
-    from tmcheck.empirics.model import to_hf
+    from tmcheck.empirics.lm.gpt import to_hf
 
     out = Path(out)
     if out.exists() and not overwrite:
@@ -111,7 +111,7 @@ def load_hf_dir(path: Path):
     """(our GPT, path of tokenizer.json or None) from a local transformers GPT-2 directory, offline."""
     from transformers import GPT2LMHeadModel
 
-    from tmcheck.empirics.model import from_hf
+    from tmcheck.empirics.lm.gpt import from_hf
 
     path = Path(path)
     if not (path / "config.json").is_file():

@@ -10,7 +10,7 @@ Laws (x > 0, L > 0):
 Estimators:
 
 1. ``offset``, ``power`` and ``loglog`` with the squared loss (their default): variable projection in
-   `tmcheck.empirics.varpro` (for each exponent the best E, B by linear least squares with E, B >= 0;
+   `tmcheck.empirics.fit.varpro` (for each exponent the best E, B by linear least squares with E, B >= 0;
    the exponent searched in one dimension).
 2. ``joint``, or any form with ``loss="huber"``: a variable-projection start on an exponent grid (NNLS
    for E, A, B), then ``scipy.optimize.least_squares`` (trust-region reflective, analytic Jacobian) on
@@ -18,7 +18,7 @@ Estimators:
    Epoch AI's replication of Hoffmann et al.) or the squared loss.
 3. Bootstrap (``bootstrap > 0``): configurations (``groups``) are resampled with replacement and the fit
    repeated; percentile intervals. For 1-D exponents the calibrated intervals of
-   `tmcheck.empirics.exponent` (coverage measured at the design) are the ones to report.
+   `tmcheck.empirics.fit.exponent` (coverage measured at the design) are the ones to report.
 
 Every fit carries ``flags`` (degenerate or ill-posed: a parameter at its bound, A or B ~ 0, an exponent
 at the edge of its search range, a loss that does not decrease, fewer than 3 sizes, a non-finite
@@ -174,7 +174,7 @@ def _joint_start(logx, logy) -> np.ndarray:
 def _start(form, logx, logy) -> np.ndarray:
     if form == "joint":
         return _joint_start(logx, logy)
-    from tmcheck.empirics.varpro import fit_batch
+    from tmcheck.empirics.fit.varpro import fit_batch
 
     f = fit_batch(logx, np.exp(logy)[None], form)
     tiny = 1e-12 * float(np.exp(logy.max()))
@@ -242,7 +242,7 @@ def _derived(form: str, params: dict, h: float) -> dict:
 def _fit_once(form, logx, logy, loss, delta, theta0=None):
     """One fit. Returns (params, theta, optimiser converged, robust residual scale, message)."""
     if form == "loglog" or (loss == "squared" and form != "joint"):
-        from tmcheck.empirics.varpro import fit_batch
+        from tmcheck.empirics.fit.varpro import fit_batch
 
         f = fit_batch(logx, np.exp(logy)[None], form)
         params = {"E": float(f["E"][0]), "B": float(f["B"][0]), "alpha": float(f["alpha"][0])}
@@ -303,7 +303,7 @@ def fit_law(
     "huber" (default: huber for 'joint', squared otherwise); huber_delta: the Huber threshold on the
     log residual (default 1e-3).
     """
-    from tmcheck.empirics.exponent import flags_1d
+    from tmcheck.empirics.fit.exponent import flags_1d
 
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
@@ -441,12 +441,6 @@ EPOCH_CHINCHILLA = {
 }
 HOFFMANN_CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
 
-
-# The calibrated 1-D exponent statistics, importable from here as the one fitting API.
-from tmcheck.empirics.coverage import COVERAGE_TARGET, Design, choose_method, coverage  # noqa: E402
-from tmcheck.empirics.exponent import curvature_test, exponent_report, fit_exponent, range_sensitivity  # noqa: E402
-from tmcheck.empirics.prediction import prediction_test  # noqa: E402
-
 __all__ = [
     "FORMS",
     "LOSSES",
@@ -458,13 +452,4 @@ __all__ = [
     "chinchilla_points",
     "EPOCH_CHINCHILLA",
     "HOFFMANN_CHINCHILLA",
-    "COVERAGE_TARGET",
-    "Design",
-    "coverage",
-    "choose_method",
-    "exponent_report",
-    "fit_exponent",
-    "range_sensitivity",
-    "curvature_test",
-    "prediction_test",
 ]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tmcheck.empirics.knn import Neighbors, kneighbors
+from tmcheck.empirics.id.knn import Neighbors, kneighbors
 
 DUPLICATE_POLICIES = ("error", "keep", "remove")
 ULPS = 16  # near-duplicate tolerance in units of the points' machine epsilon

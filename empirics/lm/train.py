@@ -14,7 +14,7 @@ the validation loss, and a checkpoint at every evaluation. Nothing here assumes 
 
 Files in out_dir: `last.pt` (model, optimizer, RNG, step, history) and `best.pt` (model at the best
 validation loss), each ONE safetensors file with JSON metadata and its own sha256 inside
-(tmcheck.empirics.checkpoint: nothing is ever unpickled), and `result.json` once done.
+(tmcheck.empirics.lm.checkpoint: nothing is ever unpickled), and `result.json` once done.
 Under `torchrun` with more than one process the model is wrapped in DistributedDataParallel; rank r
 draws micro-batch `micro * world + r`, and only rank 0 writes files.
 """
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 import torch
 import torch.nn as nn
 
-from tmcheck.empirics.checkpoint import (
+from tmcheck.empirics.lm.checkpoint import (
     BEST,
     LAST,
     CheckpointError,

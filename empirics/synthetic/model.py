@@ -128,7 +128,7 @@ def mse_loss(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torc
 
 
 def fit_transformer(model: RegressionTransformer, split, train_cfg, batch_size: int, seed: int, run_dir) -> dict:
-    """Train by MSE on the shared trainer (tmcheck.empirics.train): AdamW, warmup + cosine, early
+    """Train by MSE on the shared trainer (tmcheck.empirics.lm.train): AdamW, warmup + cosine, early
     stopping on the validation MSE, a checkpoint at every evaluation (so a killed run resumes).
 
     Batch `step` is drawn from a generator seeded by (seed, step) alone, as the trainer requires for
@@ -138,7 +138,7 @@ def fit_transformer(model: RegressionTransformer, split, train_cfg, batch_size: 
     """
     import numpy as np
 
-    from tmcheck.empirics.train import load_checkpoint, train
+    from tmcheck.empirics.lm.train import load_checkpoint, train
 
     Xtr = torch.as_tensor(split.X_train, dtype=torch.float32)
     ytr = torch.as_tensor(split.y_train, dtype=torch.float32)

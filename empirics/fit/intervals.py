@@ -11,7 +11,7 @@ only by seed). Three methods, each with its confidence distribution (samples) fo
 - ``cluster``: resample the seeds within each size (the sizes are the design, the seeds are what is
   random); percentile interval.
 
-Which one a report uses is decided by `tmcheck.empirics.coverage`, by measured coverage at the design.
+Which one a report uses is decided by `tmcheck.empirics.fit.coverage`, by measured coverage at the design.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from tmcheck.empirics.varpro import ALPHA_MAX, GRID, fit_batch, profile_at
+from tmcheck.empirics.fit.varpro import ALPHA_MAX, GRID, fit_batch, profile_at
 
 METHODS = ("profile", "parametric", "cluster")
 N_PARAMS = {"loglog": 2, "power": 2, "offset": 3}

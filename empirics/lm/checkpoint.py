@@ -203,7 +203,7 @@ def resolve(path: Path) -> Path:
 
 def load_gpt(path: Path):
     """Our GPT (eval mode, cpu) from a checkpoint written by the trainer: a file or a run directory."""
-    from tmcheck.empirics.model import GPT, GPTConfig
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 
     path = resolve(path)
     ck = load_checkpoint(path)

@@ -206,7 +206,7 @@ def load_model(path: Path) -> LanguageModel:
             raise ValueError(
                 f"{path} is neither a tmcheck checkpoint nor a transformers model directory (no config.json)"
             )
-        from tmcheck.empirics.checkpoint import load_gpt, resolve
+        from tmcheck.empirics.lm.checkpoint import load_gpt, resolve
 
         return LanguageModel(load_gpt(path), "tmcheck", source=str(resolve(path)))
     from transformers import AutoConfig, AutoModel, AutoTokenizer

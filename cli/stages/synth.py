@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tmcheck.cli.common import console
-from tmcheck.cli.stage_pretrain import offset_summary
+from tmcheck.cli.stages.pretrain import offset_summary
 
 
 def stage(out: Path, quick: bool) -> str:

@@ -11,7 +11,7 @@ from tmcheck.cli.common import console
 
 
 def stage(out: Path, quick: bool) -> str:
-    from tmcheck.empirics.embed import corpus_id
+    from tmcheck.empirics.lm.embed import corpus_id
     from tmcheck.empirics.report import build_report, summary
     from tmcheck.empirics.sweep import local, run_sweep
 

@@ -41,7 +41,7 @@ def plot_1d(
 ) -> None:
     """curves: [{"label", "n", "y", "entry"}] with `entry` a `fit_exponent` result for those rows.
     The band is pointwise, from the parametric bootstrap of the whole law."""
-    from tmcheck.empirics.intervals import interval_batch
+    from tmcheck.empirics.fit.intervals import interval_batch
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
@@ -81,7 +81,7 @@ def plot_1d(
 def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"), ylabel: str = "loss") -> None:
     """The joint law against N at three D slices (terciles of log D); each point takes the colour of its
     slice; bands from `result.samples` (the bootstrap of `fit_law`) when present."""
-    from tmcheck.empirics.fit import predict
+    from tmcheck.empirics.fit.law import predict
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6))

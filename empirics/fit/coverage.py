@@ -2,7 +2,7 @@
 
 `coverage(design, law, noise, reps)` simulates `reps` sweeps with the design's sizes and seeds, the
 law's values and log-normal per-seed noise of the size the real seeds show, computes every method's
-nominal-`level` interval on each (`tmcheck.empirics.intervals`) and counts how often the true exponent
+nominal-`level` interval on each (`tmcheck.empirics.fit.intervals`) and counts how often the true exponent
 is inside. `choose_method` takes the narrowest method whose coverage reaches COVERAGE_TARGET; when
 none does, the best-covering one, marked not calibrated with its shortfall.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tmcheck.empirics.intervals import METHODS, interval_batch
+from tmcheck.empirics.fit.intervals import METHODS, interval_batch
 
 COVERAGE_TARGET = 0.93
 PROFILE_REPS = 2000  # simulated sweeps for the profile interval (cheap: one fit each)
