@@ -177,6 +177,30 @@ def _undecided(test: dict, entry: dict) -> dict:
     return {**test, "verdict": verdict, "edge": False, "words": f"{verdict} ({why})"}
 
 
+def _no_test(entry: dict, kw: dict, level: float, tolerance: float) -> dict:
+    """The prediction test of a fit with no residual degrees of freedom: nothing to decide with."""
+    runs, p = sum(entry["design"]["seeds_per_size"]), N_PARAMS[entry["form"]]
+    verdict = "not decidable: too few runs"
+    nan = float("nan")
+    return {
+        "kind": kw.get("kind", "D"),
+        "beta": kw.get("beta", 1.0),
+        "d_source": "none",
+        "alpha_pred": nan,
+        "alpha_pred_ci": [nan, nan],
+        "difference": nan,
+        "difference_ci": [nan, nan],
+        "p_value": nan,
+        "p_value_floor": nan,
+        "level": level,
+        "tolerance": tolerance,
+        "verdict": verdict,
+        "edge": False,
+        "exact": False,
+        "words": f"{verdict} ({runs} runs for the {p} parameters of the {entry['form']} law: no residual left)",
+    }
+
+
 def fit_exponent(
     sizes,
     losses,
@@ -316,8 +340,11 @@ def exponent_report(
         fits[form] = entry
         iv = (entry["interval"]["lo"], entry["interval"]["hi"])
         for name, kw in [(None, prediction)] * (prediction is not None) + list((predictions or {}).items()):
-            t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=iv, **kw)
-            t = _undecided(t, entry)
+            if np.isfinite(draws).sum() < 2:  # as many parameters as runs: no residual to draw from
+                t = _no_test(entry, kw, level, tolerance)
+            else:
+                t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=iv, **kw)
+                t = _undecided(t, entry)
             if name is None:
                 tests[form] = t
             else:

@@ -73,3 +73,17 @@ def test_verdicts_within_ten_percent_of_the_tolerance_are_labelled(interval, edg
     t = prediction_test(np.full(10, 0.5), kind="D", beta=1.0, d=2, alpha_interval=interval, tolerance=0.1)
     assert t["verdict"].startswith(verdict) and t["edge"] is edge
     assert ("at the edge" in t["words"]) is edge
+
+
+def test_one_seed_is_a_valid_sweep_with_residual_intervals_and_no_warning():
+    import warnings
+
+    n = np.array([64.0, 200.0, 640.0, 2000.0, 6400.0])
+    y = (0.1 + 2 * n**-0.5) * np.exp(0.02 * np.random.default_rng(0).standard_normal(len(n)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = exponent_report(n, y, forms=("loglog", "offset"), prediction={"kind": "D", "beta": 1, "d": 2}, **FAST)
+        three = exponent_report(n[:3], y[:3], forms=("offset",), prediction={"kind": "D", "beta": 1, "d": 2}, **FAST)
+    for e in rep["fits"].values():
+        assert e["noise"]["source"] == "residuals" and e["interval"]["lo"] < e["alpha"] < e["interval"]["hi"]
+    assert three["prediction"]["offset"]["verdict"] == "not decidable: too few runs"
