@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from tmcheck.empirics.id import MLE, MLEScaling, TwoNN, make_manifold
+from tmcheck.empirics.id import MLECurve, MLE, MLEScaling, TwoNN, make_manifold
 
 
 def test_mle_matches_formula_on_independent_knn():
@@ -88,14 +88,16 @@ def test_nan_inf_and_too_few_points_are_clear_errors():
     X[7, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
         MLE().fit(X)
-    with pytest.raises(ValueError, match="N=20 <= K=20"):
-        MLE(k=20).fit(np.random.default_rng(0).normal(size=(20, 3)))
+    with pytest.warns(UserWarning, match=r"k = 20 >= the 20 points: k = 19 \(as scikit-dimension does\)"):
+        assert MLE(k=20).fit(np.random.default_rng(0).normal(size=(20, 3))).k_ == 19
+    with pytest.raises(ValueError, match="N=20 <= K=20"):  # TwoNN-like estimators do not clamp
+        MLECurve(ks=(5, 20)).fit(np.random.default_rng(0).normal(size=(20, 3)))
     with pytest.raises(ValueError, match="constant data"):
         MLE(k=5).fit(np.ones((50, 4)))
     with pytest.raises(ValueError, match="only 3 distinct points"):
         MLE(k=5).fit(np.repeat(np.eye(3), 10, axis=0))
     with pytest.raises(ValueError, match="combine"):
-        MLE(combine="median").fit(np.random.default_rng(0).normal(size=(50, 3)))
+        MLE(combine="harmonic").fit(np.random.default_rng(0).normal(size=(50, 3)))
 
 
 def _with_duplicates():
