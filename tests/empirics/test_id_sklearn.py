@@ -9,7 +9,7 @@ from scipy.stats import chi2
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from tmcheck.empirics.id import GRIDE, MLE, MLECurve, MLEScaling, TwoNN, estimate_id, make_manifold
+from tmcheck.empirics.id import GRIDE, MLE, MLECurve, MLEScaling, TwoNN, estimate_id, validation_points
 from tmcheck.empirics.id.gride import _loglik, gride_fit
 
 # Checks scikit-learn does not run on these estimators, and why (they are not yielded, so nothing is
@@ -88,7 +88,7 @@ def test_clone_get_set_params():
 
 
 def test_skdim_spellings_are_aliases():
-    X = make_manifold("torus", 800, d=2, D=6, seed=0)
+    X = validation_points("torus", 800, d=2, D=6, seed=0)
     want = MLE(k=10).fit(X).dimension_
     assert MLE(n_neighbors=10).fit(X).dimension_ == want
     assert MLE().fit(X, n_neighbors=10).dimension_ == want  # scikit-dimension's call
@@ -101,7 +101,7 @@ def test_skdim_spellings_are_aliases():
 
 
 def test_pointwise_estimates_and_duplicates_in_fit_transform():
-    X = make_manifold("sphere", 600, d=3, D=8, seed=1)
+    X = validation_points("sphere", 600, d=3, D=8, seed=1)
     Xd = np.concatenate([X, X[:5]])  # rows 600..604 duplicate rows 0..4
     with pytest.warns(UserWarning, match="removed 5 duplicate"):
         est = MLE(k=10).fit(Xd)
@@ -127,7 +127,7 @@ def test_pointwise_estimates_and_duplicates_in_fit_transform():
     "est", [MLE(), MLE(combine="mean"), TwoNN(), TwoNN(method="mle"), GRIDE(), GRIDE(n1=4, n2=8), MLECurve()], ids=repr
 )
 def test_same_points_in_other_units_give_the_same_id(est):
-    X = make_manifold("swissroll", 1500, D=10, seed=2)
+    X = validation_points("swissroll", 1500, D=10, seed=2)
     ref = clone(est).fit(X).dimension_
     for scale in (1e200, 1e-200):
         assert clone(est).fit(X * scale).dimension_ == pytest.approx(ref, rel=1e-9, abs=0)
@@ -139,7 +139,7 @@ def test_same_points_in_other_units_give_the_same_id(est):
 
 @pytest.mark.parametrize("method", ["linear", "mle"])
 def test_vectorised_bootstrap_equals_the_loop(method):
-    X = make_manifold("sphere", 1200, d=4, D=9, seed=3)
+    X = validation_points("sphere", 1200, d=4, D=9, seed=3)
     for est, stat in (
         (MLE(k=10, bootstrap=50, seed=4), lambda v: 1 / np.mean(1 / v)),
         (MLE(k=10, combine="mean", bootstrap=50, seed=4), np.mean),
@@ -160,7 +160,7 @@ def test_vectorised_bootstrap_equals_the_loop(method):
 
 
 def test_bootstrap_and_ci_level_are_validated():
-    X = make_manifold("torus", 300, d=2, D=5, seed=0)
+    X = validation_points("torus", 300, d=2, D=5, seed=0)
     with pytest.raises(ValueError, match="bootstrap"):
         MLE(bootstrap=-1).fit(X)
     with pytest.raises(ValueError, match="ci_level"):
@@ -210,7 +210,7 @@ def test_gride_recovers_d_and_its_likelihood_interval(n1, n2):
 
 
 def test_gride_multiscale_on_a_manifold():
-    X = make_manifold("sphere", 3000, d=4, D=10, seed=5)
+    X = validation_points("sphere", 3000, d=4, D=10, seed=5)
     g = GRIDE(multiscale=True, range_max=32).fit(X)
     np.testing.assert_array_equal(g.scales_, [1, 2, 4, 8, 16])
     assert np.all(np.abs(g.dimension_scales_ - 4) < 0.5)
@@ -221,7 +221,7 @@ def test_gride_multiscale_on_a_manifold():
 
 
 def test_mle_curve_from_one_search_equals_separate_fits():
-    X = make_manifold("torus", 1000, d=3, D=7, seed=6)
+    X = validation_points("torus", 1000, d=3, D=7, seed=6)
     c = MLECurve(ks=(5, 10, 20), k=10).fit(X)
     for row in c.curve_:
         assert row["dimension"] == pytest.approx(MLE(k=row["k"]).fit(X).dimension_, rel=1e-12)
