@@ -331,8 +331,11 @@ def encode_text(lm: LanguageModel, texts: list[str], tokenizer_path: Path | None
         return [np.asarray(e.ids, dtype=np.int64) for e in tok.encode_batch(texts)]
     if lm.tokenizer is None:
         raise ValueError(f"no tokenizer found for {lm.source}; pass --tokenizer")
-    # content tokens only: embed_documents adds the special tokens around each window
-    return [np.asarray(lm.tokenizer(t, add_special_tokens=False)["input_ids"], dtype=np.int64) for t in texts]
+    # content tokens only: embed_documents adds the special tokens around each window. A document longer
+    # than the model's maximum length is fine (it is windowed), so transformers' "(590 > 512) ... will
+    # result in indexing errors" warning would mislead: it is silenced here.
+    with _quiet_transformers():
+        return [np.asarray(lm.tokenizer(t, add_special_tokens=False)["input_ids"], dtype=np.int64) for t in texts]
 
 
 EMBEDDING_FORMATS = (".safetensors", ".npy")
