@@ -4,7 +4,7 @@ named on the command line (`python -m benchmarks.run_all id fit`, `make bench BE
 Each benchmark runs alone, in its own process under the machine's `quiet` tool (../shared/tools/quiet,
 or $TMCHECK_QUIET): a machine-wide lock, a wait for a quiet machine, and afterwards the share of the
 machine other processes took. That verdict is written into every entry of benchmarks/results/*.json
-the run changed, as ``"quiet": {"verdict", "other_share", "load_before", "wall_s", "date", "benchmark"}``;
+the run changed, as ``"quiet": {"verdict", "other_cpu_share", "load_before", "wall_s", "date", "benchmark"}``;
 the documentation quotes only entries whose verdict is "quiet". Without the tool (``--no-quiet``, or
 none found) the entries get ``"verdict": "unchecked"``.
 """
@@ -47,7 +47,7 @@ def parse_verdict(stderr: str) -> dict | None:
             verdict = "quiet" if m["verdict"].strip() == "quiet" else "DISTURBED"
             return {
                 "verdict": verdict,
-                "other_share": int(m["share"]) / 100,
+                "other_cpu_share": int(m["share"]) / 100,
                 "load_before": float(m["load"]),
                 "wall_s": float(m["wall"]),
             }
@@ -92,7 +92,7 @@ def run_one(name: str, use_quiet: bool) -> int:
     sys.stderr.write(proc.stderr)
     verdict = parse_verdict(proc.stderr) if tool else None
     if verdict is None:
-        verdict = {"verdict": "unchecked", "other_share": None, "load_before": os.getloadavg()[0]}
+        verdict = {"verdict": "unchecked", "other_cpu_share": None, "load_before": os.getloadavg()[0]}
         verdict["wall_s"] = time.perf_counter() - t0
     verdict["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     stamped = stamp(before, verdict, name)

@@ -16,7 +16,7 @@ LOUD = (
 def test_verdict_lines_are_parsed():
     assert run_all.parse_verdict("noise\n" + QUIET) == {
         "verdict": "quiet",
-        "other_share": 0.02,
+        "other_cpu_share": 0.02,
         "load_before": 0.31,
         "wall_s": 12.5,
     }
@@ -29,7 +29,7 @@ def test_only_changed_entries_are_stamped(tmp_path, monkeypatch):
     (tmp_path / "id.json").write_text(json.dumps({"knn_engine": {"s": 1}, "mle": {"s": 2}}))
     before = run_all._snapshot()
     (tmp_path / "id.json").write_text(json.dumps({"knn_engine": {"s": 3}, "mle": {"s": 2}}))
-    stamped = run_all.stamp(before, {"verdict": "quiet", "other_share": 0.02}, "bench_knn")
+    stamped = run_all.stamp(before, {"verdict": "quiet", "other_cpu_share": 0.02}, "bench_knn")
     got = json.loads((tmp_path / "id.json").read_text())
     assert stamped == ["id.json:knn_engine"] and got["knn_engine"]["quiet"]["verdict"] == "quiet"
     assert "quiet" not in got["mle"] and got["quiet"]["entries"] == ["knn_engine"]
