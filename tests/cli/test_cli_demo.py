@@ -38,8 +38,8 @@ def test_demo_stage_lines_show_the_offset_law_its_coverage_and_the_verdict():
 
     from tmcheck.cli.stages.pretrain import offset_summary
 
-    docs = Path(__file__).resolve().parents[2] / "docs"
-    rep = json.loads((docs / "pretrain" / "report.json").read_text())
+    results = Path(__file__).resolve().parents[2] / "results"
+    rep = json.loads((results / "pretrain" / "report.json").read_text())
     for entry in rep["table"].values():
         line = offset_summary(entry)
         assert line.startswith("offset law α̂=") and "coverage" in line and "E=" in line
