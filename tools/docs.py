@@ -137,10 +137,9 @@ def _first(fn):
 @_first
 def on_config(config, **kwargs):
     docs_dir = Path(config["docs_dir"])
-    root = Path(config["config_file_path"]).parent
     if config.get("nav"):
         config["nav"] = prune_nav(config["nav"], lambda p: (docs_dir / p).is_file())
-    api_tree(root)
+    api_tree(ROOT)
     return config
 
 
@@ -148,9 +147,8 @@ def on_files(files, config, **kwargs):
     """Serve results/**/*.png as figures/** (the committed figures are the site's, without a copy)."""
     from mkdocs.structure.files import File
 
-    root = Path(config["config_file_path"]).parent
-    for png in sorted((root / "results").rglob("*.png")):
-        rel = png.relative_to(root / "results").as_posix()
+    for png in sorted(RESULTS.rglob("*.png")):
+        rel = png.relative_to(RESULTS).as_posix()
         files.append(File.generated(config, f"{FIGURES}/{rel}", abs_src_path=str(png)))
     return files
 

@@ -48,6 +48,20 @@ def _help_text(cmd) -> str:
     return (cmd.help or "").strip()
 
 
+def _options_table(cmd, ctx) -> list[str]:
+    rows = []
+    for p in cmd.params:
+        if getattr(p, "hidden", False):
+            continue
+        record = p.get_help_record(ctx)
+        if record is None:
+            continue
+        spelling, help_ = record
+        kind = "argument" if p.param_type_name == "argument" else "option"
+        rows.append(f"| `{_cell(spelling)}` | {kind} | {_cell(help_)} |")
+    return ["| spelling | kind | help |", "|---|---|---|", *rows, ""] if rows else []
+
+
 def cli_reference() -> str:
     """Every command of the Typer app: its help, usage, and every argument and option with its help."""
     from typer._click import Context
@@ -59,34 +73,14 @@ def cli_reference() -> str:
     for path, cmd in command_tree():
         name = " ".join(("tmcheck", *path))
         level = "#" * min(2 + max(len(path) - 1, 0), 4)
-        parts.append(f"{level} `{name}`")
-        parts.append("")
+        parts += [f"{level} `{name}`", ""]
         ctx = Context(cmd, info_name=name)
+        if not getattr(cmd, "commands", None):
+            parts += ["```text", cmd.get_usage(ctx).strip(), "```", ""]
+        parts += [_help_text(cmd) or "(no help text)", ""]
         if getattr(cmd, "commands", None):
-            parts.append(_help_text(cmd) or "(no help text)")
-            parts.append("")
-            subs = ", ".join(f"`{s}`" for s in cmd.commands)
-            parts.append(f"Commands: {subs}.")
-            parts.append("")
-            continue
-        parts.append("```text")
-        parts.append(cmd.get_usage(ctx).strip())
-        parts.append("```")
-        parts.append("")
-        parts.append(_help_text(cmd) or "(no help text)")
-        parts.append("")
-        rows = []
-        for p in cmd.params:
-            if getattr(p, "hidden", False):
-                continue
-            record = p.get_help_record(ctx)
-            if record is None:
-                continue
-            spelling, help_ = record
-            kind = "argument" if p.param_type_name == "argument" else "option"
-            rows.append(f"| `{_cell(spelling)}` | {kind} | {_cell(help_)} |")
-        if rows:
-            parts += ["| spelling | kind | help |", "|---|---|---|", *rows, ""]
+            parts += [f"Commands: {', '.join(f'`{s}`' for s in cmd.commands)}.", ""]
+        parts += _options_table(cmd, ctx)
         old = renamed_options.get(path, {})
         if old:
             parts.append(
@@ -96,8 +90,7 @@ def cli_reference() -> str:
             )
             parts.append("")
     if renamed_commands:
-        parts.append("## Renamed commands")
-        parts.append("")
+        parts += ["## Renamed commands", ""]
         for old, new in sorted(renamed_commands.items()):
             parts.append(f"- `tmcheck {' '.join(old)}` → `tmcheck {' '.join(new)}`")
         parts.append("")
