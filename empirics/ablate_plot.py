@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.report.common import caption as wrap_caption
 from tmcheck.empirics.report.common import pyplot, save_figure
 
 TITLES = {
@@ -92,10 +93,10 @@ def draw(result: dict):
         where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
         ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
         ax.legend(fontsize=7, loc="upper left" if panel != "position" else "upper right")
-    caption = f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})"
+    text = f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})"
     if banded:
-        caption += f"\nbands: 95% intervals ({result['intervals']})"
-    fig.suptitle(caption, fontsize=9)
+        text += f"\nbands: 95% intervals ({result['intervals']})"
+    wrap_caption(fig, text)
     fig.tight_layout()
     return fig
 

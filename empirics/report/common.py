@@ -189,6 +189,15 @@ def pyplot():
     return plt
 
 
+def caption(fig, text: str, fontsize: float = 9) -> None:
+    """The figure's caption (its suptitle), wrapped to the figure's width so that no line leaves it."""
+    import textwrap
+
+    width = max(20, int(fig.get_figwidth() * 72 / (fontsize * 0.6)))
+    lines = [textwrap.fill(line, width) for line in text.splitlines()]
+    fig.suptitle("\n".join(lines), fontsize=fontsize)
+
+
 def save_figure(fig, path: Path) -> None:
     """Write the figure atomically (a report never holds half a figure) and close it."""
     atomic.write_bytes(path, figure_bytes(fig))

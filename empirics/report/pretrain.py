@@ -24,6 +24,7 @@ from tmcheck.empirics.report.common import (
     LEVEL,
     Outputs,
     alpha_cell,
+    caption,
     cached_entry,
     cached_id,
     capped_words,
@@ -490,10 +491,7 @@ def draw_curves(rows: list[dict], histories: dict[str, dict]):
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
     styles = f"solid: seed {seeds[0]}" + (", dotted: other seeds" if len(seeds) > 1 else "")
-    fig.suptitle(
-        "Validation loss during training\n"
-        f"(dots: the best-validation checkpoint, whose test loss is reported; {styles})",
-        fontsize=9,
-    )
+    dots = "dots: the best-validation checkpoint, whose test loss is reported"
+    caption(fig, f"Validation loss during training\n({dots}; {styles})")
     fig.tight_layout()
     return fig

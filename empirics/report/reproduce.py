@@ -122,7 +122,10 @@ def figure_difference(committed: Path, rebuilt: Path) -> str | None:
         return "drawn by the rebuild but not committed"
     if committed.read_bytes() == rebuilt.read_bytes():
         return None
-    a, b = mpimg.imread(committed), mpimg.imread(rebuilt)
+    try:
+        a, b = mpimg.imread(committed), mpimg.imread(rebuilt)
+    except (OSError, SyntaxError, ValueError) as exc:  # PIL raises SyntaxError for a file that is not a PNG
+        return f"cannot be read as an image ({exc})"
     if a.shape != b.shape:
         return f"size {a.shape[1]}x{a.shape[0]} committed, {b.shape[1]}x{b.shape[0]} rebuilt"
     n = int(np.any(a != b, axis=-1).sum()) if a.ndim == 3 else int((a != b).sum())

@@ -25,6 +25,7 @@ from tmcheck.empirics.report.common import (
     LEVEL,
     Outputs,
     alpha_cell,
+    caption,
     cached_id,
     capped_words,
     fit_exponent,
@@ -295,10 +296,10 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
     if banded:
-        fig.suptitle(
+        caption(
+            fig,
             f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band "
             "(parametric bootstrap)",
-            fontsize=9,
         )
     axes[0][-1].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
@@ -328,6 +329,9 @@ def draw_model(rows: list[dict], model: list[dict]):
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    sizes = sorted({r["params"] for r in sel_rows})
+    ax.set_xticks(sizes, [f"{v / 1e3:.3g}k" if v >= 1e3 else f"{v:.0f}" for v in sizes])
+    ax.xaxis.set_minor_formatter(_null_formatter())
     ax.set_xlabel("trained parameters N")
     ax.set_ylabel("test MSE against f (no label noise)")
     mse = [r["test_mse"] for r in sel_rows]
