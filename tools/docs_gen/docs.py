@@ -312,6 +312,17 @@ def made(name: str) -> str:
     return line + "."
 
 
+def ablate_weights() -> str:
+    """What re-making the suite's model weights costs: the full-n runs of the model sweep, from its rows."""
+    rows = [json.loads(x) for x in (RESULTS / "model" / "results.jsonl").read_text().splitlines() if x.strip()]
+    full = [r for r in rows if r.get("full_split")]
+    secs = sum(float(r["seconds"]) for r in full)
+    return (
+        f"The {len(full)} models were the full-n runs of `results/model/`; their rows record "
+        f"{secs / 60:.1f} minutes of training (one thread each, two workers)."
+    )
+
+
 def rerun_table() -> str:
     """The pretraining re-run against the original rows (results/pretrain/rerun.json)."""
     doc = _read(RESULTS / "pretrain" / "rerun.json")
@@ -556,6 +567,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "results.synth": lambda: report_body("synth", "../figures/synth"),
     "results.ablate": ablate_tables,
     "results.rerun": rerun_table,
+    "results.ablate-weights": ablate_weights,
     "results.timings": timings,
     **{f"results.made.{n}": (lambda n=n: made(n)) for n in ("pretrain", "model", "synth")},
     "speed": speed,
