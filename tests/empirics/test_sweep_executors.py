@@ -183,11 +183,11 @@ def test_a_worker_refuses_a_changed_config(tmp_path):
 
 
 def test_a_run_held_by_another_worker_is_not_a_failure(tmp_path):
-    from tmcheck.empirics.sweep.core import _flock
+    from tmcheck.util.locks import hold
 
     run_sweep(tmp_path, "exectoy", replace(PRESET, xs=(1,)), progress=False, log=quiet, executor=serial(log=quiet))
     (SweepDir(tmp_path).run_dir("toy-x1") / layout.ROW).unlink()
-    with _flock(SweepDir(tmp_path).run_dir("toy-x1") / layout.LOCK, "run"):
+    with hold(SweepDir(tmp_path).run_dir("toy-x1") / layout.LOCK, "run"):
         with pytest.raises(SweepFailed, match="1 running in another process"):
             run_sweep(tmp_path, "exectoy", None, progress=False, log=quiet, executor=serial(log=quiet))
     assert not (SweepDir(tmp_path).run_dir("toy-x1") / layout.ERROR).exists()
