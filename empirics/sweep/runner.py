@@ -55,7 +55,7 @@ def run_sweep(
     existing one keeps its config and refuses a different preset or option. Plans, writes plan.json,
     hands the specs not done yet to `executor`, rebuilds results.jsonl after each finished run, and
     returns every row of the plan in plan order. `progress`: the sweep's progress bar on stderr
-    (tmcheck.util.progress decides when it draws) and each run's own. `executor`: default
+    (tmcheck.util.progress decides when it draws; stdout stays free for --json). `executor`: default
     executors.serial (here, one run after another); failed runs are recorded and raise
     executors.SweepFailed at the end."""
     from tmcheck.empirics.presets import preset_class
@@ -67,7 +67,7 @@ def run_sweep(
         config = sweep.open(kind, preset, options)
         cls = preset_class(config["kind"])
         check_corpora(sweep, config, cls, allowed_corpora(cls, preset, options))
-        ctx = sweep.context(progress)
+        ctx = sweep.context()  # no bar per run: the sweep's bar is the one display
         specs = ctx.kind.plan(ctx, log)
         recorded = sweep.recorded_only(specs)
         if recorded:
@@ -82,9 +82,9 @@ def run_sweep(
             f"{ctx.kind.name} sweep {ctx.preset.name}: {len(specs) - len(todo)} of {len(specs)} runs done, "
             f"{len(todo)} to run"
         )
-        with bar(len(todo), f"{ctx.kind.name} sweep", show=progress and bool(todo)) as advance:
+        with bar(len(todo), f"{ctx.kind.name} sweep", show=progress and bool(todo), last="-") as advance:
             for row in executor(ctx, todo):
                 sweep.merge(specs)
                 log(f"  {row['run']}: {ctx.kind.describe(row)}")
-                advance()
+                advance(last=row["run"])
         return sweep.merge(specs)

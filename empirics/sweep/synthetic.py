@@ -123,6 +123,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     elif row["method"] == "krr":
         out = krr_baseline(split, row["seed"])
     else:
+        from tmcheck.empirics.lm.checkpoint import read_result
         from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
 
         if row["sweep"] == "model":
@@ -130,6 +131,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
         else:
             width = p.ffn_width if p.size == "fixed" else theory_width(p, row["d"], row["beta"], row["n"])
         cfg = p.model_config(width)
+        read_result(ctx.sweep.run_dir(spec.run))  # a finished fit's record is checked before it is used
         torch.manual_seed(row["seed"])
         model = RegressionTransformer(cfg)
         out = fit_transformer(

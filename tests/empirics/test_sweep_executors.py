@@ -217,7 +217,7 @@ def test_status_command_and_executor_options(tmp_path):
         res = runner.invoke(app, ["sweep", "data", str(tmp_path / "new"), *args])
         assert res.exit_code == 2 and message in res.stderr, (args, res.output)
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
-        res = runner.invoke(app, ["synth", "regress", "--out", str(tmp_path / "new2"), *args])
+        res = runner.invoke(app, ["sweep", "synthetic", str(tmp_path / "new2"), *args])
         assert res.exit_code == 2 and message in res.stderr, (args, res.output)
 
 
