@@ -82,7 +82,7 @@ def test_train_on_own_text_with_model_sizes(trained):
     cfg = row["model_config"]
     assert (cfg["n_layer"], cfg["n_embd"], cfg["block_size"]) == (2, 64, 32)
     assert row["corpus"].startswith("text:") and row["test_loss"] < 6.0  # below uniform over 384 tokens
-    assert load_gpt(out / "run").config.n_layer == 2
+    assert load_gpt(out).config.n_layer == 2
 
 
 def test_a_changed_text_file_is_not_silently_reused(trained, my_text, tmp_path):
@@ -121,7 +121,7 @@ def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
 
     out, _ = trained
     hf_dir = tmp_path / "hf"
-    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir), "--json"])
+    res = runner.invoke(app, ["export", "hf", str(out), str(hf_dir), "--json"])
     assert res.exit_code == 0, res.output
     files = set(json.loads(res.stdout)["files"])
     assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json"} <= files
@@ -131,11 +131,11 @@ def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
     ids = tok("Once upon a time", return_tensors="pt").input_ids
     gen = model.generate(ids, max_new_tokens=8, do_sample=False)
     assert gen.shape[1] > ids.shape[1] and isinstance(tok.decode(gen[0]), str)
-    ours = load_gpt(out / "run")
+    ours = load_gpt(out)
     with torch.no_grad():
         assert torch.allclose(model(ids).logits, ours(ids)[0], atol=1e-5)
     # a second export refuses to overwrite unless told
-    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir)])
+    res = runner.invoke(app, ["export", "hf", str(out), str(hf_dir)])
     assert res.exit_code == 2 and "exists" in res.stderr
 
 
@@ -144,7 +144,7 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
 
     out, row = trained
     hf_dir = tmp_path / "hf"
-    export_hf(out / "run", hf_dir)
+    export_hf(out, hf_dir)
     ft = tmp_path / "ft"
     res = runner.invoke(
         app,
@@ -169,7 +169,7 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
     tuned = json.loads(res.stdout)
     assert tuned["init_from"] == str(hf_dir.resolve()) and tuned["model_config"] == row["model_config"]
     # starting from trained weights, the first validation loss is already near the trained model's
-    history = json.loads((ft / "run" / "result.json").read_text())["history"]
+    history = json.loads((ft / "result.json").read_text())["history"]
     assert history[0]["val_loss"] < row["best_val"] + 0.5
     res = runner.invoke(app, ["train", "--init-from", str(tmp_path), "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "tokenizer.json" in res.stderr
