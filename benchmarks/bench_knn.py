@@ -229,9 +229,9 @@ def _ratio(a: dict, b: dict, key: str) -> float | None:
 
 
 def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
-    from tmcheck.empirics.id import make_manifold
+    from tmcheck.empirics.id import validation_points
 
-    X = make_manifold("sphere", n, d=16, D=768, noise=1e-3, seed=0)
+    X = validation_points("sphere", n, d=16, D=768, noise=1e-3, seed=0)
     path = tmp / f"sphere16_{n}.npy"
     np.save(path, X)
     out = {

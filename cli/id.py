@@ -157,7 +157,7 @@ def synth(
     import numpy as np
 
     from tmcheck.util.atomic import write_bytes
-    from tmcheck.empirics.id import MANIFOLDS, make_manifold
+    from tmcheck.empirics.id import VALIDATION_SETS, validation_points
 
     from tmcheck.theory.manifolds import MAX_SAMPLE_BYTES
 
@@ -168,14 +168,14 @@ def synth(
             f"--n {n} x --D {ambient} points need {8 * n * ambient / 1e9:.3g} GB "
             f"(limit {MAX_SAMPLE_BYTES / 1e9:.3g} GB); lower --n or --D"
         )
-    X = make_manifold(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
+    X = validation_points(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
     buf = io.BytesIO()
     np.save(buf, X)
     write_bytes(out, buf.getvalue())
     info = {
         "out": str(out),
         "manifold": manifold,
-        "d": d if d is not None else MANIFOLDS[manifold][0],
+        "d": d if d is not None else VALIDATION_SETS[manifold][0],
         "D": ambient,
         "n": n,
         "noise": noise,
