@@ -22,6 +22,7 @@ of the directory.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -167,7 +168,9 @@ def export_hf(
 def write_error(exc: BaseException) -> str:
     """What failed while writing, in words (ENOSPC: no space left on the device)."""
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    if getattr(exc, "errno", None) == 28 or "No space left" in text or "os error 28" in text:
+    if getattr(exc, "errno", None) == errno.ENOSPC or any(
+        m in text for m in ("No space left", "os error 28", "code: 28")
+    ):
         return "no space left on the device"
     return text[:200]
 

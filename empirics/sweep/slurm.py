@@ -36,6 +36,7 @@ from tmcheck.empirics.sweep.executors import (
     Tally,
     attempt,
     kind_blob,
+    last_line,
     read_failure,
     record_failure,
     worker_context,
@@ -295,12 +296,14 @@ def _watch(sweep: SweepDir, waiting: dict[str, str], tally: Tally, poll_s: float
                 continue
             err = read_failure(sweep, run)
             if err is None or err.get("job") != job:
+                log_path = f"{layout.SLURM}/{job}_0_log.err"
+                tail = last_line(sweep.path / log_path)
                 err = record_failure(
                     sweep,
                     run,
                     f"SLURM job {job} ended without a result (state {last_state(job)}); "
-                    f"log: {layout.SLURM}/{job}_0_log.err",
-                    {"executor": "slurm", "job": job},
+                    f"last line of {log_path}: {tail or '(empty)'}",
+                    {"executor": "slurm", "job": job, "log": log_path, "log_tail": tail},
                 )
             tally.outcome(run, "failed", err)
         if tally.stop():

@@ -194,8 +194,7 @@ def test_one_seed_is_a_valid_sweep_until_its_report(tmp_path):
     assert {r["seed"] for r in rows} == {0} and len(rows) == 6
 
 
-@pytest.mark.xfail(reason="intervals from the fit's residuals for one seed come with the fit (empirics/fit)")
 def test_one_seed_sweep_finishes_with_a_report(tmp_path):
     res = runner.invoke(app, ["sweep", "synthetic", str(tmp_path / "one"), "--seeds", "0", "--bootstrap", "50"])
     assert res.exit_code == 0, res.output
-    assert (tmp_path / "one" / "report.json").exists()
+    assert json.loads((tmp_path / "one" / "report.json").read_text())["data_scaling"]
