@@ -210,8 +210,12 @@ def synthetic(
         log,
     )
     with run_failures():
-        run_sweep(path, "synthetic", p, log=log, executor=ex)
+        rows = run_sweep(path, "synthetic", p, log=log, executor=ex)
     if not report:
+        if json_:
+            print_json(rows)
+        else:
+            console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}")
         return
     rep = build_report(path, bootstrap)
     if json_:

@@ -41,6 +41,7 @@ CHECKPOINT_META_VERSION = 1
 
 MAX_VOCAB = 1_048_576  # a BPE vocabulary above this is refused (the trainer aborts the process)
 MAX_PARAMS = 2_000_000_000  # default limit on a model built from a checkpoint (8 GB of float32)
+MAX_LAYERS, MAX_HEADS, MAX_WIDTH, MAX_CONTEXT = 4096, 4096, 1_048_576, 1_048_576  # a checkpoint's GPT shape
 
 STRICT = ConfigDict(strict=True, extra="forbid")
 
@@ -163,10 +164,10 @@ class GPTShape:
     bounded so that a hostile file cannot make tmcheck allocate what it does not hold."""
 
     vocab_size: Annotated[int, Field(ge=1, le=MAX_VOCAB)] = 1024
-    block_size: Annotated[int, Field(ge=1, le=1_048_576)] = 128
-    n_layer: Annotated[int, Field(ge=1, le=4096)] = 4
-    n_head: Annotated[int, Field(ge=1, le=4096)] = 4
-    n_embd: Annotated[int, Field(ge=1, le=1_048_576)] = 128
+    block_size: Annotated[int, Field(ge=1, le=MAX_CONTEXT)] = 128
+    n_layer: Annotated[int, Field(ge=1, le=MAX_LAYERS)] = 4
+    n_head: Annotated[int, Field(ge=1, le=MAX_HEADS)] = 4
+    n_embd: Annotated[int, Field(ge=1, le=MAX_WIDTH)] = 128
     dropout: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.0
 
     def __post_init__(self):

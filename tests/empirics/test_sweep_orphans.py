@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import sweep_toy
 
 HERE = str(Path(__file__).parent)
-PRESET = replace(sweep_toy.ToyPreset(name="toy"), xs=(1, 2, 3, 4, 5, 6), steps=8, sleep_s=0.25)
+# runs of 10 s: an orphan of the killed submitter would still hold its run when the rerun's workers ask
+PRESET = replace(sweep_toy.ToyPreset(name="toy"), xs=(1, 2), steps=20, sleep_s=0.5)
 TIMING = ("seconds", "wall_s")
 
 SUBMIT = r"""
@@ -78,7 +79,8 @@ def wait_until(cond, timeout: float, step: float = 0.05):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the session of each process from /proc")
 def test_sigkill_of_the_submitter_then_an_immediate_rerun(tmp_path):
-    ref = run_sweep(tmp_path / "serial", "exectoy", PRESET, progress=False, log=quiet, executor=serial(log=quiet))
+    instant = replace(PRESET, sleep_s=0.0)  # the same rows (sleep_s is not in them), at once
+    ref = run_sweep(tmp_path / "serial", "exectoy", instant, progress=False, log=quiet, executor=serial(log=quiet))
     sweep_dir = tmp_path / "pool"
     sweep = SweepDir(sweep_dir)
     proc = subprocess.Popen(
@@ -116,7 +118,7 @@ def test_sigkill_of_the_submitter_then_an_immediate_rerun(tmp_path):
     [("kill", "killed by SIGKILL", "SIGKILL", -9), ("3", "exit code 3", None, 3)],
 )
 def test_a_dead_workers_error_names_its_cause(tmp_path, how, cause, signal_name, code):
-    preset = replace(PRESET, xs=(1, 2), steps=1, sleep_s=0.0)
+    preset = replace(PRESET, steps=1, sleep_s=0.0)
     SweepDir(tmp_path).open("exectoy", preset)
     (tmp_path / "die-toy-x2").write_text(how)
     with pytest.raises(SweepFailed, match="1 run"):
@@ -170,7 +172,7 @@ def test_a_worker_dies_with_its_parent(mode):
             return True
 
     try:
-        assert wait_until(gone, 5) != (mode == "unguarded"), "the unguarded child (the mutant) outlives its parent"
+        assert wait_until(gone, 3) != (mode == "unguarded"), "the unguarded child (the mutant) outlives its parent"
     finally:
         if not gone():
             os.kill(child_pid, signal.SIGKILL)

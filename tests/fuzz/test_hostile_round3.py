@@ -249,10 +249,6 @@ HOSTILE_CHECKPOINTS = {  # name: (obj, message); before: RuntimeError, MemoryErr
     "the object a list": ([1, 2], "holding an object"),
     "a tuple of a number": ({"model": {}, "meta": {"__tuple__": 5}}, "wrong shape"),
     "an unhashable key": ({"meta": {"__items__": [[[1, [2]], 3]]}}, "wrong shape"),
-    "a weight that is a number": (
-        {"model": {"wte.weight": 5}, "meta": {"model_config": {**CFG, "n_embd": 16}}},
-        "model_config describes",
-    ),
     "metadata of another model": ({"model": {}, "meta": {"model_config": {"D": 16, "d_embd": 8}}}, "unknown field"),
 }
 
@@ -265,6 +261,27 @@ def test_hostile_checkpoint_metadata_is_refused_before_anything_is_built(tmp_pat
     t0 = time.perf_counter()
     one_line(["export", "hf", ck, tmp_path / "out"], message)
     assert time.perf_counter() - t0 < 5 and not (tmp_path / "out").exists()
+
+
+def test_a_weight_that_is_a_number_is_refused(tmp_path, run_dir):
+    # before: AttributeError ('int' object has no attribute 'shape') once every key matched
+    state = GPT(GPTConfig(**CFG)).state_dict()
+    tensors = {f"model/{k}": v for k, v in state.items() if k != "wte.weight"}
+    obj = {
+        "model": {k: {"__tensor__": f"model/{k}"} for k in state if k != "wte.weight"},
+        "meta": {"model_config": CFG},
+    }
+    obj["model"]["wte.weight"] = 5
+    ck = forge(tmp_path / "bad" / "best.pt", obj, tensors)
+    one_line(
+        ["export", "hf", ck, tmp_path / "out", "--tokenizer", run_dir / "tokenizer.json"], "model_config describes"
+    )
+    obj["model"]["wte.weight"] = {"__tensor__": "model/wte.weight"}  # mutation: every weight a tensor
+    ck = forge(tmp_path / "good" / "best.pt", obj, {**tensors, "model/wte.weight": state["wte.weight"]})
+    res = runner.invoke(
+        app, ["export", "hf", str(ck), str(tmp_path / "out"), "--tokenizer", str(run_dir / "tokenizer.json")]
+    )
+    assert res.exit_code == 0, res.output
 
 
 def test_a_checkpoint_header_that_is_not_an_object_is_refused(tmp_path):
