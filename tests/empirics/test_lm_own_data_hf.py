@@ -200,3 +200,42 @@ def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
     with pytest.raises(ValueError, match="the model's vocabulary is"):
         export_hf(run, tmp_path / "b")
     assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.*"))
+
+
+def test_the_export_loads_truncates_and_generates_without_a_warning(tmp_path):
+    """The check .ci/transformers-floor.sh runs under transformers 4.46.3, here under the lock's
+    transformers: a standard tokenizer class, model_max_length = the context, truncation that cuts,
+    generate from a prompt longer than the context with no warning and no log message."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "infra"))
+    import hf_export_check
+
+    hf = hf_export_check.make(tmp_path)
+    config = json.loads((hf / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast" and config["model_max_length"] == 16
+    assert hf_export_check.check(hf)["generated"]
+    config.pop("model_max_length")  # mutation: the export of before, without a maximum length
+    (hf / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(AssertionError):
+        hf_export_check.check(hf)
+
+
+def test_every_command_that_takes_a_run_takes_the_out_given_to_train(trained, tmp_path):
+    """`train --out DIR` writes the run into DIR itself; a directory of the older layout (DIR/run/)
+    is accepted too, and a directory holding other files is refused."""
+    import shutil
+
+    out, _ = trained
+    assert (out / "best.pt").is_file() and (out / "data" / "tokenizer.json").is_file()
+    old = tmp_path / "old"
+    shutil.copytree(out, old / "run", ignore=shutil.ignore_patterns("data"))
+    shutil.copytree(out / "data", old / "data")
+    for run in (out, old):
+        res = runner.invoke(app, ["export", "hf", str(run), str(tmp_path / f"hf-{run.name}")])
+        assert res.exit_code == 0, res.output
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "thesis.tex").write_text("mine")
+    res = runner.invoke(app, ["train", "--out", str(tmp_path / "busy")])
+    assert res.exit_code == 2 and "is not a tmcheck run (it holds thesis.tex)" in res.stderr
