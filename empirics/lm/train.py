@@ -364,7 +364,10 @@ def _stopped(cfg: TrainConfig, step: int, bad_evals: int, decay_start: int) -> b
 
 
 def _progress(enabled: bool):
+    """The training bar: on stderr (stdout stays the command's output), when tmcheck.util.progress says."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from tmcheck.util import progress
 
     return Progress(
         TextColumn("{task.description}"),
@@ -373,6 +376,7 @@ def _progress(enabled: bool):
         TextColumn("loss {task.fields[loss]:.3f}"),
         TextColumn("{task.fields[tps]:,.0f} tok/s"),
         TimeRemainingColumn(),
-        disable=not enabled,
+        console=progress.console(),
+        disable=not (enabled and progress.enabled()),
         transient=True,
     )
