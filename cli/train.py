@@ -101,23 +101,17 @@ def command(
 
         tok = init_tokenizer(init_from)
         spec = replace(spec, tokenizer=str(tok.resolve()), vocab_size=load_tokenizer(tok).get_vocab_size())
-    from tmcheck.util.progress import bar
-
     run_dir = run_directory(out)
     data_dir = out / "data"
-    # under --json the stages on stderr (stdout is the one JSON document); else the trainer's own bar
-    # (steps, loss, tokens/s), one live display at a time
-    with bar(2, f"train {run_dir.name}", show=json_, stage="data") as advance:
-        meta = prepare_dataset(spec, data_dir)
-        full = meta["splits"]["train"]["tokens"]
-        n = full if tokens is None else tokens
-        if n > full:
-            raise ValueError(
-                f"--tokens {n:,} exceeds the training split of {name!r} ({full:,} tokens with preset {preset})"
-            )
-        advance(stage="training")
-        row = train_lm(p, data_dir, n, seed, run_dir, progress=not json_, init=init_from)
-        advance(stage="done")
+    meta = prepare_dataset(spec, data_dir)
+    full = meta["splits"]["train"]["tokens"]
+    n = full if tokens is None else tokens
+    if n > full:
+        raise ValueError(
+            f"--tokens {n:,} exceeds the training split of {name!r} ({full:,} tokens with preset {preset})"
+        )
+    # the trainer's bar (steps, loss, tokens/s) is drawn on stderr, also under --json
+    row = train_lm(p, data_dir, n, seed, run_dir, progress=True, init=init_from)
     if json_:
         print_json(row)
     else:

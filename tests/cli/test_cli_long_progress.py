@@ -31,7 +31,7 @@ def commands(tmp_path):
                 str(tmp_path / "t"),
                 "--json",
             ],
-            "train t",
+            "tok/s",
         ),
         "data stats": (["data", "stats", "stories", "--vocab", "300", "--json"], "corpus stats"),
     }
