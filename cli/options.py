@@ -124,3 +124,11 @@ DeviceOpt = Annotated[
     str, typer.Option("--device", callback=device_name, help="auto (CUDA when present), cpu, cuda or cuda:N.")
 ]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples (0: none).")]
+MaxParamsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-params",
+        callback=positive_int,
+        help="Refuse a model of more parameters than this, before building it (default 2,000,000,000).",
+    ),
+]

@@ -26,13 +26,16 @@ from tmcheck.cli.sweep_options import (
     WorkersOpt,
     make_executor,
     run_failures,
+    sweep_directory,
 )
+
+DEFAULT_DIR = Path("runs/sweep-model")
 
 
 @handle_errors
 def model(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Sweep directory (default runs/sweep-model)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
     preset: str | None = typer.Option(
         None,
         "--preset",
@@ -52,10 +55,9 @@ def model(
     json_: JsonOpt = False,
 ) -> None:
     """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
-    from tmcheck.cli.sweep import sweep_directory
     from tmcheck.empirics.sweep import run_sweep
 
-    path = sweep_directory(sweep_dir, out) if (sweep_dir or out) else Path("runs/sweep-model")
+    path = sweep_directory(sweep_dir, out, DEFAULT_DIR)
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
     ex = make_executor(
         executor,
@@ -70,7 +72,7 @@ def model(
         log,
     )
     with run_failures():
-        rows = run_sweep(path, "model", preset, {"corpus": corpus}, progress=not json_, log=log, executor=ex)
+        rows = run_sweep(path, "model", preset, {"corpus": corpus}, log=log, executor=ex)
     if json_:
         print_json(rows)
     else:

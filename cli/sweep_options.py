@@ -1,4 +1,5 @@
-"""The executor options every sweep command takes (`sweep data`, `sweep model`, `synth regress`), defined once.
+"""The executor options every sweep command takes (`sweep data`, `sweep model`, `sweep synthetic`), defined once,
+and the one rule for a sweep's directory (`sweep_directory`).
 
     def cmd(..., executor: ExecutorOpt = "local", workers: WorkersOpt = None, max_failures: MaxFailuresOpt = None,
             slurm_partition: PartitionOpt = None, slurm_gpus_per_task: GpusPerTaskOpt = None,
@@ -14,6 +15,7 @@ Library: tmcheck.empirics.sweep.executors (local pool, serial) and tmcheck.empir
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -22,6 +24,13 @@ from tmcheck.cli.common import fail
 from tmcheck.cli.options import positive_int
 
 EXECUTORS = ("local", "slurm")
+
+
+def sweep_directory(positional: Path | None, out: Path | None, default: Path) -> Path:
+    """`sweep KIND DIR` and `sweep KIND --out DIR` name the same directory; both at once must agree."""
+    if positional is not None and out is not None and positional != out:
+        raise typer.BadParameter(f"two sweep directories given ({positional} and --out {out}); give one")
+    return positional or out or default
 
 
 def _executor_name(value: str) -> str:

@@ -1,4 +1,4 @@
-"""Converged runs (issue 12 item 6): the "plateau" schedule trains at a constant rate until the
+"""Converged runs: the "plateau" schedule trains at a constant rate until the
 validation loss stops improving, cools down and stops; every result records why it stopped
 ("patience" or "cap"), and a resumed plateau run equals an uninterrupted one."""
 

@@ -1,4 +1,4 @@
-"""Every hostile case of issue 13 in files this suite's owner guards: one line on stderr, exit 2,
+"""Every hostile case of the first review in files this suite's owner guards: one line on stderr, exit 2,
 within 10 s, nothing written outside the working directory, no payload run; and the valid inputs
 the issue says were refused are accepted. `{name}` is a file of the hostile corpus (corpus.py)."""
 
