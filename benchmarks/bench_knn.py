@@ -1,4 +1,4 @@
-"""The exact kNN engine against its anchors, in one run (issue 15, item 1; paper Section 5).
+"""The exact kNN engine against its anchors, in one run (paper Section 5).
 
 1. MLE, K = 20, N = 32768, D = 768 (S^16 randomly rotated into R^768, float64): tmcheck's
    ``MLE(k=20, combine='inverse')`` vs scikit-dimension 0.5.0's ``skdim.id.MLE()`` (the same

@@ -215,12 +215,13 @@ PRETRAIN: dict[str, PretrainPreset] = {
         id_docs=200,
         id_context=256,
         id_tokens_per_doc=32,
-        notes="three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
-        "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
-        "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo`. Sized "
-        "down from n up to 128,000 with a 400-step cap: there the runs from n = 22,000 up "
-        "stopped on the cap, and a prose run at n = 129,665 was still improving after 900 steps (8 epochs), "
-        "more than 2 shared cores allow for 30 runs; one thread per run (no gain from two, bench_train)",
+        notes=(
+            "three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
+            "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
+            "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo` re-runs a sample. "
+            "Sized down from n up to 128,000 with a 400-step cap, where the larger runs stopped on the cap; one "
+            "thread per run"
+        ),
     ),
     "cpu-small": PretrainPreset(
         name="cpu-small",
@@ -379,11 +380,11 @@ MODEL: dict[str, ModelPreset] = {
         id_docs=400,
         id_context=64,
         id_tokens_per_doc=16,
-        notes="SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N from 3.3k to 397k (2.1 decades) at "
-        "n = 1M tokens (2.5 epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes). "
-        "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
-        "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
-        "Sized for about 15 minutes with 2 workers on 2 shared cores (n = 200k, 1000 steps took 5 minutes)",
+        notes=(
+            "SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N over 2.1 decades at n = 1M tokens (2.5"
+            " epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes); one thread per "
+            "run"
+        ),
     ),
 }
 
@@ -522,12 +523,12 @@ SYNTHETIC: dict[str, SynthPreset] = {
         patience=10,
         schedule="plateau",
         cooldown=500,
-        notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 2000, 3 seeds, no model sweep; every transformer "
-        "trains at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), "
-        "then cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n "
-        "up to 6400 with 1,500-4,000 steps: "
-        "there most runs from n = 640 up stopped on the cap, and a run at n = 6400 (d = 4, beta = 1) needed "
-        "6,750 steps to stop on patience, more than 2 shared cores allow for 18 such runs",
+        notes=(
+            "d in {1,2,4}, beta in {1, 1/2}, n from 64 to 2000, 3 seeds, no model sweep; every transformer trains"
+            " at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), then "
+            "cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n up "
+            "to 6400, where most runs from n = 640 up stopped on the cap"
+        ),
     ),
     "demo": SynthPreset(
         name="demo",
@@ -566,8 +567,7 @@ SYNTHETIC: dict[str, SynthPreset] = {
         model_widths=(4, 16, 64, 256, 1024),
         model_n=10_000,
         model_seeds=(0,),
-        notes="the full grid; sized for one H200 in under 10 minutes (about 180k transformer steps at ~2 ms "
-        "plus kernel ridge up to n=3000 on the host), device-agnostic, not measured here",
+        notes="the full grid, sized for one H200 (device-agnostic); not measured here",
     ),
 }
 

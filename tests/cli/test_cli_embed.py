@@ -87,7 +87,7 @@ def test_options_that_do_not_apply_are_one_line(setup, args, message):
 
 
 def _hostile(setup, name: str) -> Path:
-    """Files and directories a hostile user hands to embed (issue 13), made once per name."""
+    """Files and directories a hostile user hands to embed, made once per name."""
     import os
     import pickle
     import shutil
