@@ -17,7 +17,9 @@ from tmcheck.cli.options import BootstrapOpt, JsonOpt
 
 @handle_errors
 def command(
-    sweep_dir: Path = typer.Argument(..., help="A sweep directory (tmcheck sweep data, sweep model or sweep synthetic)."),
+    sweep_dir: Path = typer.Argument(
+        ..., help="A sweep directory (tmcheck sweep data, sweep model or sweep synthetic)."
+    ),
     bootstrap: BootstrapOpt = 1000,
     second_id: bool = typer.Option(
         False,
