@@ -19,8 +19,8 @@ head weights) as one of two kinds, read from its config:
 Batches are right-padded with an attention mask, to a length that depends on the input alone
 (``padded_length``), so an embedding is bit-identical whatever batch it was computed in (without
 the mask a BERT attends to the padding, and most MiniLM token vectors change with the batch size).
-Special tokens the tokenizer adds ([CLS]/[SEP], BOS/EOS) are added around each window, as the model was trained, and not counted as points unless
-``special_tokens="include"``.
+Special tokens the tokenizer adds ([CLS]/[SEP], BOS/EOS) are added around each window, as the
+model was trained, and not counted as points unless ``special_tokens="include"``.
 """
 
 from __future__ import annotations
