@@ -170,7 +170,11 @@ def _complete(entry, names):
     rep = entry["exponent"]
     assert rep is not None and not entry["capped"]
     for form in ("loglog", "offset"):
-        iv = rep["fits"][form]["interval"]
+        fit = rep["fits"][form]
+        iv = fit["interval"]
+        if iv["text"].startswith("no interval"):  # a degenerate fit withholds its interval, and says why
+            assert fit["status"] != "converged" and not iv["lo"] == iv["lo"]
+            continue
         assert iv["lo"] < iv["hi"] and iv["coverage"] >= COVERAGE_TARGET and iv["method"] in METHODS
     assert "E_interval" in rep["fits"]["offset"] and rep["range"]["entries"] and rep["curvature"]
     for name in names:
@@ -179,6 +183,7 @@ def _complete(entry, names):
             "consistent at 95%",
             "inconsistent",
             "not decidable at this precision",
+            "not decidable: degenerate fit",
         }
 
 
