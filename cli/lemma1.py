@@ -30,7 +30,7 @@ def export_and_maybe_json(rep: dict, export, json_: bool) -> bool:
     if export is not None:
         netfile.save(rep["network"], export)
     if json_:
-        out = {k: v for k, v in rep.items() if k not in ("network", "spec")}
+        out = {k: v for k, v in rep.items() if k not in ("network", "plan")}
         out["exported"] = str(export) if export else None
         print_json(out)
     return json_
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
 
         Example: tmcheck lemma 1 --d 2 --eps 0.1 --target "sin(3*x0)*x1" --H-f 3
         """
-        from tmcheck.theory.lemmas.lemma1 import lemma1_report
+        from tmcheck.theory.lemmas.lemma1_report import lemma1_report
 
         if grid not in ("paper", "tight"):
             raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")

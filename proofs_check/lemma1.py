@@ -16,7 +16,7 @@ import sympy as sp
 
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
-from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.network import Block, Layer, resources
 from tmcheck.theory.targets import parse_target
 
@@ -250,7 +250,7 @@ def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
 def token_count(points=((2, 2), (2, 3), (3, 2))) -> Evidence:
     at = [{"d": d, "N": N} for d, N in points]
     built = [
-        resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
+        resources(lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
         for d, N in points
     ]
     return Evidence(

@@ -13,7 +13,8 @@ import numpy as np
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.fast_eval import evaluate_structured
-from tmcheck.theory.lemmas.lemma1 import fhat, lemma1, lemma1_network, lemma1_report, lemma1_spec, sample_domain
+from tmcheck.theory.lemmas.lemma1 import fhat, lemma1, lemma1_network, lemma1_plan, sample_domain
+from tmcheck.theory.lemmas.lemma1_report import lemma1_report
 from tmcheck.theory.network import resources
 from tmcheck.theory.targets import parse_target, tight_N
 
@@ -34,13 +35,13 @@ def network_exact(
     wits, blocks = [], {}
     for d, N, text in cases:
         c = lemma1(parse_target(text, d), 3, 1, 0.5, N=N)
-        spec = c.constants["spec"]
+        plan = c.constants["plan"]
         X = sample_domain(rng, 12, d, N)
         T = evaluate_structured(c.network, X, "exact")
-        wits += [Witness({"d": d, "N": N, "x": tuple(str(v) for v in x)}, t, fhat(spec, x), "==") for x, t in zip(X, T)]
+        wits += [Witness({"d": d, "N": N, "x": tuple(str(v) for v in x)}, t, fhat(plan, x), "==") for x, t in zip(X, T)]
         if d <= 2:  # the dense evaluator too, no skipped scores
             wits += [
-                Witness({"d": d, "N": N, "x": tuple(str(v) for v in x), "evaluator": "dense"}, t, fhat(spec, x), "==")
+                Witness({"d": d, "N": N, "x": tuple(str(v) for v in x), "evaluator": "dense"}, t, fhat(plan, x), "==")
                 for x, t in zip(X[:3], evaluate(c.network, X[:3], "exact"))
             ]
         blocks[d] = len(c.network.blocks)
@@ -91,7 +92,7 @@ def network_resources_measured(ds=(1, 2, 3, 4), eps=0.5) -> Evidence:
     rows = {}
     for d in sorted(set(ds) | {1}):
         N = tight_N(d, 1.0, 1.0, eps)
-        res = resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, eps, N=N), "float64"))
+        res = resources(lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, eps, N=N), "float64"))
         rows[d] = {
             "N": N,
             "l": res.l,

@@ -13,7 +13,7 @@ import numpy as np
 
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
-from tmcheck.theory.lemmas.theorem2 import _q, claim_parts, claim_value, error_split, theorem2, theorem2_spec
+from tmcheck.theory.lemmas.theorem2 import claim_parts, claim_value, error_split, rational, theorem2, theorem2_plan
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.targets import parse_target
 
@@ -32,12 +32,12 @@ def _circle():
 )
 def network_exact_projection(n_points: int = 5) -> Evidence:
     c = _circle()
-    spec = c.constants["spec"]
+    spec = c.constants["plan"]
     meta = {**c.network.meta, "interaction_pattern": c.network.meta["interaction_pattern"][:1]}
     first = dataclasses.replace(c.network, blocks=c.network.blocks[:1], meta=meta)
     wits = []
     for p, x in enumerate(spec.manifold.sample(np.random.default_rng(0), n_points)):
-        xq = [_q(v) for v in x]
+        xq = [rational(v) for v in x]
         H1 = forward_structured(first, np.array([xq], dtype=object), "exact")[0]
         for n, (_, _, z) in enumerate(claim_parts(spec, xq)):
             got = [H1[0, n * spec.Lc + spec.D + i] for i in range(spec.d)]
@@ -59,8 +59,8 @@ def network_exact_projection(n_points: int = 5) -> Evidence:
 )
 def network_claim(n_points: int = 6) -> Evidence:
     c = _circle()
-    spec = c.constants["spec"]
-    X = np.array([[_q(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object)
+    spec = c.constants["plan"]
+    X = np.array([[rational(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object)
     T = evaluate_structured(c.network, X, "exact")
     return Evidence(
         f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) "
@@ -74,12 +74,12 @@ def network_claim(n_points: int = 6) -> Evidence:
     "Appendix E.2, Step 2 and Step 3",
     "||f − T_f||_{L∞(M)} <= Σ_{n=1}^{C_M} E_{n,1} + E_{n,2} + E_{n,3}, with δ_{n,1} = δ_{n,3} = ε/(2C_M).",
     "construction",
-    "Only the μ charts containing x contribute (1̂_n = 0 outside U_n): theorem2_spec splits ε/(2μ).",
+    "Only the μ charts containing x contribute (1̂_n = 0 outside U_n): theory.spec.theorem2_spec splits ε/(2μ).",
     kind=Kind.STEP,
 )
 def network_error_split(n_points: int = 200) -> Evidence:
     m = make_manifold("circle", 3)
-    spec = theorem2_spec(m, parse_target("(x0*x1 + x2)/2", 3), 0.3, N=12)
+    spec = theorem2_plan(m, parse_target("(x0*x1 + x2)/2", 3), 0.3, N=12)
     X = m.sample(np.random.default_rng(2), n_points)
     es = error_split(spec, X)
     per_point = spec.multiplicity * (es["E1"].max() + es["E3"].max())
@@ -102,7 +102,8 @@ def network_error_split(n_points: int = 200) -> Evidence:
     "Theorem 2 (Section 2.4) with the proof's ε-split",
     "There exists a network with l = O(d ε^{−d/β}) tokens achieving ||T − f||_{L∞(M)} <= ε.",
     "construction",
-    "theorem2_spec reports the proven N (from an estimated chart Lipschitz constant) and tmcheck theorem 2 "
+    "theory.spec.theorem2_spec reports the proven N (from the closed-form atlas constants of theory.atlas) and "
+    "tmcheck theorem 2 "
     "builds smaller N on request.",
     kind=Kind.RESOURCE,
 )

@@ -14,6 +14,7 @@ blocks with the same `interaction_head` and are composed by `lemmas.parallel`.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Sequence
@@ -30,7 +31,8 @@ ONE = (F0, F0, F0, F0, F1)  # reads the constant row 4
 ZERO = (F0,) * 5
 
 
-def _vec(row0=F0, const=F0) -> tuple:
+def kernel_row(row0=F0, const=F0) -> tuple:
+    """A row of a data kernel Q^B or K^B: `row0` times row 0 plus `const` times the constant row 4."""
     return (Fraction(row0), F0, F0, F0, Fraction(const))
 
 
@@ -80,8 +82,23 @@ def max_adjacent_cosine(l: int, arithmetic: str):
     return max(dots)
 
 
-def sufficient_C(b_max, c_max, arithmetic: str):
-    """C = b_max / (1 - c_max) (twice that in float64, a margin against rounding).
+def interaction_gap(l: int, arithmetic: str):
+    """1 - c_max, the margin every Lemma 3 score needs.
+
+    exact: 1 - max_t <I_t, I_{t+1}> over the rational vectors (a Fraction, > 0). float64: the paper's
+    vectors are π/(2l) apart, so 1 - c_max = 1 - cos(π/2l) = 2 sin²(π/4l), written without the
+    cancellation of 1 - cos (which is 0 in float64 once l exceeds about 10^8) and without the l vectors.
+    1 when l = 1 (no distinct pair)."""
+    if l == 1:
+        return F1 if arithmetic == "exact" else 1.0
+    if arithmetic == "exact":
+        return 1 - max_adjacent_cosine(l, arithmetic)
+    return 2.0 * math.sin(math.pi / (4 * l)) ** 2
+
+
+def sufficient_C(b_max, gap, arithmetic: str):
+    """C = b_max / (1 - c_max), with gap = 1 - c_max (`interaction_gap`); twice that in float64, a margin
+    against rounding.
 
     Proof. In Lemma 3's head the score of (t, k) is b(t,k) - C(1 - c_t c'_k) with c_t = <I_t, I_t1>,
     c'_k = <I_k, I_t2> in [0, 1] (first-quadrant unit vectors). For (t, k) != (t1, t2) one factor is a
@@ -90,14 +107,14 @@ def sufficient_C(b_max, c_max, arithmetic: str):
     O(l^2) per head), and within the factor b_max / max b of it.
     """
     if arithmetic == "exact":
-        return Fraction(b_max) / (1 - c_max)
-    return 2.0 * float(b_max) / (1.0 - float(c_max))
+        return Fraction(b_max) / gap
+    return 2.0 * float(b_max) / float(gap)
 
 
 def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
     """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
     ([-1, -1] for a dense head) and M."""
-    c_max = max_adjacent_cosine(l, arithmetic)
+    gap = interaction_gap(l, arithmetic)
     I = interaction_vectors(l, arithmetic)
     out, pattern = [], []
     cache: dict = {}
@@ -106,7 +123,7 @@ def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[lis
         for it in blk.interactions:
             key = (it.Q_data, it.K_data)
             if key not in cache:
-                cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), c_max, arithmetic)
+                cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), gap, arithmetic)
             h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic, vectors=I)
             heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
             pairs.append([it.t1, it.t2])
@@ -127,7 +144,8 @@ def _conv(arr, arithmetic: str) -> np.ndarray:
     return np.array([float(v) for v in arr.reshape(-1)], dtype=np.float64).reshape(arr.shape)
 
 
-def _layer(W, b) -> Layer:
+def exact_layer(W, b) -> Layer:
+    """An FFN layer from rows of numbers, as Fractions."""
     W = np.array([[Fraction(v) for v in r] for r in W], dtype=object)
     return Layer(W, np.array([Fraction(v) for v in b], dtype=object))
 
@@ -164,20 +182,20 @@ def psi_ffn_layers(N: int) -> tuple[list, list, list, list]:
 def psi_ffn(N: int) -> tuple[Layer, ...]:
     W1, b1, o0, o1 = psi_ffn_layers(N)
     W2 = [o0, o1] + [[0] * 5] * 3
-    return (_layer(W1, b1), _layer(W2, [0] * 5))
+    return (exact_layer(W1, b1), exact_layer(W2, [0] * 5))
 
 
 def move_clear_ffn() -> tuple[Layer, ...]:
     """z + FFN(z): row 0 <- row 1, row 1 <- 0 (one affine layer; the paper's W_1 of B_3)."""
-    return (_layer([[-1, 1, 0, 0, 0], [0, -1, 0, 0, 0]] + [[0] * 5] * 3, [0] * 5),)
+    return (exact_layer([[-1, 1, 0, 0, 0], [0, -1, 0, 0, 0]] + [[0] * 5] * 3, [0] * 5),)
 
 
 def zero_row0_ffn() -> tuple[Layer, ...]:
-    return (_layer([[-1, 0, 0, 0, 0]] + [[0] * 5] * 4, [0] * 5),)
+    return (exact_layer([[-1, 0, 0, 0, 0]] + [[0] * 5] * 4, [0] * 5),)
 
 
 def shift_row0_ffn(shift: Fraction) -> tuple[Layer, ...]:
-    return (_layer([[0] * 5] * 5, [shift, 0, 0, 0, 0]),)
+    return (exact_layer([[0] * 5] * 5, [shift, 0, 0, 0, 0]),)
 
 
 def sum_head() -> Head:
@@ -202,7 +220,7 @@ def psi_interactions(z_tokens: Sequence[int], N: int, psi_base: int) -> list[Int
     out = []
     for i, z in enumerate(z_tokens):
         for j, t in enumerate(grid_points(N)):
-            out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (_vec(1, 1 - t), ZERO)))
+            out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (kernel_row(1, 1 - t), ZERO)))
     return out
 
 
@@ -244,7 +262,7 @@ def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interact
 def fvalue_interactions(fvals: Sequence[Fraction], prod_base: int, F: int, R: Fraction) -> list[Interaction]:
     """Token (n, 0) gets row 1 += σ(φ_n f_n + R) = φ_n f_n + R (|φ_n f_n| <= |f_n| <= R)."""
     return [
-        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (_vec(0, f), _vec(0, R)))
+        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (kernel_row(0, f), kernel_row(0, R)))
         for p, f in enumerate(fvals)
     ]
 

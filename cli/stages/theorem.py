@@ -8,7 +8,7 @@ from pathlib import Path
 from tmcheck.cli.common import console
 from tmcheck.cli.lemma1 import table_of
 from tmcheck.theory import netfile
-from tmcheck.theory.lemmas.lemma1 import lemma1_report
+from tmcheck.theory.lemmas.lemma1_report import lemma1_report
 from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 
 

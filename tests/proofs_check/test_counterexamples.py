@@ -17,7 +17,7 @@ from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.lemmas.addition import addition_kernels
 from tmcheck.theory.lemmas.gating import gating, gating_C
 from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head, minimal_C, threshold
-from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace
 from tmcheck.theory.network import Block, Head, Layer, interaction_vectors, resources
@@ -37,7 +37,7 @@ def recheck_lemma1_psi_partition_of_unity(w):
     N, x = w.at["N"], w.at["x"]
     # ψ as written: 1 − |x| on [1, 2]; the sum of the bumps at x, against tmcheck's (corrected) network's own ψ
     assert w.lhs == sum(lemma1.psi_as_written(3 * (N - 1) * (x - F(j, N - 1))) for j in range(N)) != 1
-    net = lemma1_network(lemma1_spec(parse_target("x0", 1), 1.0, 1.0, 0.5, N=N), "exact")
+    net = lemma1_network(lemma1_plan(parse_target("x0", 1), 1.0, 1.0, 0.5, N=N), "exact")
     assert resources(net).l == 1 + 2 * N  # the network tmcheck builds for this N is the corrected one
 
 
@@ -75,7 +75,7 @@ def recheck_lemma1_resources_d_dependence(w):
 
 def recheck_lemma1_token_count(w):
     d, N = w.at["d"], w.at["N"]
-    built = resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
+    built = resources(lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
     assert built == d + N * d + N**d * d != d + N * d + N**d
 
 
