@@ -190,16 +190,27 @@ def _float(H) -> np.ndarray:
 
 
 def blockwise(net: Network, blocks, float_states, exact_states) -> list[dict]:
-    """Per block k: its float64 output against its exact output, within `block_bound` at the float64 input
-    with its measured error. States are traces [H_0, H_1, ..., H_L] (the input first)."""
+    """The input rounded once (|float64 - exact| <= u |exact|), then per block k its float64 output against its
+    exact output, within `block_bound` at the float64 input with its measured error. States are traces
+    [H_0, H_1, ..., H_L] (the input first)."""
     preps = _preparations(net, None)
-    out = []
+    f0, e0 = _float(float_states[0]), _float(exact_states[0])
+    d0, t0 = np.abs(f0 - e0), U * np.abs(e0) * SELF_MARGIN  # the input: rounded once
+    bad0 = np.argwhere(~(d0 <= t0))
+    out = [
+        {
+            "block": "input",
+            "ok": len(bad0) == 0,
+            "max_error": float(d0.max(initial=0.0)),
+            "max_bound": float(t0.max(initial=0.0)),
+            "first_bad": None if not len(bad0) else tuple(int(v) for v in bad0[0]),
+            "at_first_bad": None if not len(bad0) else (float(d0[tuple(bad0[0])]), float(t0[tuple(bad0[0])])),
+        }
+    ]
     with np.errstate(over="ignore", invalid="ignore"):
         for k, blk in enumerate(blocks):
             fin, ein = _float(float_states[k]), _float(exact_states[k])
             E_in = np.abs(fin - ein)
-            if k == 0:
-                E_in = np.maximum(E_in, U * np.abs(fin))
             _, tol = block_bound(blk, fin, E_in, None if preps is None else preps[k])
             tol = tol * SELF_MARGIN
             diff = np.abs(_float(float_states[k + 1]) - _float(exact_states[k + 1]))
