@@ -35,7 +35,7 @@ from tmcheck.theory.targets import tight_N
 LN2 = math.log(2.0)
 
 
-def _lse(*xs: float) -> float:
+def log_sum_exp(*xs: float) -> float:
     """log Σ exp(x_i), stable; -inf entries contribute nothing."""
     top = max(xs)
     if top == -math.inf:
@@ -233,22 +233,22 @@ class BlockConstants:
     log_block_pert: float  # ||B_1(H) − B_2(H)|| <= [(1 + ffn_lip) m·attn_diff + ffn_pert(M_Z)] η
 
 
-def _ffn_out(c: TransformerClass, log_z: float) -> float:
+def log_ffn_output_bound(c: TransformerClass, log_z: float) -> float:
     """log bound of ||FFN(z)||∞ for ||z||∞ <= e^{log_z}: y <- fan_in κ y + κ per layer (σ never enlarges |.|)."""
     lk, y = math.log(c.kappa), log_z
     for fan_in in c.ffn_dims[:-1]:
-        y = _lse(math.log(fan_in) + lk + y, lk)
+        y = log_sum_exp(math.log(fan_in) + lk + y, lk)
     return y
 
 
-def _ffn_pert(c: TransformerClass, log_z: float) -> float:
+def log_ffn_perturbation(c: TransformerClass, log_z: float) -> float:
     """log of the FFN perturbation bound per η at an input with ||z||∞ <= e^{log_z}:
     δ_i <= fan_in κ δ_{i−1} + fan_in η y_{i−1} + η, δ_0 = 0."""
     lk, y, dl = math.log(c.kappa), log_z, -math.inf
     for fan_in in c.ffn_dims[:-1]:
         lf = math.log(fan_in)
-        dl = _lse(lf + lk + dl, lf + y, 0.0)
-        y = _lse(lf + lk + y, lk)
+        dl = log_sum_exp(lf + lk + dl, lf + y, 0.0)
+        y = log_sum_exp(lf + lk + y, lk)
     return dl
 
 
@@ -256,13 +256,13 @@ def block_constants(c: TransformerClass, log_M_in: float) -> BlockConstants:
     """One block's corrected constants; see `corrected_lipschitz` for the derivation."""
     lk, ld = math.log(c.kappa), math.log(c.d_embd)
     lml = math.log(c.m) + math.log(c.l)
-    log_M_Z = _lse(log_M_in, lml + 4 * ld + 3 * lk + 3 * log_M_in)
-    log_M_out = _lse(log_M_Z, _ffn_out(c, log_M_Z))
+    log_M_Z = log_sum_exp(log_M_in, lml + 4 * ld + 3 * lk + 3 * log_M_in)
+    log_M_out = log_sum_exp(log_M_Z, log_ffn_output_bound(c, log_M_Z))
     log_attn = math.log(3) + 4 * ld + 2 * lk + 3 * log_M_in + math.log(c.l)
     log_mha_lip = math.log(3) + lml + 4 * ld + 3 * lk + 2 * log_M_in
     log_ffn_lip = sum(math.log(f) + lk for f in c.ffn_dims[:-1])
-    log_block_lip = _lse(0.0, log_ffn_lip) + _lse(0.0, log_mha_lip)
-    log_pert = _lse(_lse(0.0, log_ffn_lip) + math.log(c.m) + log_attn, _ffn_pert(c, log_M_Z))
+    log_block_lip = log_sum_exp(0.0, log_ffn_lip) + log_sum_exp(0.0, log_mha_lip)
+    log_pert = log_sum_exp(log_sum_exp(0.0, log_ffn_lip) + math.log(c.m) + log_attn, log_ffn_perturbation(c, log_M_Z))
     return BlockConstants(log_M_in, log_M_Z, log_M_out, log_attn, log_mha_lip, log_ffn_lip, log_block_lip, log_pert)
 
 
@@ -302,7 +302,7 @@ def corrected_lipschitz(c: TransformerClass, log_M0: float | None = None) -> Cor
     for _ in range(c.L_T):
         bc = block_constants(c, logM)
         out.blocks.append(bc)
-        out.log_CT = _lse(bc.log_block_lip + out.log_CT, bc.log_block_pert)
+        out.log_CT = log_sum_exp(bc.log_block_lip + out.log_CT, bc.log_block_pert)
         logM = bc.log_M_out
     out.log_M_final = logM
     return out
@@ -312,7 +312,7 @@ def log_covering_corrected(c: TransformerClass, delta: float) -> float:
     """log N(δ) <= P · log(κ C_T/δ + 1): ceil(κ/η) grid points of spacing 2η per weight, η = δ/C_T."""
     _pos("delta", delta)
     lct = corrected_lipschitz(c).log_CT
-    return n_params(c) * _lse(math.log(c.kappa) + lct - math.log(delta), 0.0)
+    return n_params(c) * log_sum_exp(math.log(c.kappa) + lct - math.log(delta), 0.0)
 
 
 def covering_report(c: TransformerClass, delta: float) -> dict:

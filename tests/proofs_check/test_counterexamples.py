@@ -157,7 +157,7 @@ def recheck_lemma2_ffn_output_bound(w):
     layers = tuple(Layer(np.full((d, d), k, dtype=object), np.full(d, k, dtype=object)) for _ in range(L))
     y = be.output(ffn(layers, be.inputs(np.full((1, d, 1), M, dtype=object)), be))[0, 0, 0]
     assert y == w.lhs > lemma2.ffn_output_paper(k, d, L, M)
-    assert float(y) <= math.exp(bounds._ffn_out(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (
+    assert float(y) <= math.exp(bounds.log_ffn_output_bound(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (
         1 + 1e-12
     )
 
