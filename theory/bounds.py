@@ -421,9 +421,12 @@ def theorem1_bound(
         out[key] = {"log_N": logn, "variance": 104 * R**2 / (3 * n) * logn + tail}
         out[key]["total"] = out["bias"] + out[key]["variance"]
     out["stated_rate"] = D * d**2 * n ** (-2 * beta / (2 * beta + d))
-    out["paper_simplified_log_N"] = (
-        900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
-        if d > 1
-        else 0.0
-    )
+    out["paper_simplified_log_N"] = paper_simplified_log_N(d, eps, n, beta, C_M, D)
     return out
+
+
+def paper_simplified_log_N(d: int, eps: float, n: float, beta: float = 1.0, C_M: float = 1.0, D: int = 1) -> float:
+    """The proof's simplified log N (F.1): 900 (log d)² log(60 d³ ε^{−4d/β} n) C_M³ D d ε^{−d/β} (0 at d = 1)."""
+    if d <= 1:
+        return 0.0
+    return 900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
