@@ -8,6 +8,7 @@ error split, and what the proven grid costs.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -94,6 +95,46 @@ def network_error_split(n_points: int = 200) -> Evidence:
         ],
         note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M charts is "
         f"{total / max(per_point, 1e-300):.3g} times looser than needed.",
+    )
+
+
+def proven_bound(sp) -> float:
+    """μ (δ_1 + δ_3) at the spec's grid, written from the proof (corrected Step 3): δ_1 = H̃ (2√d/(3(N−1)))^β (Lemma
+    1's bound for the chart constant) and δ_3 = R e^{−r² 2^L} / b_min (the indicator's depth L), with μ, H̃, b_min
+    and L the spec's (theory.spec.theorem2_spec, from the atlas's closed forms)."""
+    e = sp.extra
+    delta1 = e["H_chart"] * 2 * sp.d**0.5 / (3 * (sp.N - 1))
+    delta3 = e["R"] * math.exp(-(0.25**2) * 2 ** e["L_indicator"]) / e["b_min"]
+    return e["mu"] * (delta1 + delta3)
+
+
+@obligation(
+    "theorem2.network_error_vs_eps",
+    "Theorem 2 (Section 2.4): the approximation error",
+    "||T − f||_{L∞(M)} <= ε for the network of the theorem.",
+    "construction",
+    "theory.spec.theorem2_spec's proven N; tmcheck theorem 2 builds that network and measures its error on the manifold.",
+    kind=Kind.STATEMENT,
+)
+def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),)) -> Evidence:
+    """Per case: the network tmcheck builds at the proven N (`theorem2_report`, N from theory.spec.theorem2_spec),
+    max |T − f| on 100 manifold points against ε; and the proof's bound at that N (`proven_bound`) against ε."""
+    from tmcheck.theory.lemmas.theorem2_report import theorem2_report
+    from tmcheck.theory.spec import theorem2_spec as construction_spec
+
+    wits, rows = [], []
+    for name, D, text, eps in cases:
+        rep = theorem2_report(name, D, eps, text, n_points=100, trials=1)
+        sp = construction_spec(name, D, eps, with_kappa=False)
+        at = {"manifold": name, "D": D, "target": text, "eps": eps, "N": rep["N"]}
+        wits.append(Witness({**at, "quantity": "measured max |T − f|"}, rep["error"], eps, "<="))
+        wits.append(Witness({**at, "quantity": "μ(δ_1 + δ_3) at N"}, proven_bound(sp), eps, "<="))
+        rows.append(f"{name} {text}: N = {rep['N']}, l = {rep['l']}, error {rep['error']:.3g}, verdict {rep['verdict']}")
+    return Evidence(
+        "the proven network on the circle (built, exact conformance check on one input, error on 100 points), and "
+        "the proof's bound at its N",
+        wits,
+        note="; ".join(rows) + ".",
     )
 
 

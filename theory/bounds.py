@@ -88,6 +88,30 @@ def id_from_alpha_D(a_d, beta=1):
     return 2 * beta * (1 - a_d) / a_d
 
 
+def plugin_excess_risk(p, eta, eta_theta) -> float:
+    """Appendix B.2: the excess risk E(f_θ) = Σ_x p(x) |2η(x) − 1| 1[f*(x) != f_θ(x)] of the plug-in rule
+    f_θ = 1[η_θ >= 1/2] against the Bayes rule f* = 1[η >= 1/2], on a discrete distribution p."""
+    import numpy as np
+
+    p, eta, eta_theta = (np.asarray(a, dtype=np.float64) for a in (p, eta, eta_theta))
+    return float(np.sum(p * np.abs(2 * eta - 1) * ((eta >= 0.5) != (eta_theta >= 0.5))))
+
+
+def margin_constant(p, eta, gamma: float = 1.0) -> float:
+    """The least c_M with P(0 < |η − 1/2| <= t) <= c_M t^γ for every t > 0 (Appendix B.2, eq. 10), on a discrete p:
+    the maximum over the atoms' margins t of P(0 < |η − 1/2| <= t) / t^γ (0 when no atom has a margin)."""
+    import numpy as np
+
+    p, m = np.asarray(p, dtype=np.float64), np.abs(np.asarray(eta, dtype=np.float64) - 0.5)
+    ts = np.unique(m[m > 0])
+    return max((float(np.sum(p[(m > 0) & (m <= t)])) / t**gamma for t in ts), default=0.0)
+
+
+def classification_bound(c_M: float, eps: float, gamma: float = 1.0) -> float:
+    """Appendix B.2: E(f_θ) <= 2 c_M ε^{1+γ} when ||η_θ − η||∞ <= ε and the margin condition holds with c_M, γ."""
+    return 2 * c_M * eps ** (1 + gamma)
+
+
 # Table 1 as printed: observed exponent -> the ID-free prediction of the other one.
 TABLE1 = {
     "GPT-2": {"alpha_N_hat": "0.076", "alpha_D_printed": "0.070", "alpha_D_hat": "0.095", "alpha_N_printed": "0.106"},
@@ -429,4 +453,6 @@ def paper_simplified_log_N(d: int, eps: float, n: float, beta: float = 1.0, C_M:
     """The proof's simplified log N (F.1): 900 (log d)² log(60 d³ ε^{−4d/β} n) C_M³ D d ε^{−d/β} (0 at d = 1)."""
     if d <= 1:
         return 0.0
-    return 900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
+    return (
+        900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
+    )
