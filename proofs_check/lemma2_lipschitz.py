@@ -93,13 +93,14 @@ def lipschitz_constant(kappas=KAPPAS, Ms=MS, tower: bool = True) -> Evidence:
     kappa_min = min(kappas)
     classes = [c for c in _sweep_classes(kappas, Ms) if tower or c.d_embd > 1]
     worst, rows = lipschitz.sweep(classes, seed=0, eta=1e-6, nets_per_class=2)
-    gap, ct = zero_network_gap(0.01, 0.01)
     written, corrected = _lip_witnesses(rows, "T_paper"), _lip_witnesses(rows, "T_corr")
-    if kappa_min <= 0.01:  # the exact instance: all weights 0, T' with last bias η
-        c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=0.01, M=1.0)
-        at = {"class": dict(c.__dict__), "T": "all weights 0", "T_prime": "last FFN bias = eta", "eta": 0.01}
-        written.append(Witness(at, gap, ct, "<="))
-        corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
+    # the exact instance: all weights 0, T' with last bias η, at the smallest κ searched (0.01 at most)
+    k0 = min(kappa_min, 0.01) if kappa_min <= 0.01 else kappa_min
+    gap, ct = zero_network_gap(k0, 0.01)
+    c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=k0, M=1.0)
+    at = {"class": dict(c.__dict__), "T": "all weights 0", "T_prime": "last FFN bias = eta", "eta": 0.01}
+    written.append(Witness(at, gap, ct, "<="))
+    corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
     return Evidence(
         f"{len(rows)} classes (L_T, L_FFN <= 3, κ in {list(kappas)}, M in {list(Ms)}, "
         "d_embd = 3"

@@ -44,7 +44,7 @@ def _one(rng: np.random.Generator, heads_only: bool = False):
     "exact",
     "parallel.parallel_block: every head is rebuilt with C recomputed exactly for l1 + l2 tokens and the joint bound M",
     kind=Kind.STEP,
-    satisfied={"parts": ((8, 0, 2, 5),)},
+    satisfied={"parts": ((8, 0, 2, 5), (4, 0, 1, 2), (6, 0, 0, 5))},
 )
 def heads_reindexed(parts=((8, 8, 2, 5), (4, 4, 1, 2), (6, 2, 0, 5))) -> Evidence:
     """Per (l1, l2, t1, t2): a head sized for l1 tokens (its C*), re-indexed into l1 + l2 tokens, on the critical input."""
@@ -199,7 +199,7 @@ def _lifted_width(c) -> int:
     "exact",
     "parallel.parallelize: m1 + m2 heads, depth max + 1, hidden width w1 + w2 + 2 (plus the gate layer)",
     kind=Kind.RESOURCE,  # exactness holds; what breaks is the class bound on the width of tmcheck's construction
-    satisfied={"gating_pair": False, "heads_only": True},
+    satisfied={"n": 9, "gating_pair": False, "heads_only": True},
 )
 def statement(n: int = 8, gating_pair: bool = True, heads_only: bool = False) -> Evidence:
     """Random parallelisations of Lemma 3-6 blocks (one nested), and two gating FFNs side by side: exactness,

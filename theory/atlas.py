@@ -35,7 +35,8 @@ import numpy as np
 
 from tmcheck.theory.manifolds import Manifold
 
-GRID_STEPS = {1: 2000, 2: 100}  # grid points per radius r in each chart coordinate, by d
+# grid points per radius r in each chart coordinate (the sphere has 140 charts to grid, the others one)
+GRID_STEPS = {"circle": 2000, "torus": 100, "sphere": 40}
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def _chart_constants(m: Manifold, n: int, steps: int) -> tuple[int, float]:
 
 def atlas_constants(m: Manifold, steps: int | None = None) -> AtlasConstants:
     """The closed-form constants of m's atlas (module docstring), cached per atlas."""
-    steps = GRID_STEPS[m.d] if steps is None else steps
+    steps = GRID_STEPS[m.name] if steps is None else steps
     return _cached(m.name, m.centres0.tobytes(), m.centres0.shape, m.r, steps, m)
 
 
