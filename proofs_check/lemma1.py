@@ -484,12 +484,13 @@ def tree_as_written(s: list, d: int):
 
 
 def tree_of_network(s: list, d: int):
-    """The top of tmcheck's product tree on leaves s: the factor slots of one patch, multiplied level by level as
-    tmcheck's product heads do (`sparse.product_levels`: a pair (t1, t2) multiplies slot t1 by slot t2, a head
-    with t1 = t2 carries its slot); the result is in slot 0."""
+    """The top of tmcheck's product tree on leaves s: the factor slots of one patch, level by level as tmcheck's
+    product blocks compute them (`sparse.product_levels`: a pair (t1, t2) writes slot t1 times slot t2 into row 1
+    of t1, a head with t1 = t2 carries its slot; the block's FFN then moves row 1 to row 0, so a slot no head
+    writes becomes 0); the result is in slot 0."""
     slots = list(s)
     for level in sparse.product_levels(d, 1, 0):
-        new = list(slots)
+        new = [0] * len(slots)
         for it in level:
             new[it.t1] = slots[it.t1] * slots[it.t2] if it.t1 != it.t2 else slots[it.t1]
         slots = new

@@ -49,12 +49,22 @@ def _imports(nodes) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     return theory, siblings
 
 
-@functools.cache
-def module_names(module: str) -> ModuleNames:
-    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+def names_of_source(source: str) -> ModuleNames:
+    tree = ast.parse(source)
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     theory, siblings = _imports(tree.body)
     return ModuleNames(functions, theory, siblings)
+
+
+@functools.cache
+def module_names(module: str) -> ModuleNames:
+    if module.startswith(FILE):
+        with open(module[len(FILE) :], encoding="utf-8") as fh:
+            return names_of_source(fh.read())
+    return names_of_source(inspect.getsource(importlib.import_module(module)))
+
+
+FILE = "file:"  # module_names("file:/path/to/x.py"): a source file that is not an importable module (a test)
 
 
 def _used_names(node: ast.AST) -> set[str]:
@@ -105,6 +115,12 @@ def reach(module: str, name: str) -> set[str]:
 
     visit(module, name)
     return found
+
+
+def file_reach(path: str, name: str) -> set[str]:
+    """The theory names function `name` of the source file at `path` reaches (through its own functions and
+    proofs_check's)."""
+    return reach(FILE + str(path), name)
 
 
 def obligation_reach(obl) -> set[str]:

@@ -291,6 +291,10 @@ def recheck_lemma2_grid_count(w):
     pts = [-k + eta * (2 * i + 1) for i in range(n)]  # n points cover [−κ, κ] within η; n − 1 cannot (length 2η each)
     assert all(min(abs(t - p) for p in pts) <= eta for t in (F(j, 50) * k for j in range(-50, 51)))
     assert 2 * eta * (n - 1) < 2 * k and n == w.lhs > k / eta
+    # theory.bounds' covering number counts (κ/η + 1) points per weight, at least n
+    c = _class(kappa=float(k))
+    delta = float(eta) * math.exp(bounds.corrected_lipschitz(c).log_CT)
+    assert math.exp(bounds.log_covering_corrected(c, delta) / bounds.n_params(c)) >= n * (1 - 1e-9)
 
 
 def recheck_lemma2_lipschitz_constant(w):
