@@ -33,9 +33,9 @@ class Construction:
     stated_resources: dict[str, Any] = field(default_factory=dict)  # the paper's L_T, m, l, L_FFN, ... formulas' values
     compare_rows: tuple[int, ...] = (0, 1, 2, 3, 4)  # rows of the output the claim fixes (others are free)
     compare_cols: Callable[[int], Any] | None = None  # columns the claim fixes (default: all)
-    # Lemma 7 re-indexing: (l_total, offset, M) -> the single block rebuilt for a sequence of l_total
-    # tokens holding this construction's tokens at offset.. (None: not built from Lemmas 3-6).
-    reindex: Callable[[int, int, Any], Any] | None = None
+    # the blocks as the composition layer builds them (`theory.sparse.SparseBlock`), which Lemma 7 composes
+    # (`lemmas.parallel.union`); None when the construction is not built from Lemmas 3-7
+    sparse_blocks: list | None = None
 
     @property
     def blocks(self):

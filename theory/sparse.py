@@ -1,18 +1,23 @@
 """The one composition layer of theory/: sparse blocks of Interaction-Lemma heads plus token-wise FFNs
-(Appendix G Lemma 3 heads; the FFN pieces of Appendix E.1-E.2), used by Lemma 1 and Theorem 2.
+(Appendix G, Lemmas 3-7; the FFN pieces of Appendix E.1-E.2), used by every construction.
 
-A `SparseBlock` lists its heads as `Interaction`s (t1, t2, row, Q^B, K^B): every head has exactly one
-token pair (t1, t2) with a possibly non-zero score on the domain where ||rows 0-1||_∞ <= M.
-`realize` turns blocks into weights (C from `sufficient_C`) and records the pattern (t1, t2) of every
-head and the bound M of every block in `network.meta["interaction_pattern"]`: that is what
-`fast_eval` uses to skip the scores the Interaction Lemma proves zero. The interaction builders
-(ψ, copy, product tree, f_n) and `grid_value` (the claim Σ_n f_n Π_i ψ(3(N-1)(z_i - t_{n_i})),
-computed directly) are shared by both constructions. Lemmas 3-7 (`theory/lemmas/`) build their
-blocks with the same `interaction_head` and are composed by `lemmas.parallel`.
+A `SparseBlock` lists its heads as `Interaction`s (t1, t2, row, Q^B, K^B, C): every head has exactly one
+token pair (t1, t2) with a possibly non-zero score on the domain where ||rows 0-1||_∞ <= M. Its FFN is a
+tuple of layers, or a `PositionalFFN` whose weights depend on where its tokens sit in the sequence (the
+gating and shift FFNs of Lemmas 4-5 read the interaction vectors). Lemmas 3-6 emit one block each;
+Lemma 7 is their union (`lemmas.parallel.union`): the heads shifted to their tokens, one FFN (shared when
+the parts' FFNs agree, gated by position when two differ). Lemma 1 is a list of blocks; Theorem 2 the union
+over charts of Lemma 1-like blocks. `realize` turns blocks into weights for a sequence of l tokens (each
+head's C: `sufficient_C`, Lemma 3's exact `minimal_C`, or a given number) and, for the full constructions,
+records the pattern (t1, t2) of every head and the bound M of every block in
+`network.meta["interaction_pattern"]`: what `fast_eval` uses to skip the scores Lemma 3 proves zero. The
+interaction builders (ψ, copy, product tree, f_n) and `grid_value` (the claim Σ_n f_n Π_i ψ(3(N-1)(z_i -
+t_{n_i})), computed directly) are shared by Lemma 1 and Theorem 2.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -36,9 +41,15 @@ def kernel_row(row0=F0, const=F0) -> tuple:
     return (Fraction(row0), F0, F0, F0, Fraction(const))
 
 
+MINIMAL = "minimal"  # Interaction.C: Lemma 3's exact threshold C* for the realized sequence (`minimal_C`)
+
+
 @dataclass(frozen=True)
 class Interaction:
-    """One Lemma 3 head: σ(<Q^B h_t1, K^B h_t2>) (times sign) is added to entry (row, t1)."""
+    """One Lemma 3 head: σ(<Q^B h_t1, K^B h_t2>) (times sign) is added to entry (row, t1).
+
+    C: None for `sufficient_C` (cheap, O(1) per head), MINIMAL for the exact threshold at the realized l and
+    the block's M (O(l^2)), or a given number."""
 
     t1: int
     t2: int
@@ -46,6 +57,20 @@ class Interaction:
     Q_data: tuple  # 2 rows of 5 Fractions
     K_data: tuple
     sign: int = 1
+    C: object = None
+
+    def shifted(self, offset: int) -> Interaction:
+        return dataclasses.replace(self, t1=self.t1 + offset, t2=self.t2 + offset)
+
+
+class PositionalFFN:
+    """An FFN whose weights depend on its tokens' place: `layers(l, offset, M)` for a block whose tokens start at
+    `offset` in a sequence of l tokens, on inputs with |rows 0-1| <= M. `rows` are the rows it can write."""
+
+    rows: tuple[int, ...] = (0, 1)
+
+    def layers(self, l: int, offset: int, M) -> tuple[Layer, ...]:
+        raise NotImplementedError
 
 
 @dataclass
@@ -53,13 +78,19 @@ class SparseBlock:
     """A block whose heads are Interaction-Lemma heads (plus `dense` heads) and a token-wise FFN.
 
     M bounds |rows 0-1| of every token at the block's input on the claim's domain: the Interaction
-    Lemma's hypothesis, from which each head's C is derived (`sufficient_C`)."""
+    Lemma's hypothesis, from which each head's C is derived."""
 
     interactions: list[Interaction]
-    ffn: tuple[Layer, ...]
+    ffn: tuple[Layer, ...] | PositionalFFN
     M: Fraction
     dense: tuple[Head, ...] = ()
     name: str = ""
+
+    def ffn_layers(self, l: int, offset: int = 0, M=None) -> tuple[Layer, ...]:
+        """The FFN's layers for a sequence of l tokens, this block's tokens starting at offset."""
+        if isinstance(self.ffn, PositionalFFN):
+            return self.ffn.layers(l, offset, self.M if M is None else M)
+        return tuple(self.ffn)
 
 
 def data_bound(Q_data, K_data, M) -> Fraction:
@@ -111,9 +142,23 @@ def sufficient_C(b_max, gap, arithmetic: str):
     return 2.0 * float(b_max) / float(gap)
 
 
+def _head_C(it: Interaction, blk: SparseBlock, l: int, gap, arithmetic: str, cache: dict):
+    if it.C == MINIMAL:
+        from tmcheck.theory.lemmas.interaction import minimal_C
+
+        C = minimal_C(l, it.Q_data, it.K_data, blk.M, t1=it.t1, t2=it.t2)
+        return C if arithmetic == "exact" else float(C)
+    if it.C is not None:
+        return it.C
+    key = (it.Q_data, it.K_data)
+    if key not in cache:
+        cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), gap, arithmetic)
+    return cache[key]
+
+
 def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
-    """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
-    ([-1, -1] for a dense head) and M."""
+    """Weights for the sparse blocks on a sequence of l tokens, and the pattern meta: per block the (t1, t2) of
+    each head ([-1, -1] for a dense head) and M."""
     gap = interaction_gap(l, arithmetic)
     I = interaction_vectors(l, arithmetic)
     out, pattern = [], []
@@ -121,16 +166,14 @@ def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[lis
     for blk in blocks:
         heads, pairs = [], []
         for it in blk.interactions:
-            key = (it.Q_data, it.K_data)
-            if key not in cache:
-                cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), gap, arithmetic)
-            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic, vectors=I)
+            C = _head_C(it, blk, l, gap, arithmetic, cache)
+            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, C, arithmetic, vectors=I)
             heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
             pairs.append([it.t1, it.t2])
         for h in blk.dense:
             heads.append(Head(*(_conv(getattr(h, k), arithmetic) for k in "QKV")))
             pairs.append([-1, -1])
-        ffn = tuple(Layer(_conv(x.W, arithmetic), _conv(x.b, arithmetic)) for x in blk.ffn)
+        ffn = tuple(Layer(_conv(x.W, arithmetic), _conv(x.b, arithmetic)) for x in blk.ffn_layers(l))
         out.append(Block(tuple(heads), ffn))
         pattern.append({"name": blk.name, "pairs": pairs, "M": str(blk.M)})
         cache.clear()

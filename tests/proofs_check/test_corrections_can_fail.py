@@ -19,6 +19,7 @@ import pytest
 from tmcheck.proofs_check import registry
 from tmcheck.theory import backends, bounds, sparse, targets
 from tmcheck.theory.lemmas import addition, gating, interaction, parallel, theorem2
+from tmcheck.theory.lemmas import replace as replace_module
 from tmcheck.theory.spec import Lemma1Layout
 
 
@@ -48,6 +49,11 @@ def _no_residual(blk, H, be, budget):
     A = backends.mha(blk.heads, H, be, budget)
     Z = H if A is None else be.add(A, H)
     return be.tidy(backends.ffn(blk.ffn, Z, be) if blk.ffn else Z)
+
+
+def _one_head_more(blk):
+    blk.interactions = list(blk.interactions) + list(blk.interactions[:1])
+    return blk
 
 
 def _psi_ramp(N):
@@ -122,7 +128,11 @@ BREAKERS = {
         lambda f: lambda c, M: ([[1, 0, 0, 0, 0], [0, 0, 0, 0, 1]], [[0, 0, 0, 0, 1], [0, 0, 0, 0, M - c]]),
     ),
     "lemma5.weight_bound": (interaction, "threshold", lambda f: _scaled_threshold(lambda a: a[0])),
-    "lemma7.duplication": (parallel, "output_bound", lambda f: lambda ffn, Mz: [v / 8 for v in f(ffn, Mz)]),
+    "lemma7.duplication": (
+        replace_module,
+        "replace_ffn",
+        lambda f: lambda src=1, dst=0, arithmetic="exact": f(dst, src, arithmetic),
+    ),
     "lemma7.gating_composition": (parallel, "output_bound", lambda f: lambda ffn, Mz: [v / 8 for v in f(ffn, Mz)]),
     "lemma7.heads_reindexed": (interaction, "threshold", lambda f: _scaled_threshold(lambda a: F(9, 10))),
     "lemma7.mha": (
@@ -130,11 +140,7 @@ BREAKERS = {
         "interaction_head",
         lambda f: lambda l, t1, t2, row, *a, **k: f(l, t1, t2, 1 - row if row in (0, 1) else row, *a, **k),
     ),
-    "lemma7.statement": (
-        parallel,
-        "parallel_block",
-        lambda f: lambda *a: dataclasses.replace(f(*a), heads=f(*a).heads + f(*a).heads[:1]),
-    ),
+    "lemma7.statement": (parallel, "union", lambda f: lambda parts, name="": _one_head_more(f(parts, name))),
     "theorem2.deep_ramp": (
         theorem2,
         "psi_indicator_ffn",

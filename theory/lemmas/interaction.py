@@ -391,9 +391,14 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         raise ValueError(f"the output row must be a data row (0 or 1), got {row}; rows 2-4 are immutable")
     M = domain_bound(M)
     Qb, Kb = data_kernels(Q_data, K_data)
+    from tmcheck.theory.sparse import MINIMAL, Interaction, SparseBlock, realize
+
     th = threshold(l, t1, t2, Qb, Kb, M)
+    kernels = tuple(tuple(r) for r in Qb), tuple(tuple(r) for r in Kb)
+    block = SparseBlock([Interaction(t1, t2, row, *kernels, C=MINIMAL if C is None else Fraction(C))], (), M)
+    blocks, _ = realize([block], l, "exact")
+    head = blocks[0].heads[0]
     C = th.C if C is None else Fraction(C)
-    head = interaction_head(l, t1, t2, row, Qb, Kb, C)
     kap = kappa_data(Qb, Kb)
     pC = paper_C(l, kap, M)
     crit = critical_input(l, t1, t2, Qb, Kb, M)
@@ -409,27 +414,10 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         out[:, row, t1] = out[:, row, t1] + head_value(out, t1, t2, Qb, Kb)
         return out
 
-    def reindex(l_new: int, offset: int, M_new) -> Block:
-        return Block(
-            (
-                interaction_head(
-                    l_new,
-                    t1 + offset,
-                    t2 + offset,
-                    row,
-                    Qb,
-                    Kb,
-                    minimal_C(l_new, Qb, Kb, M_new, t1=t1 + offset, t2=t2 + offset),
-                ),
-            )
-        )
-
     return Construction(
         name="lemma3.interaction",
         paper="Appendix G, Lemma 3",
-        network=standalone_network(
-            l, [Block((head,), ())], {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}
-        ),
+        network=standalone_network(l, blocks, {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}),
         claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} (0-based)",
         sample_inputs=sample,
         expected=expected,
@@ -449,7 +437,7 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         },
         stated_kappa_bound=max(Fraction(1), kap, pC),
         stated_resources={"L_T": 1, "m": 1, "L_FFN": 0, "l": l},
-        reindex=reindex,
+        sparse_blocks=[block],
     )
 
 

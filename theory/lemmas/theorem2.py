@@ -35,6 +35,7 @@ import numpy as np
 
 from tmcheck.theory import spec as resources_spec
 from tmcheck.theory.construction import Construction
+from tmcheck.theory.lemmas.parallel import union
 from tmcheck.theory.manifolds import Manifold
 from tmcheck.theory.network import Network, structured_positional, zeros
 from tmcheck.theory.sparse import (
@@ -275,42 +276,49 @@ def check_declared(
         )
 
 
-def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
-    """The sparse blocks of the module docstring for this plan: per chart, the heads of every stage at that
-    chart's token offsets, and per stage one FFN shared by all charts (Lemma 7 as a union, no gating)."""
-    m, d, D, N, lay = plan.manifold, plan.d, plan.D, plan.N, plan.layout
-    F = lay.F
+def chart_blocks(plan: Theorem2Plan, n: int) -> list[SparseBlock]:
+    """Chart n's blocks on its own run of L_c tokens (offsets from 0): chart, ψ + indicator, copy, the product
+    levels and f_n (module docstring). Every chart's blocks have the same FFNs."""
+    m, d, D, N = plan.manifold, plan.d, plan.D, plan.N
+    lay = resources_spec.Theorem2Layout(d, D, N, 1)
     const = resources_spec.theorem2_constants(m)
     s, a = const.s, const.a
-    chart, psi_ind, copy, prods, fvalue = [], [], [], None, []
-    for n in range(m.C_M):
-        X, z, ind = lay.x_tokens(n), lay.z_tokens(n), lay.indicator(n)
-        psi_base, prod_base = lay.psi_base(n), lay.prod_base(n)
-        V, c = plan.V[n], plan.c[n]
-        for i in range(d):
-            for j in range(D):
-                K = (kernel_row(s * V[j][i], -s * V[j][i] * c[j] + a), ZERO)
-                chart.append(Interaction(z[i], X[j], 1, (ONE, ZERO), K))
+    X, z, ind = lay.x_tokens(0), lay.z_tokens(0), lay.indicator(0)
+    psi_base, prod_base = lay.psi_base(0), lay.prod_base(0)
+    V, c = plan.V[n], plan.c[n]
+    chart = []
+    for i in range(d):
         for j in range(D):
-            K = (kernel_row(1, -(2 * c[j] + 1)), kernel_row(0, c[j] ** 2 + const.S))
-            chart.append(Interaction(X[j], X[j], 1, (E0, ONE), K))
-        psi_ind += psi_interactions(z, N, psi_base)
-        for j in range(D):
-            psi_ind.append(Interaction(ind, X[j], 1, (ONE, ZERO), (kernel_row(1, Fraction(const.S_I, D)), ZERO)))
-        copy += copy_interactions(d, N, psi_base, prod_base, F, extra_tokens=[ind])
-        levels = product_levels(F, N**d, prod_base)
-        prods = levels if prods is None else [p + q for p, q in zip(prods, levels)]
-        fvalue += fvalue_interactions(plan.fvals[n], prod_base, F, plan.R)
-    ind_ffn = psi_indicator_ffn(N, const.S_I, plan.r2, plan.L_ind, plan.deep)
+            chart.append(
+                Interaction(z[i], X[j], 1, (ONE, ZERO), (kernel_row(s * V[j][i], -s * V[j][i] * c[j] + a), ZERO))
+            )
+    for j in range(D):
+        K = (kernel_row(1, -(2 * c[j] + 1)), kernel_row(0, c[j] ** 2 + const.S))
+        chart.append(Interaction(X[j], X[j], 1, (E0, ONE), K))
+    psi_ind = psi_interactions(z, N, psi_base)
+    psi_ind += [Interaction(ind, X[j], 1, (ONE, ZERO), (kernel_row(1, Fraction(const.S_I, D)), ZERO)) for j in range(D)]
     blocks = [
         SparseBlock(chart, mailbox_ffn(const.b), const.M1, name="chart"),
-        SparseBlock(psi_ind, ind_ffn, const.M2, name="psi+indicator"),
-        SparseBlock(copy, (), const.M2, name="copy"),
+        SparseBlock(
+            psi_ind, psi_indicator_ffn(N, const.S_I, plan.r2, plan.L_ind, plan.deep), const.M2, name="psi+indicator"
+        ),
+        SparseBlock(copy_interactions(d, N, psi_base, prod_base, lay.F, extra_tokens=[ind]), (), const.M2, name="copy"),
     ]
-    for level, its in enumerate(prods):
+    for level, its in enumerate(product_levels(lay.F, N**d, prod_base)):
         blocks.append(SparseBlock(its, move_clear_ffn(), const.M2 if level == 0 else F1, name=f"product{level + 1}"))
-    blocks.append(SparseBlock(fvalue, zero_row0_ffn(), F1, name="f_n"))
-    total = plan.R * m.C_M * N**d
+    blocks.append(
+        SparseBlock(fvalue_interactions(plan.fvals[n], prod_base, lay.F, plan.R), zero_row0_ffn(), F1, name="f_n")
+    )
+    return blocks
+
+
+def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
+    """The network's blocks: per stage, the union (Lemma 7, `parallel.union`) of every chart's block at its run of
+    tokens, sharing the stage's FFN; then the sum block over all charts (one dense head, the shift R C_M N^d)."""
+    Lc, C_M = plan.Lc, plan.manifold.C_M
+    per_chart = [chart_blocks(plan, n) for n in range(C_M)]
+    blocks = [union([(stage[n], n * Lc, Lc) for n in range(C_M)], stage[0].name) for stage in zip(*per_chart)]
+    total = plan.R * C_M * plan.N**plan.d
     blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * plan.R), dense=(sum_head(),), name="sum"))
     return blocks
 
