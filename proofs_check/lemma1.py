@@ -187,7 +187,8 @@ def error_chain(points=None, Ns=(3, 4, 5)) -> Evidence:
         [Witness(a, boxes_containing(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
         [Witness(a, bumps_at(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
         "sum over the <= 2^d n with φ_n(x) > 0 (Σφ_n = 1): sup|f − f̂| <= H_f((2/3)√d/(N−1))^β <= 2^d d^β H_f/(N−1)^β.",
-        note=f"tmcheck's network on f = ||x − a||^β (H_f = 1), d <= 2: worst sup|f − T| / ((2/3)√d/(N−1))^β = {worst:.3f}.",
+        note="tmcheck's network on f = ||x − a||^β (H_f = 1), d <= 2: worst sup|f − T| / ((2/3)√d/(N−1))^β = "
+        f"{worst:.3f}.",
         data={"worst_ratio": worst},
     )
 
@@ -413,7 +414,8 @@ def token_index_final(sizes=((2, 2), (2, 3), (3, 2)), ns=None) -> Evidence:
         f"{len(pts)} (d, N, n), n in {{1..N}}^d: the token the formula names against h_(n,1)",
         [Witness(a, final_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
         [Witness(a, network_phi_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
-        "A_n reads h_(n,1) = h_{d+Nd+dΣ_p(n^p−1)N^{d−p}+1} (the index of Step 3's products, as tmcheck's f_n heads do).",
+        "A_n reads h_(n,1) = h_{d+Nd+dΣ_p(n^p−1)N^{d−p}+1} (the index of Step 3's products, as tmcheck's f_n heads "
+        "do).",
         note="Step 3 also writes k ≠ d+Nd+Σ(n^p−1)N^{d−p}+i without the factor d.",
     )
 

@@ -133,7 +133,8 @@ def network_resources_measured(ds=(1, 2, 3, 4, 5, 6), epss=(0.5,), built_up_to: 
         rows[eps] = got
     return Evidence(
         f"tmcheck's networks at ε in {list(epss)}, H_f = β = 1 (tight N), d in {list(ds)} (built and measured for "
-        f"d <= {built_up_to}): l/(dε^(−d/β)), m/(dε^(−d/β)), κ/(d²ε^(−2d/β)) against {ORDER_SLACK}× their values at d = 1",
+        f"d <= {built_up_to}): l/(dε^(−d/β)), m/(dε^(−d/β)), κ/(d²ε^(−2d/β)) against {ORDER_SLACK}× their values at "
+        "d = 1",
         wits,
         note="; ".join(
             f"ε = {e}, d = {d}: N = {r['N']}, l = {r['l']}, m = {r['m']}, κ = {r['kappa']:.3g}, L_T = {r['L_T']}"

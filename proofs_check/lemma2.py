@@ -73,7 +73,8 @@ def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evid
             for a, dv, (k, M) in zip(at, diff, pts)
         ],
         "||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
-        note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound needs κ >= 1/3 here.",
+        note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound "
+        "needs κ >= 1/3 here.",
     )
 
 
@@ -297,10 +298,12 @@ def block_output_bound(kappas=(F(1, 10), F(1), F(10)), ds=(1, 5), L=2) -> Eviden
         "corrected: the all-κ block (exact backend) against theory.bounds",
         [Witness(a, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for a, (k, d) in zip(at, pts)],
         [Witness(a, block_output(d, k, L), b, "<=") for a, b, (k, d) in zip(at, bound, pts)],
-        "||B(H)||∞ <= M_Z + y_L(M_Z), M_Z = M + m l d⁴ κ³ M³, y_L the FFN output bound (theory.bounds.block_constants).",
+        "||B(H)||∞ <= M_Z + y_L(M_Z), M_Z = M + m l d⁴ κ³ M³, y_L the FFN output bound "
+        "(theory.bounds.block_constants).",
         note="The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1); its left side already uses the wrong M' "
         "(lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration treats a cubic "
-        "recursion as linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of this step.",
+        "recursion as linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of "
+        "this step.",
     )
 
 
@@ -477,12 +480,12 @@ def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5), w: int = 1) -> Evidence:
 def embedded_norm(x: F) -> F:
     """||PE + E(x)||∞ of tmcheck's Lemma 1 network for d = 1 (`lemma1_network`: U selects x into token 0, PE holds
     the interaction vectors and the constant 1), embedded by tmcheck's exact backend."""
-    from tmcheck.theory.backends import ExactBackend, embed
+    from tmcheck.theory.backends import ExactBackend, embedding
     from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
     from tmcheck.theory.targets import parse_target
 
     net = lemma1_network(lemma1_plan(parse_target("x0", 1), 1.0, 1.0, 0.5, N=2), "exact")
-    H = ExactBackend().output(embed(net, [[x]], ExactBackend()))
+    H = ExactBackend().output(embedding(net, [[x]], ExactBackend()))
     return max(abs(v) for v in H.reshape(-1))
 
 
@@ -526,7 +529,8 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2)), relation: str = "==") ->
     satisfied={"middle_line": bounds.n_params},
 )
 def parameter_count(sizes=((1, 2, 5, 5, 1), (2, 3, 4, 2, 2), (1, 1, 1, 1, 1)), middle_line=None) -> Evidence:
-    """Per (L_T, L_FFN, w, d, m): the middle line's count against the true count; corrected: the true count against the final bound."""
+    """Per (L_T, L_FFN, w, d, m): the middle line's count against the true count; corrected: the true count against
+    the final bound."""
     wits, corr = [], []
     for LT, LF, w, d, m in sizes:
         c = bounds.TransformerClass(L_T=LT, L_FFN=LF, w=w, l=1, d_embd=d, m=m, kappa=1.0, M=1.0)

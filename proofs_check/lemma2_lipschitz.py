@@ -34,7 +34,8 @@ def mha_lipschitz() -> Evidence:
     return Evidence(
         f"{len(rows)} classes, random and all-κ members (float64 backend): measured/stated ratio against 1 + 1e-9",
         _lip_witnesses(rows, "mha_lip_paper"),
-        note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's middle lines "
+        note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's "
+        "middle lines "
         "bound |<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is "
         "still valid.)",
     )
@@ -113,7 +114,8 @@ def lipschitz_constant(kappas=KAPPAS, Ms=MS, tower: bool = True) -> Evidence:
         "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = "
         "max(M, 1) "
         "(theory.bounds.corrected_lipschitz).",
-        note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The all-ones member "
+        note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The "
+        "all-ones member "
         "of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2 has hidden states growing like M^(3^L_T) while "
         "C_T has M^(3L_T).",
         data={"worst": worst.__dict__},

@@ -127,7 +127,8 @@ def case1a(cases=CASES, Cs=(Fraction(7), Fraction(123, 5))) -> Evidence:
         f"heads (l, t1, t2) in {list(cases)}, C in {[str(c) for c in Cs]}: the interaction term of theory's "
         "head against C",
         wits,
-        note="The text's 'Q^I I_t1 = I_t2' drops the factor C that its own definition Q^I I_t1 = C I_t2 has; with C it holds.",
+        note="The text's 'Q^I I_t1 = I_t2' drops the factor C that its own definition Q^I I_t1 = C I_t2 has; with C "
+        "it holds.",
     )
 
 
@@ -231,7 +232,8 @@ def numerator_bound(n_kernels: int = 20) -> Evidence:
         f"{n_kernels} random kernels (entries k/4), heads {CASES[:3]}: the exact max_H of the numerator over "
         "all pairs against d⁴κ²M²",
         wits,
-        note=f"max ratio {max(float(w.lhs / w.rhs) for w in wits):.3g} (the sharp bound for 2-row kernels is 2d²κ²M²: the paper's is 12.5 times loose)",
+        note=f"max ratio {max(float(w.lhs / w.rhs) for w in wits):.3g} (the sharp bound for 2-row kernels is "
+        "2d²κ²M²: the paper's is 12.5 times loose)",
     )
 
 
@@ -300,7 +302,8 @@ def taylor(l_max: int = 4096, exact_ls=(2, 3, 8, 64, 256)) -> Evidence:
         f"l = 1..{l_max}, interval arithmetic at 30 digits: the upper end of cos(π/2l) against the lower end "
         f"of 1 − π²/16l²; tmcheck's exact vectors at l in {list(exact_ls)}: 1 − c_max against (355/113)²/16l²",
         wits,
-        note="In general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a factor 2 "
+        note="In general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a "
+        "factor 2 "
         "loose (1 - cos x ~ x^2/2). The final 'π^2/(22!·2^2 l^2)' reads as 2·2!·2^2 l^2 = 16 l^2.",
     )
 
@@ -321,7 +324,8 @@ def weight_bound(ls=(4, 8, 16, 32, 64, 128)) -> Evidence:
         [Witness({"l": l}, c, p, "<=") for l, c, p in rows],
         note="C*/l² = "
         + ", ".join(f"{float(c / (l * l)):.3g}" for l, c, _ in rows)
-        + f": the l² growth is real; C* is {float(rows[-1][1] / rows[-1][2]):.2g} of the paper's C at l = {rows[-1][0]}",
+        + f": the l² growth is real; C* is {float(rows[-1][1] / rows[-1][2]):.2g} of the paper's C at l = "
+        f"{rows[-1][0]}",
         data={"l": [r[0] for r in rows], "C_min": [float(r[1]) for r in rows], "C_paper": [float(r[2]) for r in rows]},
     )
 

@@ -96,7 +96,8 @@ def relu(M=Fraction(4)) -> Evidence:
     kind=Kind.STEP,
 )
 def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
-    """tmcheck's FFN from the gating lemma's pivot, in a block (Def. 3) on structured H: token t loses M exactly when t >= D."""
+    """tmcheck's FFN from the gating lemma's pivot, in a block (Def. 3) on structured H: token t loses M exactly when
+    t >= D."""
     wits = []
     for D in Ds:
         layers = shift_ffn(2 * D, D, M)
@@ -112,7 +113,8 @@ def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
         "subtracted "
         "from tokens D+1..2D only', and the FFN's depth against 3",
         wits,
-        note="The FFN reads only the interaction rows through the gating lemma's (suffix) pivot v: σ(C v.I_t) − σ(C v.I_t − M) "
+        note="The FFN reads only the interaction rows through the gating lemma's (suffix) pivot v: σ(C v.I_t) − σ(C "
+        "v.I_t − M) "
         "is M on the later tokens and 0 before. (The gating FFN itself zeroes data rather than subtracting a constant; "
         "the paper only claims its pivot gives such an FFN, which holds.)",
     )

@@ -47,7 +47,8 @@ def _one(rng: np.random.Generator, heads_only: bool = False):
     satisfied={"parts": ((8, 0, 2, 5), (4, 0, 1, 2), (6, 0, 0, 5))},
 )
 def heads_reindexed(parts=((8, 8, 2, 5), (4, 4, 1, 2), (6, 2, 0, 5))) -> Evidence:
-    """Per (l1, l2, t1, t2): a head sized for l1 tokens (its C*), re-indexed into l1 + l2 tokens, on the critical input."""
+    """Per (l1, l2, t1, t2): a head sized for l1 tokens (its C*), re-indexed into l1 + l2 tokens, on the critical
+    input."""
     at, written, corr = [], [], []
     for l1, l2, t1, t2 in parts:
         l = l1 + l2
@@ -64,7 +65,8 @@ def heads_reindexed(parts=((8, 8, 2, 5), (4, 4, 1, 2), (6, 2, 0, 5))) -> Evidenc
         [Witness(a, w, 0, "==") for a, w in zip(at, corr)],
         "rebuild each head with the interaction kernels of I_3 AND C recomputed for l1 + l2 tokens and "
         "||H_3|| <= max(M1, M2) (theory.lemmas.interaction.minimal_C)",
-        note="Interaction vectors of l1 + l2 tokens are closer, so the gap 1 − cos shrinks and the head needs a larger C.",
+        note="Interaction vectors of l1 + l2 tokens are closer, so the gap 1 − cos shrinks and the head needs a "
+        "larger C.",
     )
 
 
@@ -78,7 +80,8 @@ def heads_reindexed(parts=((8, 8, 2, 5), (4, 4, 1, 2), (6, 2, 0, 5))) -> Evidenc
     satisfied={"zero_data": True},
 )
 def mha(zero_data: bool = False) -> Evidence:
-    """Two interaction constructions (no FFN, so B_i(H_i) − H_i = MHA_i(H_i)), parallelised; data rows of every token."""
+    """Two interaction constructions (no FFN, so B_i(H_i) − H_i = MHA_i(H_i)), parallelised; data rows of every
+    token."""
     c = parallelize(interaction(4, 1, 2, 0, Q, K, M), interaction(3, 0, 2, 1, Q, K, M))
     H = c.sample_inputs(np.random.default_rng(0), 1)
     if zero_data:

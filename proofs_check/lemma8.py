@@ -25,7 +25,8 @@ def circle_check(tau: float, r: float, n: int = 20001) -> tuple[float, float]:
 
 
 def sphere_check(tau: float, r: float, rng: np.random.Generator, n: int = 4000) -> tuple[float, float]:
-    """(min height above the tangent plane's orthogonal direction, min |det| of the chart's differential) on U for S² of radius τ."""
+    """(min height above the tangent plane's orthogonal direction, min |det| of the chart's differential) on U for S²
+    of radius τ."""
     theta_max = 2 * np.arcsin(min(1.0, r / (2 * tau)))
     th = np.arccos(rng.uniform(np.cos(theta_max), 1, n))
     z = tau * np.cos(th)  # c = (0, 0, τ); P(x) = (x1, x2) is injective on {z > 0}
@@ -79,7 +80,9 @@ def local_diffeomorphism(taus=(0.5, 1.0, 3.0)) -> Evidence:
     for name, D in (("circle", 3), ("sphere", 3), ("torus", 4)):
         back, ratio = atlas_check(name, D, rng)
         wits.append(Witness({"tau": 1.0, "r": 0.25, "quantity": f"tmcheck {name}: |φ^-1(φ(x)) − x|"}, back, 1e-9, "<="))
-        wits.append(Witness({"tau": 1.0, "r": 0.25, "quantity": f"tmcheck {name}: |Δx| / (L_φ |Δz|)"}, ratio, 1.0, "<="))
+        wits.append(
+            Witness({"tau": 1.0, "r": 0.25, "quantity": f"tmcheck {name}: |Δx| / (L_φ |Δz|)"}, ratio, 1.0, "<=")
+        )
     return Evidence(
         f"circle and 2-sphere of radius τ in {list(taus)} (reach τ), r = τ/4, U sampled densely: injectivity and the "
         "differential's rank (each quantity must be > 0); tmcheck's atlases (circle, sphere, torus, τ = 1): the chart "

@@ -177,7 +177,7 @@ class Result:
         parts = [f"{self.searched} witness(es) searched ({ev.domain}); {len(self.broken)} break the claim as written"]
         if self.broken:
             w = self.broken[0]
-            parts.append(f"first at {_short(w.at)}: {_short(w.lhs)} {w.rel} {_short(w.rhs)} is false")
+            parts.append(f"first at {short(w.at)}: {short(w.lhs)} {w.rel} {short(w.rhs)} is false")
             if ev.corrected is not None:
                 bad = sum(not c.holds for c in ev.corrected)
                 parts.append(
@@ -195,16 +195,16 @@ class Result:
         return text + (f" {ev.note}" if ev.note else "")
 
 
-def _fmt(v: Any) -> str:
+def fmt_value(v: Any) -> str:
     if isinstance(v, dict):
-        return "(" + ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) + ")"
+        return "(" + ", ".join(f"{k} = {fmt_value(x)}" for k, x in v.items()) + ")"
     if isinstance(v, (tuple, list)):
-        return "(" + ", ".join(_fmt(x) for x in v) + ")"
+        return "(" + ", ".join(fmt_value(x) for x in v) + ")"
     return str(v)
 
 
-def _short(v: Any, limit: int = 160) -> str:
-    s = _fmt(v)
+def short(v: Any, limit: int = 160) -> str:
+    s = fmt_value(v)
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -165,12 +165,14 @@ def log_N_step(LT: int, LF: int, dm: int, w: int, M: float, k: float, m: int, l:
 def log_N_simplification(
     points=((1, 1, 5, 5, 1.0, 1.0, 1, 1, 1.0), (2, 2, 5, 4, 1.0, 2.0, 2, 8, 100.0), (1, 1, 2, 2, 1.0, 1.0, 1, 1, 10.0)),
 ) -> Evidence:
-    """Per (L_T, L_FFN, d_embd, w, M, κ, m, l, n): both sides of the first simplification, per parameter (theory.bounds)."""
+    """Per (L_T, L_FFN, d_embd, w, M, κ, m, l, n): both sides of the first simplification, per parameter
+    (theory.bounds)."""
     names = ("L_T", "L_FFN", "d_embd", "w", "M", "kappa", "m", "l", "n")
     return Evidence(
         f"{len(points)} classes (theory.bounds.log_CT_statement), per parameter",
         [Witness(dict(zip(names, p)), *log_N_step(*p), "<=") for p in points],
-        note="The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN, and w is missing from the log. The next "
+        note="The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN, and w is missing from the log. "
+        "The next "
         "step replaces (m + L_FFN)L_FFN by m L_FFN² (2 > 1 at m = L_FFN = 1). Substituting δ = 1/(4Rn) into "
         "(C_T/δ)^P gives "
         "(4Rn C_T)^P, not (C_T n)^P. theory.bounds computes log N(1/(4Rn)) = P log(4Rn C κ) as is.",
@@ -226,7 +228,8 @@ def cm_dependence(C_Ms=(1.0, 2.0, 4.0, 8.0)) -> Evidence:
         f"d = 8, ε = 1/2, n = 10^6, C_M in {list(C_Ms)}: the proof's expression relative to C_M = 1, against "
         f"{ORDER_SLACK}·C_M (linear in C_M, with a slack of {ORDER_SLACK})",
         [Witness({"C_M": c}, plugin(8, 0.5, 1e6, C_M=c)[0] / base, ORDER_SLACK * c, "<=") for c in C_Ms],
-        note="The variance term carries w² m with w <= 4C_M and m <= C_M d ε^(−d/β): C_M³, which the proof itself writes "
+        note="The variance term carries w² m with w <= 4C_M and m <= C_M d ε^(−d/β): C_M³, which the proof itself "
+        "writes "
         "(times the C_M^{d/β} from δ = ε/(2C_M), see theorem2.resources_d_dependence).",
     )
 
@@ -246,7 +249,8 @@ def d_dependence(ds=tuple(range(1, 9)), ns=(1e6,)) -> Evidence:
         return bounds.theorem2_resources(dd, 1, e, C_M=1)["m"] / (dd * e ** (-dd))
 
     return Evidence(
-        f"n in {list(ns)}, β = H_f = C_M = D = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction at ε = n^(−1/(2+d)) "
+        f"n in {list(ns)}, β = H_f = C_M = D = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction at ε = "
+        "n^(−1/(2+d)) "
         f"against {ORDER_SLACK}× its value at d = 1",
         [Witness({"d": dd, "n": nn}, ratio(dd, nn), ORDER_SLACK * ratio(1, nn), "<=") for nn in ns for dd in ds],
         note="The proof bounds the variance through m <= C_M d ε^(−d/β), taken from Theorem 2, whose construction has "

@@ -278,7 +278,8 @@ def projection_head(n_points: int = 40, ffn: str = "paper") -> Evidence:
         "The block adds its input (Def. 3): W_1 = (s_n − 1) e_1e_1^T with bias s_n(u_n − 2DM) e_1 leaves "
         "s_n(<v_{n,i}, x − c_n> + u_n); tmcheck's chart block uses a mailbox FFN instead "
         "(theorem2.network_exact_projection).",
-        note="With W_1 = s_n the block outputs MHA + s_n·MHA + b = (1 + s_n)<v, x − c> + ..., the residual counted twice.",
+        note="With W_1 = s_n the block outputs MHA + s_n·MHA + b = (1 + s_n)<v, x − c> + ..., the residual counted "
+        "twice.",
     )
 
 
@@ -319,7 +320,8 @@ def final_product_check(R=F(2), M=F(1)) -> Evidence:
         [Witness(a, final_product(cf, cu, M), cf * cu, "==") for a, (cf, cu) in zip(at, pts)],
         [Witness(a, network_product(cf, cu, R), cf * cu, "==") for a, (cf, cu) in zip(at, pts)],
         "use an offset >= sup|c_f c_U| (tmcheck: the bound R of |f|) in the head and in the FFN that subtracts it.",
-        note="σ(c_f(c_U − 1) + M) = c_f(c_U − 1) + M needs M >= |c_f| when c_U = 0; M bounds ||x||∞, while c_f ≈ f̃_n is bounded by R.",
+        note="σ(c_f(c_U − 1) + M) = c_f(c_U − 1) + M needs M >= |c_f| when c_U = 0; M bounds ||x||∞, while c_f ≈ "
+        "f̃_n is bounded by R.",
     )
 
 
@@ -341,7 +343,8 @@ def resources_d_dependence(ds=tuple(range(1, 7)), epss=(0.5,)) -> Evidence:
         f"ε in {list(epss)}, C_M = D = H_f = β = 1, d in {list(ds)}: m/(d ε^(−d)) of the construction against "
         f"{ORDER_SLACK}× its value at d = 1",
         [Witness({"d": dd, "eps": e}, ratio(dd, e), ORDER_SLACK * ratio(1, e), "<=") for e in epss for dd in ds],
-        note="Each chart runs Lemma 1 at accuracy δ_1 = ε/(2C_M), so m ≈ C_M d N^d with N ≈ (2/3)√d (2C_M H_f/ε)^(1/β): "
+        note="Each chart runs Lemma 1 at accuracy δ_1 = ε/(2C_M), so m ≈ C_M d N^d with N ≈ (2/3)√d (2C_M "
+        "H_f/ε)^(1/β): "
         "a factor (2√d/3)^d 2^(d/β) that depends on d and is not hidden by C_M, D, H_f, τ. Explicitly m = "
         "C_M(d N^d + dD), "
         "l = C_M(d + dN + dN^d + 2D), N = ceil((2/3)√d (2C_M H_f/ε)^{1/β}) + 1.",
@@ -402,6 +405,7 @@ def depth_vs_accuracy(epss=(F(1, 10), F(1, 100), F(1, 10**6))) -> Evidence:
         [Witness(a, blocks[e], blocks[e0], "<=") for a, e in zip(at, epss)],
         "O(log d) transformer blocks independent of ε, with feed-forward depth O(log ε^{−1}) (Theorem 2); "
         "depth independent of ε holds for Lemma 1 on [0,1]^d only.",
-        note="L_T = O(log d) counts transformer blocks only; the indicator 1_{U_n} needs a deep ramp with ceil(ln(1/Δ)) "
+        note="L_T = O(log d) counts transformer blocks only; the indicator 1_{U_n} needs a deep ramp with "
+        "ceil(ln(1/Δ)) "
         "layers, Δ ∝ ε (Step 2.3a).",
     )

@@ -61,7 +61,9 @@ def network_exact_projection(n_points: int = 5) -> Evidence:
 def network_claim(n_points: int = 6) -> Evidence:
     c = _circle()
     spec = c.constants["plan"]
-    X = np.array([[rational(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object)
+    X = np.array(
+        [[rational(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object
+    )
     T = evaluate_structured(c.network, X, "exact")
     return Evidence(
         f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) "
@@ -93,7 +95,8 @@ def network_error_split(n_points: int = 200) -> Evidence:
             Witness({"bound": "μ max(E_n1 + E_n3)"}, es["err"], per_point + 1e-12, "<="),
             Witness({"bound": "Σ_n (E_n1 + E_n2 + E_n3)"}, es["err"], total + 1e-12, "<="),
         ],
-        note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M charts is "
+        note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M "
+        "charts is "
         f"{total / max(per_point, 1e-300):.3g} times looser than needed.",
     )
 
@@ -113,7 +116,8 @@ def proven_bound(sp) -> float:
     "Theorem 2 (Section 2.4): the approximation error",
     "||T − f||_{L∞(M)} <= ε for the network of the theorem.",
     "construction",
-    "theory.spec.theorem2_spec's proven N; tmcheck theorem 2 builds that network and measures its error on the manifold.",
+    "theory.spec.theorem2_spec's proven N; tmcheck theorem 2 builds that network and measures its error on the "
+    "manifold.",
     kind=Kind.STATEMENT,
 )
 def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),)) -> Evidence:
@@ -129,7 +133,9 @@ def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),)) -> Evidence:
         at = {"manifold": name, "D": D, "target": text, "eps": eps, "N": rep["N"]}
         wits.append(Witness({**at, "quantity": "measured max |T − f|"}, rep["error"], eps, "<="))
         wits.append(Witness({**at, "quantity": "μ(δ_1 + δ_3) at N"}, proven_bound(sp), eps, "<="))
-        rows.append(f"{name} {text}: N = {rep['N']}, l = {rep['l']}, error {rep['error']:.3g}, verdict {rep['verdict']}")
+        rows.append(
+            f"{name} {text}: N = {rep['N']}, l = {rep['l']}, error {rep['error']:.3g}, verdict {rep['verdict']}"
+        )
     return Evidence(
         "the proven network on the circle (built, exact conformance check on one input, error on 100 points), and "
         "the proof's bound at its N",
@@ -149,7 +155,8 @@ def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),)) -> Evidence:
     kind=Kind.RESOURCE,
 )
 def network_proven_grid_size(epss=(0.4, 0.2, 0.05), manifold: str = "sphere", D: int = 8) -> Evidence:
-    """The tokens of the proven network (the grid the proof's ε-split needs, from the one spec theory.spec.theorem2_spec)
+    """The tokens of the proven network (the grid the proof's ε-split needs, from the one spec
+    theory.spec.theorem2_spec)
     as ε shrinks: l divided by the paper's O(·) form d ε^{−d/β} (the spec's `orders`) must stay bounded in ε (O(·) hides
     C_M, D, H_f, τ, not ε); against ORDER_SLACK times its value at the largest ε."""
     from tmcheck.theory.spec import theorem2_spec as construction_spec

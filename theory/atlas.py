@@ -97,7 +97,7 @@ def coverage_bound(m: Manifold) -> float:
     return float(fine.max() + hf) / m.r
 
 
-def _lift(m: Manifold, n: int, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _chart_points(m: Manifold, n: int, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Model-space points y(w) of chart n for rows w of W (P, d), and the Jacobians dy/dw (P, k, d)."""
     yc = m.centres0[n]
     T = m.tangent_model(yc)  # (k, d)
@@ -129,7 +129,7 @@ def _chart_constants(m: Manifold, n: int, steps: int) -> tuple[int, float]:
     """(μ bound, L_ρ bound) over chart n's grid."""
     r, C = m.r, m.centres0
     W, h = _chart_grid(m.d, r, steps)
-    Y, J = _lift(m, n, W)
+    Y, J = _chart_points(m, n, W)
     near = np.flatnonzero(np.linalg.norm(C - C[n], axis=1) < 2 * r + 4 * h)  # centres that can reach the chart
     diff = Y[:, None, :] - C[near][None]  # (P, K', k)
     t = (diff**2).sum(-1) / r**2  # (P, K')

@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
-from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embed, ffn, mha
+from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embedding, ffn, mha
 from tmcheck.theory.network import FIXED, Network, NetworkError
 
 
@@ -47,7 +47,8 @@ def _pattern(net: Network) -> list[dict]:
     return pat
 
 
-def _constant_score(h) -> bool:
+def constant_score(h) -> bool:
+    """A head whose Q and K read only the constant row 4: the same score <Q e_4, K e_4> for every token pair."""
     Q, K = np.asarray(h.Q), np.asarray(h.K)
     return not np.any(Q[:, :4] != 0) and not np.any(K[:, :4] != 0)
 
@@ -217,8 +218,8 @@ def _sparse_heads(ops: _Ops, sp: dict, H):
 
 def _dense_heads(ops: _Ops, heads, pairs, H, budget: int):
     be = ops.be
-    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and _constant_score(h)]
-    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not _constant_score(h)]
+    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and constant_score(h)]
+    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not constant_score(h)]
     total = None
     if const:
         # score = <Q e_4, K e_4> for every pair: A(H)[:, i] = σ(score) Σ_k V h_k
@@ -277,8 +278,8 @@ def forward_structured(net: Network, X, backend: str | None = None, prepared: li
         key = ("float64 embedding", id(net))
         if key not in _EMBEDDINGS or _EMBEDDINGS[key][0]() is not net:
             _EMBEDDINGS[key] = (weakref.ref(net, lambda _, k=key: _EMBEDDINGS.pop(k, None)), convert_embedding(net))
-        return run_structured(net, be.tidy(embed(_EMBEDDINGS[key][1], X, be)), name, prepared)[-1]
-    return run_structured(net, be.tidy(embed(net, X, be)), name, prepared)[-1]
+        return run_structured(net, be.tidy(embedding(_EMBEDDINGS[key][1], X, be)), name, prepared)[-1]
+    return run_structured(net, be.tidy(embedding(net, X, be)), name, prepared)[-1]
 
 
 _EMBEDDINGS: dict = {}
@@ -289,7 +290,9 @@ def convert_embedding(net: Network) -> Network:
     import dataclasses
 
     f = BACKENDS["float64"]()
-    return dataclasses.replace(net, arithmetic="float64", U=f.weight(net.U), E=f.weight(net.E), PE=f.weight(net.PE), blocks=[])
+    return dataclasses.replace(
+        net, arithmetic="float64", U=f.weight(net.U), E=f.weight(net.E), PE=f.weight(net.PE), blocks=[]
+    )
 
 
 def run_structured(net: Network, H, backend: str, prepared: list[dict] | None = None, trace: bool = False) -> list:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tmcheck.theory.fast_eval import constant_score
 from tmcheck.theory.network import Network
 
 U = 2.0**-53
@@ -48,7 +49,7 @@ def _weight(arr) -> tuple[np.ndarray, np.ndarray]:
     return w, U * np.abs(w)
 
 
-def _kernel(h) -> tuple[np.ndarray, np.ndarray]:
+def _kernel_with_error(h) -> tuple[np.ndarray, np.ndarray]:
     """K^T Q in float64 and its error: γ_6 |K|^T |Q| covers both the exact product rounded once and a product
     of rounded weights computed in float64 (5 products and 4 sums per entry, weights rounded once)."""
     K, Q = np.asarray(h.K), np.asarray(h.Q)
@@ -61,11 +62,6 @@ def _kernel_error(heads) -> np.ndarray:
     K = np.stack([_weight(h.K)[0] for h in heads])
     Q = np.stack([_weight(h.Q)[0] for h in heads])
     return gamma(6) * np.einsum("mra,mrc->mac", np.abs(K), np.abs(Q))
-
-
-def _constant_score(h) -> bool:
-    Q, K = np.asarray(h.Q), np.asarray(h.K)
-    return not np.any(Q[:, :4] != 0) and not np.any(K[:, :4] != 0)
 
 
 def _ffn(layers, Z: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +81,7 @@ def _ffn(layers, Z: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Y, EY
 
 
-def _dense_heads(heads, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _dense_bound(heads, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Σ_heads V H σ((K H)^T Q H) with its error bound, every token pair (the dense backend)."""
     B, d, l = H.shape
     out, Eout, mag_sum = np.zeros_like(H), np.zeros_like(H), np.zeros_like(H)
@@ -93,7 +89,7 @@ def _dense_heads(heads, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.nd
     for h in heads:
         V, EV = _weight(h.V)
         aV = np.abs(V)
-        if _constant_score(h):  # score <Q e_4, K e_4> for every pair: out = σ(s) V Σ_k h_k, σ(s) V rounded once
+        if constant_score(h):  # score <Q e_4, K e_4> for every pair: out = σ(s) V Σ_k h_k, σ(s) V rounded once
             s = sum(np.asarray(h.Q)[r, 4] * np.asarray(h.K)[r, 4] for r in range(5))
             W, EW = _weight(np.asarray(h.V) * (s if s > 0 else 0 * s))
             sH, sE = H.sum(2), (aH + E).sum(2)  # (B, 5)
@@ -104,7 +100,7 @@ def _dense_heads(heads, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.nd
             Eout += err[:, :, None]
             mag_sum += base[:, :, None]
             continue
-        A, EA = _kernel(h)
+        A, EA = _kernel_with_error(h)
         aA = np.abs(A)
         S = np.einsum("bak,ac,bci->bki", H, A, H)  # (B, l[k], l[i])
         Sbase = np.einsum("bak,ac,bci->bki", aH, aA, aH)
@@ -119,7 +115,7 @@ def _dense_heads(heads, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.nd
     return out, Eout + gamma(n_terms + 2) * mag_sum
 
 
-def _sparse_heads(prep: dict, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sparse_bound(prep: dict, H: np.ndarray, E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The live pair of each structured head (`fast_eval.prepare`, float64): value and error, scattered."""
     t1, t2 = prep["t1"], prep["t2"]
     A, EA = prep["A"], prep["EA"]  # (m, 5, 5): K^T Q in float64 and its error (`_kernel`)
@@ -153,9 +149,9 @@ def block_bound(blk, H: np.ndarray, E: np.ndarray, prep: dict | None = None) -> 
     else:
         dense = [h for h, p in zip(blk.heads, prep["pairs"]) if p[0] < 0]
         if prep["sparse"] is not None:
-            parts.append(_sparse_heads(prep["sparse"], H, E))
+            parts.append(_sparse_bound(prep["sparse"], H, E))
     if dense:
-        parts.append(_dense_heads(dense, H, E))
+        parts.append(_dense_bound(dense, H, E))
     Z, EZ = H, E
     for val, err in parts:
         Z = Z + val

@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
 
 from tmcheck.theory.atlas import AtlasConstants, atlas_constants
 from tmcheck.theory.manifolds import Manifold, make_manifold
@@ -137,7 +136,7 @@ def _gap(l: int, arithmetic: str):
     return interaction_gap(l, arithmetic)
 
 
-def _head_C(b, gap, arithmetic: str, l: int = 0):
+def _stated_C(b, gap, arithmetic: str, l: int = 0):
     """A head's largest entry, C (exact: a Fraction, so the stated κ is not rounded below the measured one).
     float64 at l beyond 10^150 (gap None): log C = log 2b - log(2 sin²(π/4l)), sin x = x to 10^-300 there;
     inf when C exceeds the float range."""
@@ -155,10 +154,10 @@ def _kappa(values, arithmetic: str):
     """max of the candidate entries, exact (Fraction) in exact arithmetic, float otherwise (inf past the range)."""
     if arithmetic == "exact":
         return max(Fraction(v) for v in values)
-    return max(_as_float(v) for v in values)
+    return max(_float_or_inf(v) for v in values)
 
 
-def _as_float(v) -> float:
+def _float_or_inf(v) -> float:
     try:
         return float(v)
     except OverflowError:
@@ -225,7 +224,7 @@ def lemma1_spec(
     if with_kappa:
         gap = _gap(lay.l, arithmetic)
         kappa = _kappa(
-            [_head_C(max(2, Fraction(fm) + Fraction(R)), gap, arithmetic, lay.l), 3 * N - 1, Fraction(R) * P, 1],
+            [_stated_C(max(2, Fraction(fm) + Fraction(R)), gap, arithmetic, lay.l), 3 * N - 1, Fraction(R) * P, 1],
             arithmetic,
         )
     orders = {}
@@ -442,7 +441,7 @@ def _theorem2_kappa(
             b_chart = max(b_chart, M1 * (M1 + abs(2 * cj + 1)) + cj * cj + k.S)
     b_psi = max(M2 + 1, M2 + Fraction(k.S_I, m.D))
     b = [b_chart, b_psi, M2, M2 * M2 if lay.F > 1 else F0, Fraction(1), 2 * Fraction(R)]
-    heads = [_head_C(v, gap, arithmetic, lay.l) for v in b if v > 0]
+    heads = [_stated_C(v, gap, arithmetic, lay.l) for v in b if v > 0]
     Delta = Fraction(1, 2**L_ind)
     kk = Fraction(2) if deep else 1 / Delta
     r2 = q(m.r) ** 2

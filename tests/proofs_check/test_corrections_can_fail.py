@@ -79,10 +79,12 @@ BREAKERS = {
     "lemma1.step2_kernel": (
         sparse,
         "psi_interactions",
-        lambda f: lambda z, N, base: [
-            dataclasses.replace(it, K_data=(sparse.kernel_row(1, 1 - F(j + 1, N - 1)), sparse.ZERO))
-            for it, j in zip(f(z, N, base), [j for _ in z for j in range(N)])
-        ],
+        lambda f: (
+            lambda z, N, base: [
+                dataclasses.replace(it, K_data=(sparse.kernel_row(1, 1 - F(j + 1, N - 1)), sparse.ZERO))
+                for it, j in zip(f(z, N, base), [j for _ in z for j in range(N)])
+            ]
+        ),
     ),
     "lemma1.token_count": (Lemma1Layout, "l", lambda f: property(lambda self: self.prod_base + self.N**self.d)),
     "lemma1.token_index_final": (
@@ -98,7 +100,11 @@ BREAKERS = {
     "lemma2.attention_difference": (bounds, "block_constants", lambda f: _shifted_block_constant("log_attn_diff", 3)),
     "lemma2.block_lipschitz": (bounds, "block_constants", lambda f: _shifted_block_constant("log_block_lip", 1)),
     "lemma2.block_output_bound": (bounds, "block_constants", lambda f: _shifted_block_constant("log_M_out", 1)),
-    "lemma2.block_perturbation_sum": (bounds, "block_constants", lambda f: _shifted_block_constant("log_block_pert", 3)),
+    "lemma2.block_perturbation_sum": (
+        bounds,
+        "block_constants",
+        lambda f: _shifted_block_constant("log_block_pert", 3),
+    ),
     "lemma2.composition_exponents": (
         bounds,
         "corrected_lipschitz",
@@ -176,9 +182,7 @@ RANDOM = {
 }
 
 OBLIGATIONS = {o.id: o for o in registry.all_obligations()}
-CORRECTED = sorted(
-    oid for oid, o in OBLIGATIONS.items() if registry.run(o).label == registry.Verdict.CORRECTED.value
-)
+CORRECTED = sorted(oid for oid, o in OBLIGATIONS.items() if registry.run(o).label == registry.Verdict.CORRECTED.value)
 
 
 def test_every_corrected_obligation_has_a_breaker():

@@ -187,9 +187,9 @@ def recheck_lemma2_ffn_output_bound(w):
     layers = tuple(Layer(np.full((d, d), k, dtype=object), np.full(d, k, dtype=object)) for _ in range(L))
     y = be.output(ffn(layers, be.inputs(np.full((1, d, 1), M, dtype=object)), be))[0, 0, 0]
     assert y == w.lhs > lemma2.ffn_output_paper(k, d, L, M)
-    assert float(y) <= math.exp(bounds.log_ffn_output_bound(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (
-        1 + 1e-12
-    )
+    assert float(y) <= math.exp(
+        bounds.log_ffn_output_bound(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))
+    ) * (1 + 1e-12)
 
 
 def recheck_lemma2_ffn_lipschitz(w):
@@ -531,7 +531,10 @@ def recheck_lemma1_network_resources_measured(w):
         r = resources(net)
         assert (r.l, r.m) == (sp_.l, sp_.m) and float(r.kappa_blocks) == pytest.approx(float(sp_.kappa), rel=1e-12)
     forms = {"l": d * eps**-d, "m": d * eps**-d, "kappa": d * d * eps ** (-2 * d)}
-    base = {"l": lemma1_spec(1, eps=eps, grid="tight").l / eps**-1, "m": lemma1_spec(1, eps=eps, grid="tight").m / eps**-1}
+    base = {
+        "l": lemma1_spec(1, eps=eps, grid="tight").l / eps**-1,
+        "m": lemma1_spec(1, eps=eps, grid="tight").m / eps**-1,
+    }
     assert float(getattr(sp_, q)) / forms[q] == pytest.approx(w.lhs) and w.lhs > w.rhs
     if q in base:
         assert w.rhs == pytest.approx(10 * base[q])

@@ -18,7 +18,7 @@ def test_every_obligation_reaches_theory():
 
 
 def test_the_scan_tells_reaching_from_not_reaching():
-    assert reach.reach("tmcheck.proofs_check.registry", "_fmt") == set()  # formats text, no theory
+    assert reach.reach("tmcheck.proofs_check.registry", "fmt_value") == set()  # formats text, no theory
     psi = reach.reach("tmcheck.proofs_check.lemma1", "psi_partition_of_unity")
     assert "tmcheck.theory.sparse" in psi  # through network_psi, a function of its module
     lip = reach.reach("tmcheck.proofs_check.lemma2_lipschitz", "lipschitz_constant")

@@ -189,7 +189,7 @@ def test_no_check_can_state_a_verdict():
     for cls in (Evidence, Witness, Unevaluable, Result):
         assert not {"verdict", "status", "ok"} & set(inspect.signature(cls).parameters), cls
     for path in PACKAGE.glob("*.py"):
-        if path.name in ("registry.py", "errata.py"):
+        if path.name in ("registry.py", "errata.py", "report.py"):  # they read verdicts; no check lives there
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
@@ -234,4 +234,3 @@ def test_finding_flips_to_holds_on_satisfying_evidence(oid):
     assert keys(res.evidence) == keys(found.evidence)
     if _varied(found.evidence.written):
         assert _varied(res.evidence.written), "the satisfying search collapses to one point"
-

@@ -189,7 +189,12 @@ from tmcheck.theory import targets as _targets  # noqa: E402
 from tmcheck.theory.lemmas import theorem2 as _theorem2  # noqa: E402
 
 SOURCE_MUTATIONS = {
-    "covering_P_half": (_bounds, "log_covering_corrected", "return n_params(c) * log_sum_exp(", "return n_params(c) / 2 * log_sum_exp("),
+    "covering_P_half": (
+        _bounds,
+        "log_covering_corrected",
+        "return n_params(c) * log_sum_exp(",
+        "return n_params(c) / 2 * log_sum_exp(",
+    ),
     "covering_no_plus1": (
         _bounds,
         "log_covering_corrected",
@@ -205,9 +210,19 @@ SOURCE_MUTATIONS = {
         "log_pert = log_sum_exp(log_sum_exp(0.0, log_ffn_lip) + math.log(c.m) + log_attn,",
         "log_pert = log_sum_exp(math.log(c.m) + log_attn,",
     ),
-    "grid_shift": (sparse, "grid_points", "Fraction(j, N - 1) for j in range(N)", "Fraction(j + 1, N - 1) for j in range(N)"),
+    "grid_shift": (
+        sparse,
+        "grid_points",
+        "Fraction(j, N - 1) for j in range(N)",
+        "Fraction(j + 1, N - 1) for j in range(N)",
+    ),
     "mailbox_off_by_one": (_theorem2, "mailbox_ffn", "W2 = [[1 + b, -b],", "W2 = [[b, -b],"),
-    "float_ffn_1e_6": (_fast_eval, "_ffn_float", "out[:, rows, :] += Y[:, rows, :]", "out[:, rows, :] += Y[:, rows, :] + 1e-6"),
+    "float_ffn_1e_6": (
+        _fast_eval,
+        "_ffn_float",
+        "out[:, rows, :] += Y[:, rows, :]",
+        "out[:, rows, :] += Y[:, rows, :] + 1e-6",
+    ),
     "atlas_sampled": (
         _atlas,
         "atlas_constants",
@@ -244,7 +259,11 @@ def _verdict(oid: str, expected: str):
 def check_covering_oracle():
     from test_recompute import oracle_log_covering  # tests/theory/test_recompute.py
 
-    for args in ((2, 2, 3, 4, 3, 2, 0.5, 1.0, 1e-3), (1, 1, 1, 1, 1, 1, 1.0, 1.0, 1e-2), (3, 2, 2, 8, 2, 3, 0.1, 2.0, 1e-6)):
+    for args in (
+        (2, 2, 3, 4, 3, 2, 0.5, 1.0, 1e-3),
+        (1, 1, 1, 1, 1, 1, 1.0, 1.0, 1e-2),
+        (3, 2, 2, 8, 2, 3, 0.1, 2.0, 1e-6),
+    ):
         c = _bounds.TransformerClass(*args[:8])
         assert _bounds.log_covering_corrected(c, args[8]) == pytest.approx(oracle_log_covering(*args), rel=1e-9)
 

@@ -79,7 +79,14 @@ def oracle_lemma1_N(d, H, beta, eps) -> int:
 
 @pytest.mark.parametrize(
     "d,H,beta,eps",
-    [(1, 1.0, 1.0, 0.1), (2, 3.0, 1.0, 0.1), (1, 1.0, 0.5, 0.1), (3, 1.8, 1.0, 0.4), (4, 1.0, 1.0, 0.5), (2, 2.0, 0.7, 0.2)],
+    [
+        (1, 1.0, 1.0, 0.1),
+        (2, 3.0, 1.0, 0.1),
+        (1, 1.0, 0.5, 0.1),
+        (3, 1.8, 1.0, 0.4),
+        (4, 1.0, 1.0, 0.5),
+        (2, 2.0, 0.7, 0.2),
+    ],
 )
 def test_lemma1_proven_N_recomputed(d, H, beta, eps):
     want = oracle_lemma1_N(d, H, beta, eps)

@@ -14,7 +14,7 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import INTERACTION, Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import INTERACTION, Layer, interaction_vectors, zeros
 from tmcheck.theory.sparse import PositionalFFN
 
 PI_LOWER = Fraction(314159265, 10**8)
@@ -129,7 +129,8 @@ def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
         name=f"lemma4.gating.{keep}",
         paper="Appendix G, Lemma 4",
         network=standalone_network(l, blocks, {"name": "lemma4.gating", "t_cut": t_cut, "keep": keep}),
-        claim=f"B(H) keeps tokens with t {'<' if keep == 'prefix' else '>='} {t_cut} and zeroes the data rows of the others, "
+        claim=f"B(H) keeps tokens with t {'<' if keep == 'prefix' else '>='} {t_cut} and zeroes the data rows of the "
+        "others, "
         f"for structured H with ||H||_inf <= {M} (0-based)",
         sample_inputs=lambda rng, n: sample_structured(rng, n, l, M),
         expected=expected,

@@ -397,7 +397,6 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
     kernels = tuple(tuple(r) for r in Qb), tuple(tuple(r) for r in Kb)
     block = SparseBlock([Interaction(t1, t2, row, *kernels, C=MINIMAL if C is None else Fraction(C))], (), M)
     blocks, _ = realize([block], l, "exact")
-    head = blocks[0].heads[0]
     C = th.C if C is None else Fraction(C)
     kap = kappa_data(Qb, Kb)
     pC = paper_C(l, kap, M)
@@ -418,7 +417,8 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         name="lemma3.interaction",
         paper="Appendix G, Lemma 3",
         network=standalone_network(l, blocks, {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}),
-        claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} (0-based)",
+        claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} "
+        "(0-based)",
         sample_inputs=sample,
         expected=expected,
         constants={

@@ -12,7 +12,7 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import Block, Layer, zeros
+from tmcheck.theory.network import Layer, zeros
 
 
 def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[Layer, ...]:
