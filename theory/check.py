@@ -173,3 +173,19 @@ def verify(
     out["verdict"] = "HOLDS" if out["ok"] else "FAILS"
     out["failed"] = rep.failed + ([] if eps is None or out["within_eps"] else ["error > ε"])
     return out
+
+
+def verdict_lines(rep: dict) -> list[str]:
+    """What a theory command prints about its verdict (`verify`'s keys in `rep`): a line per failed property,
+    then the verdict with the properties checked and the accuracy claim."""
+    lines = [f"check {k} FAILS: {d['detail']}" for k, d in rep["check"]["results"].items() if not d["passed"]]
+    why = "" if rep["ok"] else f" ({', '.join(rep['failed'])})"
+    lines.append(
+        f"verdict: {rep['verdict']}{why}: check_construction ({', '.join(rep['check']['results'])}) and max |T - f| <= ε"
+    )
+    return lines
+
+
+def report_json(rep: dict) -> dict:
+    """A theory report without its Python objects (the network, the build plan): what --json prints."""
+    return {k: v for k, v in rep.items() if k not in ("network", "plan")}

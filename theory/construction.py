@@ -19,6 +19,11 @@ import numpy as np
 
 from tmcheck.theory.network import Network, resources
 
+# resource guard of the full constructions: networks with more tokens or heads than this are refused before
+# they are built (`spec.ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network
+# (the circle in R^3 at ε = 0.3) has 17,920 tokens.
+SIZE_LIMIT = 500_000
+
 
 @dataclass
 class Construction:

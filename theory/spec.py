@@ -32,13 +32,11 @@ from fractions import Fraction
 
 
 from tmcheck.theory.atlas import AtlasConstants, atlas_constants
+from tmcheck.theory.construction import SIZE_LIMIT
 from tmcheck.theory.manifolds import Manifold, make_manifold
 from tmcheck.theory.targets import TargetError, check_constants, grid_N
 
 BYTES_PER_FLOAT = 8
-# resource guard: networks with more tokens or heads than this are refused before they are built
-# (`ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network has 17,710.
-SIZE_LIMIT = 500_000
 
 
 def product_depth(F: int) -> int:
@@ -494,4 +492,14 @@ def resource_rows(sp: ConstructionSpec, measured, paper: list[tuple[str, str, fl
             "ratio": float(mv) / float(v) if v else float("nan"),
         }
         for q, f, v, mv in rows
+    ]
+
+
+RESOURCE_COLUMNS = ("quantity", "formula", "formula value", "measured", "ratio")
+
+
+def resource_cells(rows: list[dict]) -> list[tuple[str, ...]]:
+    """`resource_rows` as the cells of a printed table (RESOURCE_COLUMNS)."""
+    return [
+        (r["quantity"], r["formula"], f"{r['value']:.4g}", f"{r['measured']:.4g}", f"{r['ratio']:.3g}") for r in rows
     ]

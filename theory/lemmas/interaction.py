@@ -504,3 +504,27 @@ def largest_float_l(
         else:
             good = mid
     return {"l": good, "first_bad": bad, "errors": dict(sorted(errors.items())), "tol": tol, "C": which}
+
+
+# --------------------------------------------------------------------------------------------
+# what `tmcheck lemma interaction` shows
+
+
+def default_kernels(kappa) -> tuple[list, list]:
+    """Q^B = κ [e_0; e_1 + e_4], K^B = κ [e_1; e_0]: b(t, k) = κ^2 (x_t0 x_k1 + (x_t1 + 1) x_k0)."""
+    Q = [[kappa, 0, 0, 0, 0], [0, kappa, 0, 0, kappa]]
+    K = [[0, kappa, 0, 0, 0], [kappa, 0, 0, 0, 0]]
+    return Q, K
+
+
+def attention_pattern(c: Construction, H: np.ndarray) -> np.ndarray:
+    """σ(<Q h_t, K h_k>) for one H (5, l), the lemma's only head: (l[t], l[k]) exact."""
+    head = c.blocks[0].heads[0]
+    S = H.T @ head.Q.T @ head.K @ H  # (t, k): <Q h_t, K h_k>
+    return np.vectorize(lambda v: max(v, 0), otypes=[object])(S)
+
+
+def pattern_input(c: Construction, Q, K) -> np.ndarray:
+    """Of 16 random structured inputs, the one with the largest σ(<Q^B h_t1, K^B h_t2>) (5, l)."""
+    H = c.sample_inputs(np.random.default_rng(0), 16)
+    return H[int(np.argmax(head_value(H, c.constants["t1"], c.constants["t2"], Q, K)))]
