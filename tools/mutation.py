@@ -61,15 +61,16 @@ def prepare(files: list[str]) -> None:
         if dst.exists():
             shutil.rmtree(dst)
         shutil.copytree(ROOT / name, dst, ignore=shutil.ignore_patterns("__pycache__"))
-    if (WORK / "tests").exists():
-        shutil.rmtree(WORK / "tests")
-    shutil.copytree(ROOT / "tests", WORK / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("tests", "docs", "tools"):  # the tests read the generated docs pages and their generators
+        if (WORK / name).exists():
+            shutil.rmtree(WORK / name)
+        shutil.copytree(ROOT / name, WORK / name, ignore=shutil.ignore_patterns("__pycache__", ".work"))
     only = "\n".join(f"    tmcheck/{f}" for f in files)
     tests = "\n".join(f"    {t}" for t in TESTS)
     (WORK / "setup.cfg").write_text(
         "[mutmut]\n"
         "source_paths =\n    tmcheck/theory\n    tmcheck/proofs_check\n"
-        "also_copy =\n    tmcheck/cli\n    tmcheck/empirics\n    tmcheck/util\n    tests\n"
+        "also_copy =\n    tmcheck/cli\n    tmcheck/empirics\n    tmcheck/util\n    tests\n    docs\n    tools\n"
         f"only_mutate =\n{only}\n"
         f"pytest_add_cli_args_test_selection =\n{tests}\n"
         "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not slow and not gpu\n    -q\n"
