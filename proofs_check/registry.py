@@ -4,7 +4,7 @@ An obligation is one claim of the paper: a stable id with a section prefix (`lem
 paper location, the claim as written, its kind (a lemma's or theorem's statement, a step of its
 proof, a resource bound of its construction, or a definition/notation) and a check.
 
-A verdict is a function of evidence (DESIGN.md, "Decisions of wave 2"). A check returns Evidence:
+A verdict is a function of evidence (DESIGN.md, "Verdicts are derived"). A check returns Evidence:
 the claim as written evaluated on every witness it searched (each Witness holds both sides and the
 relation between them), the search domain, and, where tmcheck implements a correction, the corrected
 claim evaluated on the same witnesses. A check never states a verdict: `Result(evidence)` derives it.
