@@ -67,4 +67,5 @@ def test_docs_errata_are_current():
     page = CLAIMS.read_text(encoding="utf-8")
     m = re.search(r"^<!-- gen:theory.errata -->\n(.*?)^<!-- /gen:theory.errata -->$", page, re.M | re.S)
     assert m, "docs/theory/claims.md has no theory.errata block"
-    assert m.group(1) == _generators()["theory.errata"](), "the errata are stale: rebuild the docs (tools/docs.py build)"
+    stale = "the errata are stale: rebuild the docs (tools/docs.py build)"
+    assert m.group(1) == _generators()["theory.errata"](), stale

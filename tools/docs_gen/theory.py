@@ -265,7 +265,8 @@ def float_bound() -> str:
         r, col = c.network.decoder
         err = float(np.abs(fl[-1] - np.asarray(ex[-1], dtype=object).astype(float))[:, r, col].max())
         rows.append([name, _g(err), _g(float(tol[:, r, col].max())), _g(blocks[-1]["max_bound"])])
-    return _table(["construction", "measured error (float64 − exact)", "a priori bound", "last block's bound"], rows) + "\n"
+    header = ["construction", "measured error (float64 − exact)", "a priori bound", "last block's bound"]
+    return _table(header, rows) + "\n"
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
