@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 
 from tmcheck.theory.fast_eval import evaluate_structured  # noqa: E402
 from tmcheck.util import atomic  # noqa: E402
-from tmcheck.theory.lemmas.lemma1 import fhat, lemma1_network, lemma1_spec  # noqa: E402
+from tmcheck.theory.lemmas.lemma1 import fhat, lemma1_network, lemma1_plan  # noqa: E402
 from tmcheck.theory.targets import parse_target  # noqa: E402
 
 BUDGET = 60.0
@@ -41,7 +41,7 @@ def run(d: int, N: int, arithmetic: str, seed: int = 0) -> dict:
     """Build the network and push INPUTS points through it; verify against f̂ computed exactly."""
     text = " + ".join(f"x{i}*x{(i + 1) % d}" for i in range(d)) if d > 1 else "x0^2"
     t0 = time.perf_counter()
-    spec = lemma1_spec(parse_target(text, d), 2.0 * d, 1.0, 0.5, N=N)
+    spec = lemma1_plan(parse_target(text, d), 2.0 * d, 1.0, 0.5, N=N)
     net = lemma1_network(spec, arithmetic)
     t1 = time.perf_counter()
     rng = np.random.default_rng(seed)

@@ -15,7 +15,6 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, positive_finite, positive_int
-from tmcheck.theory import bounds
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -51,6 +50,8 @@ def covering(
 
     Example: tmcheck bound covering --LT 3 --m 32 --l 64 --delta 1e-3 --json
     """
+    from tmcheck.theory import bounds
+
     from rich.table import Table
 
     c = bounds.TransformerClass(L_T=LT, L_FFN=LFFN, w=w, l=l, d_embd=d_embd, m=m, kappa=kappa, M=M, D=D)
@@ -90,6 +91,8 @@ def theorem1(
 
     Example: tmcheck bound theorem1 --d 4 --n 1e6 --D 16 --json
     """
+    from tmcheck.theory import bounds
+
     from rich.table import Table
 
     if d > D:

@@ -2,8 +2,9 @@
 verified and exported.
 
 Indices are 0-based as in the file format (token t is the paper's t+1, row r the paper's row r+1).
-Each command is a thin wrapper over theory.lemmas and `theory.check.verify`: it prints the verdict of
-`check_construction` and exits 1 when the construction fails its claim, 0 when it holds, 2 on bad input.
+Each command parses its options, calls theory.lemmas (`lemma 1`: `lemmas.lemma1_report.lemma1_report`) and
+`theory.check.verify`, and prints: the verdict of `check_construction`, exit 1 when the construction fails
+its claim, 0 when it holds, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json
-from tmcheck.cli.options import ExactOpt, ExportOpt, JsonOpt, TrialsOpt
+from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt, positive_int
 from tmcheck.theory.network import NetworkError, to_fraction
+from tmcheck.theory.construction import SIZE_LIMIT
 
 MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention patterns (exact rationals)
 
@@ -43,13 +45,6 @@ def parse_matrix(text: str, name: str) -> list[list[Fraction]]:
     if len(rows) != 2 or any(len(r) != 5 for r in rows):
         raise UserError(f"{name}: a data kernel is 2 x 5 (rows separated by ';'), got {[len(r) for r in rows]}")
     return rows
-
-
-def default_kernels(kappa: Fraction) -> tuple[list, list]:
-    """Q^B = κ [e_0; e_1 + e_4], K^B = κ [e_1; e_0]: b(t, k) = κ^2 (x_t0 x_k1 + (x_t1 + 1) x_k0)."""
-    Q = [[kappa, 0, 0, 0, 0], [0, kappa, 0, 0, kappa]]
-    K = [[0, kappa, 0, 0, 0], [kappa, 0, 0, 0, 0]]
-    return Q, K
 
 
 def _resources_row(c) -> dict:
@@ -113,27 +108,14 @@ def _print_report(c, res: dict, trials: int, exact: bool, export: Path | None, e
     for k, d in res["check"]["results"].items():
         t.add_row(f"check: {k}", ("[green]pass[/] " if d["passed"] else "[red]FAIL[/] ") + d["detail"])
     if "float_error" in res:
-        t.add_row("float64 max error", f"{res['float_error']:.3g} (tolerance 1e-9)")
+        from tmcheck.theory.check import FLOAT_CLAIM_TOL
+
+        t.add_row("float64 max error", f"{res['float_error']:.3g} (tolerance {FLOAT_CLAIM_TOL:g})")
     verdict = "[bold green]HOLDS[/]" if res["ok"] else "[bold red]FAILS[/]"
     t.add_row("verdict", f"{verdict} over {trials} inputs ({'exact' if exact else 'float64'})")
     console.print(t)
     if export is not None:
         console.print(f"exported tmcheck-network v1 to {export}")
-
-
-def attention_pattern(c, H) -> np.ndarray:
-    """σ(<Q h_t, K h_k>) for one H (5, l), the lemma's only head: (l[t], l[k]) exact."""
-    head = c.blocks[0].heads[0]
-    S = H.T @ head.Q.T @ head.K @ H  # (t, k): <Q h_t, K h_k>
-    return np.vectorize(lambda v: max(v, 0), otypes=[object])(S)
-
-
-def pattern_input(c, Q, K) -> np.ndarray:
-    """Of 16 random structured inputs, the one with the largest σ(<Q^B h_t1, K^B h_t2>) (5, l)."""
-    from tmcheck.theory.lemmas.interaction import head_value
-
-    H = c.sample_inputs(np.random.default_rng(0), 16)
-    return H[int(np.argmax(head_value(H, c.constants["t1"], c.constants["t2"], Q, K)))]
 
 
 def show_pattern(P: np.ndarray, t1: int, t2: int) -> None:
@@ -182,7 +164,15 @@ def interaction_cmd(
 
     Example: tmcheck lemma interaction --l 64 --t1 3 --t2 40 --show-pattern
     """
-    from tmcheck.theory.lemmas.interaction import float_error, interaction, threshold
+    from tmcheck.theory.check import FLOAT_CLAIM_TOL
+    from tmcheck.theory.lemmas.interaction import (
+        attention_pattern,
+        default_kernels,
+        float_error,
+        interaction,
+        pattern_input,
+        threshold,
+    )
 
     kap = num(kappa, "--kappa")
     dq, dk = default_kernels(kap)
@@ -195,7 +185,7 @@ def interaction_cmd(
         thf = threshold(l, t1, t2, Q, K, float(Mq), "float64")
         err = float_error(l, t1, t2, Q, K, Mq, thf.C, np.random.default_rng(0), trials)
         extra.update({"sinusoidal C*": thf.C, "sinusoidal float64 error": err})
-        extra_ok = err <= 1e-9
+        extra_ok = err <= FLOAT_CLAIM_TOL
     if json_:
         from tmcheck.theory.network import interaction_vectors
 
@@ -277,7 +267,7 @@ def build_kind(kind: str, l: int, M: Fraction):
     """A default construction of one kind on l tokens (what `lemma parallel` combines)."""
     from tmcheck.theory.lemmas.addition import addition
     from tmcheck.theory.lemmas.gating import gating
-    from tmcheck.theory.lemmas.interaction import interaction
+    from tmcheck.theory.lemmas.interaction import default_kernels, interaction
     from tmcheck.theory.lemmas.replace import replace
 
     if kind == "interaction":
@@ -317,6 +307,99 @@ def parallel_cmd(
     report(c, trials, exact, json_, export)
 
 
-from tmcheck.cli import lemma1 as _lemma1  # noqa: E402  (the `lemma 1` command, registered on this group)
+def resource_table(rows: list[dict], title: str) -> Table:
+    """The resource rows of a Lemma 1 or Theorem 2 report (`theory.spec.resource_cells`) as a table."""
+    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
 
-_lemma1.register(app)
+    t = Table(title=title)
+    for c in RESOURCE_COLUMNS:
+        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
+    for cells in resource_cells(rows):
+        t.add_row(*cells)
+    return t
+
+
+def finish(rep: dict, export, json_: bool) -> None:
+    """Export the report's network if asked, print the report as JSON or its verdict lines, and exit 1 when the
+    construction fails its claim (a finding, not bad input)."""
+    from tmcheck.theory import netfile
+    from tmcheck.theory.check import report_json, verdict_lines
+
+    if export is not None:
+        netfile.save(rep["network"], export)
+    if json_:
+        print_json({**report_json(rep), "exported": str(export) if export else None})
+    else:
+        for line in verdict_lines(rep):
+            colour = "green" if rep["ok"] else "red"
+            console.print(f"[{colour}]{line}[/]" if line.startswith(("verdict", "check")) else line, highlight=False)
+        if export:
+            console.print(f"written to {export}")
+    if not rep["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("1")
+@handle_errors
+def lemma1_cmd(
+    d: int = typer.Option(2, "--d", help="Input dimension d (f on [0,1]^d)."),
+    eps: float = typer.Option(0.1, "--eps", help="Accuracy ε in (0, 1)."),
+    target: str = typer.Option(
+        "sin(3*x0)*x1", "--target", help="f as a sympy expression in x0..x{d-1} (1e-3 style numbers allowed)."
+    ),
+    beta: BetaOpt = 1.0,
+    hf: float = typer.Option(3.0, "--H-f", "--hf", help="Declared Hölder constant H_f."),
+    R: float | None = typer.Option(None, "--R", help="Declared bound on |f| (default: max |f_n|)."),
+    grid: str = typer.Option(
+        "tight", "--grid", help="'paper' (N = d(2^d H_f/ε)^{1/β}+1) or 'tight' (corrected analysis)."
+    ),
+    N: int | None = typer.Option(
+        None, "--N", min=2, help="Override the grid size (the bound is then reported for it)."
+    ),
+    exact: ExactOpt = False,
+    points: int = typer.Option(2000, "--points", min=1, help="Size of the dense sample (exact: at most 200)."),
+    trials: TrialsOpt = 4,
+    size_limit: int = typer.Option(
+        SIZE_LIMIT,
+        "--size-limit",
+        callback=positive_int,
+        help="Refuse networks with more tokens or heads than this (checked before building).",
+    ),
+    export: ExportOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Lemma 1 (Section 2.4, Appendix E.1): one transformer computing f̂ = Σ f_n φ_n on [0,1]^d; error
+    vs ε, resources vs the spec and the paper, and the verdict (exit 1 when it fails its claim).
+
+    --exact/--float chooses the arithmetic of the error measurement (default float64, on the exact network's
+    weights); the conformance check always runs exactly. --export writes the exact network.
+
+    Example: tmcheck lemma 1 --d 2 --eps 0.1 --target "sin(3*x0)*x1" --H-f 3
+    """
+    from tmcheck.theory.lemmas.lemma1_report import lemma1_report
+
+    if grid not in ("paper", "tight"):
+        raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
+    backend = "exact" if exact else "float64"
+    rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, backend, points, trials=trials, size_limit=size_limit)
+    if not json_:
+        e = rep["error"]
+        console.print(resource_table(rep["resources"], f"Lemma 1 network for f = {target} on [0,1]^{d}: resources"))
+        console.print(
+            f"grid {grid}: N = {rep['N']} (paper's N = {rep['paper_N']}); bound H_f(2√d/3(N-1))^β = "
+            f"{rep['tight_bound']:.4g}, paper's bound {rep['paper_bound']:.4g}"
+        )
+        exact_note = f"; T = f̂ exactly at all {e['n_points']} rational points" if e["exact_mismatches"] == 0 else ""
+        console.print(
+            f"max |T - f| = {e['max_error']:.4g} on {e['n_points']} points ({e['backend']}) vs ε = {eps}: "
+            f"{'within' if rep['within_eps'] else 'NOT within'} ε{exact_note}"
+        )
+        grow = [g for g in rep["growth_with_d"] if g["grid"] == grid]
+        console.print(
+            f"growth with d at ε = {eps} ({grid} grid): l/(dε^(-d/β)) = "
+            + ", ".join(f"d={g['d']}: {g['ratio_l']:.3g}" for g in grow)
+            + " (Lemma 1 says this factor depends on H_f only)"
+        )
+        if e["exact_mismatches"]:
+            console.print(f"[red]{e['exact_mismatches']} points where T != f̂[/]")
+    finish(rep, export, json_)

@@ -1,14 +1,19 @@
-"""`tmcheck theorem`: Theorem 2 (Section 2.4, proof in Appendix E.2) as one network on a manifold."""
+"""`tmcheck theorem`: Theorem 2 (Section 2.4, proof in Appendix E.2) as one network on a manifold.
+
+Parses its options, calls `theory.lemmas.theorem2_report.theorem2_report` and prints the report and the
+verdict (`theory.check.verdict_lines`); exit 1 when the construction fails its claim, 2 on bad input.
+"""
 
 from __future__ import annotations
 
 
 import typer
 
-from tmcheck.cli.common import console, handle_errors
-from tmcheck.cli.lemma1 import finish, table_of
+from rich.table import Table
+
+from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import ExportOpt, JsonOpt, TrialsOpt, positive_finite, positive_int
-from tmcheck.theory.spec import SIZE_LIMIT
+from tmcheck.theory.construction import SIZE_LIMIT
 
 app = typer.Typer(
     no_args_is_help=True, help="Theorem 2 (Section 2.4, Appendix E.2): Hölder functions on manifolds as one network."
@@ -64,7 +69,7 @@ def theorem2_cmd(
     )
     if not json_:
         console.print(
-            table_of(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources")
+            resource_table(rep["resources"], f"Theorem 2 network, f = {target} on the {manifold} in R^{D}: resources")
         )
         console.print(
             f"atlas: C_M = {rep['C_M']} charts, r = τ/4 = {rep['r']}, at most μ = {rep['mu']} charts per point; "
@@ -86,3 +91,34 @@ def theorem2_cmd(
             f"{rep['network_vs_claim']:.2g}"
         )
     finish(rep, export, json_)
+
+
+def resource_table(rows: list[dict], title: str) -> Table:
+    """The report's resource rows (`theory.spec.resource_cells`) as a table."""
+    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
+
+    t = Table(title=title)
+    for c in RESOURCE_COLUMNS:
+        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
+    for cells in resource_cells(rows):
+        t.add_row(*cells)
+    return t
+
+
+def finish(rep: dict, export, json_: bool) -> None:
+    """Export the network if asked, print JSON or the verdict lines, exit 1 when the construction fails."""
+    from tmcheck.theory import netfile
+    from tmcheck.theory.check import report_json, verdict_lines
+
+    if export is not None:
+        netfile.save(rep["network"], export)
+    if json_:
+        print_json({**report_json(rep), "exported": str(export) if export else None})
+    else:
+        colour = "green" if rep["ok"] else "red"
+        for line in verdict_lines(rep):
+            console.print(f"[{colour}]{line}[/]", highlight=False)
+        if export:
+            console.print(f"written to {export}")
+    if not rep["ok"]:
+        raise typer.Exit(1)

@@ -9,9 +9,21 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from fractions import Fraction as F
+
 from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
+from tmcheck.theory import bounds
 
 d, beta, eps, n, N = sp.symbols("d beta epsilon n N", positive=True)
+# (d, β) at which tmcheck's closed forms (theory.bounds, exact on Fractions) are compared with the derived forms
+POINTS = ((F(1), F(1)), (F(2), F(1, 2)), (F(4), F(1)), (F(31, 2), F(1)), (F(8), F(3, 4)))
+
+
+def derived(expr, dd, b):
+    """A sympy form of this module at d = dd, β = b, exactly."""
+    return sp.nsimplify(
+        expr.subs({d: sp.Rational(dd.numerator, dd.denominator), beta: sp.Rational(b.numerator, b.denominator)})
+    )
 
 
 def _log(a):
@@ -27,10 +39,16 @@ def _log(a):
     kind=Kind.STEP,
 )
 def alpha_N() -> Evidence:
+    """Symbolic; and the exponent of ε² in N derived here against tmcheck's α_N (`bounds.alpha_N`) at POINTS."""
     e_of_N = sp.solve(sp.Eq(N, eps ** (-d / beta)), eps)
+    slope = sp.simplify(-N * sp.diff(sp.log(e_of_N[0] ** 2), N)) if e_of_N else None
     return Evidence(
-        "symbolic in N, d, β > 0",
+        "symbolic in N, d, β > 0; tmcheck's α_N at (d, β) in " + str([(str(a), str(b)) for a, b in POINTS]),
         [
+            Witness({"d": dd, "beta": b, "quantity": "tmcheck α_N"}, bounds.alpha_N(dd, b), derived(slope, dd, b), "==")
+            for dd, b in POINTS
+        ]
+        + [
             Witness({"quantity": "positive solutions ε(N)"}, len(e_of_N), 1, "=="),
             Witness({"quantity": "log ε²"}, _log(e_of_N[0] ** 2) if e_of_N else None, _log(N ** (-2 * beta / d)), "=="),
         ],
@@ -46,10 +64,18 @@ def alpha_N() -> Evidence:
     kind=Kind.STEP,
 )
 def variance_in_N() -> Evidence:
+    """Symbolic; and tmcheck's α_N against the exponent of N in the bias term ε² at ε = N^(−β/d)."""
     e = N ** (-beta / d)
+    slope = sp.simplify(-N * sp.diff(sp.log(e**2), N))
     return Evidence(
-        "symbolic in N, n, d, β > 0, ε = N^(−β/d)",
+        "symbolic in N, n, d, β > 0, ε = N^(−β/d); tmcheck's α_N at POINTS",
         [
+            Witness(
+                {"d": dd, "beta": b, "term": "tmcheck α_N vs ε²"}, bounds.alpha_N(dd, b), derived(slope, dd, b), "=="
+            )
+            for dd, b in POINTS
+        ]
+        + [
             Witness({"term": "ε^(−d/β)/n"}, _log(e ** (-d / beta) / n), _log(N / n), "=="),
             Witness({"term": "ε²"}, _log(e**2), _log(N ** (-2 * beta / d)), "=="),
         ],
@@ -65,11 +91,30 @@ def variance_in_N() -> Evidence:
     kind=Kind.STEP,
 )
 def balance() -> Evidence:
+    """Symbolic; and tmcheck's balancing n for ε (`bounds.theorem1_n_for_eps`) against n ≍ N^{(2β+d)/d} at
+    N = ε^{−d/β}, numerically."""
     sol = sp.solve(sp.Eq(N ** (-2 * beta / d), N / n), N)
     s0 = sol[0] if sol else None
+    numeric = []
+    for dd, b in POINTS:
+        for e_ in (0.5, 0.1):
+            Nn = e_ ** (-float(dd) / float(b))
+            numeric.append(
+                Witness(
+                    {"d": dd, "beta": b, "eps": e_, "quantity": "tmcheck n(ε) vs N^((2β+d)/d) (relative)"},
+                    abs(
+                        bounds.theorem1_n_for_eps(e_, float(dd), float(b))
+                        / Nn ** ((2 * float(b) + float(dd)) / float(dd))
+                        - 1
+                    ),
+                    1e-9,
+                    "<=",
+                )
+            )
     return Evidence(
-        "symbolic in n, d, β > 0",
-        [
+        "symbolic in n, d, β > 0; tmcheck's n(ε) at POINTS, ε in (0.5, 0.1)",
+        numeric
+        + [
             Witness({"quantity": "positive solutions N(n)"}, len(sol), 1, "=="),
             Witness({"quantity": "log N"}, _log(s0) if sol else None, _log(n ** (d / (2 * beta + d))), "=="),
             Witness(
@@ -88,10 +133,15 @@ def balance() -> Evidence:
     kind=Kind.STATEMENT,
 )
 def alpha_D() -> Evidence:
+    """Symbolic; and tmcheck's α_D, α_N (`bounds.alpha_D`, `bounds.alpha_N`) against the derived forms at POINTS."""
     aD = 2 * beta / (2 * beta + d)
     return Evidence(
-        "symbolic in n, d, β > 0",
+        "symbolic in n, d, β > 0; tmcheck's α_D, α_N at POINTS",
         [
+            Witness({"d": dd, "beta": b, "quantity": "tmcheck α_D"}, bounds.alpha_D(dd, b), derived(aD, dd, b), "==")
+            for dd, b in POINTS
+        ]
+        + [
             Witness({"quantity": "log n^(d/(2β+d) − 1)"}, _log(n ** (d / (2 * beta + d) - 1)), _log(n ** (-aD)), "=="),
             Witness({"quantity": "α_D at β = 1"}, aD.subs(beta, 1), 2 / (2 + d), "=="),
             Witness({"quantity": "α_N at β = 1"}, (2 * beta / d).subs(beta, 1), 2 / d, "=="),
@@ -108,10 +158,29 @@ def alpha_D() -> Evidence:
     kind=Kind.STATEMENT,
 )
 def id_free_conversion() -> Evidence:
+    """Symbolic; and tmcheck's conversions (`bounds.alpha_D_from_alpha_N`, `alpha_N_from_alpha_D`) on its α_N, α_D."""
     aD, aN = 2 * beta / (2 * beta + d), 2 * beta / d
+    numeric = []
+    for dd, b in POINTS:
+        at = {"d": dd, "beta": b}
+        numeric += [
+            Witness(
+                {**at, "identity": "tmcheck α_D from α_N"},
+                bounds.alpha_D_from_alpha_N(bounds.alpha_N(dd, b)),
+                bounds.alpha_D(dd, b),
+                "==",
+            ),
+            Witness(
+                {**at, "identity": "tmcheck α_N from α_D"},
+                bounds.alpha_N_from_alpha_D(bounds.alpha_D(dd, b)),
+                bounds.alpha_N(dd, b),
+                "==",
+            ),
+        ]
     return Evidence(
-        "symbolic in d, β > 0 (not only β = 1)",
-        [
+        "symbolic in d, β > 0 (not only β = 1); tmcheck's conversions at POINTS",
+        numeric
+        + [
             Witness({"identity": "α_D = α_N/(α_N+1)"}, aN / (aN + 1), aD, "=="),
             Witness({"identity": "α_N = α_D/(1−α_D)"}, aD / (1 - aD), aN, "=="),
         ],
@@ -119,17 +188,15 @@ def id_free_conversion() -> Evidence:
 
 
 def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, float]:
-    """One random discrete problem: (E(f_θ), 2 c_M ε^{1+γ}) with γ = 1, c_M the smallest constant of (10)."""
+    """One random discrete problem: (E(f_θ), 2 c_M ε^{1+γ}) with γ = 1, c_M the least constant of (10), both from
+    theory.bounds' closed forms (`plugin_excess_risk`, `margin_constant`, `classification_bound`)."""
     p = rng.dirichlet(np.ones(k))
     eta = rng.uniform(0, 1, k)
     e = rng.uniform(0.01, 0.3)
     eta_t = np.clip(eta + rng.uniform(-e, e, k), 0, 1)
-    f_star, f_t = eta >= 0.5, eta_t >= 0.5
-    excess = float(np.sum(p * np.abs(2 * eta - 1) * (f_star != f_t)))
-    m = np.abs(eta - 0.5)
-    ts = np.unique(m[m > 0])
-    c_M = max(float(np.sum(p[(m > 0) & (m <= t)])) / t for t in ts) if len(ts) else 0.0
-    return excess, 2 * c_M * e**2
+    return bounds.plugin_excess_risk(p, eta, eta_t), bounds.classification_bound(
+        bounds.margin_constant(p, eta, 1.0), e, 1.0
+    )
 
 
 @obligation(
@@ -138,7 +205,7 @@ def excess_risk_trial(rng: np.random.Generator, k: int = 40) -> tuple[float, flo
     "If ||η_θ − η||∞ <= ε and P(0 < |η − 1/2| <= t) <= c_M t^γ, the plug-in rule has excess risk E(f_θ) <= 2 "
     "c_M ε^{1+γ}.",
     "numeric search",
-    "not used by tmcheck's empirics (a motivation only).",
+    "theory.bounds.plugin_excess_risk and classification_bound (not used by tmcheck's empirics: a motivation only).",
     kind=Kind.STATEMENT,
 )
 def classification(trials: int = 2000) -> Evidence:

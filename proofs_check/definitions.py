@@ -48,14 +48,22 @@ def decoder() -> Unevaluable:
     kind=Kind.NOTATION,
 )
 def ffn_shapes() -> Unevaluable:
+    """The worked example's FFN replaced by one with the shapes as written (w = 6, d_embd = 5, b_1 in R^5), given to
+    tmcheck's network validation (`network.validate`)."""
+    import dataclasses
+
+    from tmcheck.theory.network import Block, Layer, NetworkError
+
     d, w = 5, 6
-    try:
-        np.ones((w, d)) @ np.ones(d) + np.ones(d)
+    net = worked_example("float64")
+    ffn = (Layer(np.ones((w, d)), np.ones(d)), Layer(np.ones((d, w)), np.ones(d)))
+    try:  # a Network validates its shapes when it is made (`network.validate`)
+        dataclasses.replace(net, blocks=[Block(net.blocks[0].heads, ffn)])
         msg = "no error"
-    except ValueError as exc:
+    except NetworkError as exc:
         msg = str(exc).splitlines()[0]
     return Unevaluable(
-        f"a definition whose shapes do not compose unless w = d_embd (w = 6, d_embd = 5: W_1 h + b_1 gives numpy's "
-        f"'{msg}'); W_2..W_(L−1) must be w×w to compose with W_1 (w×d) and W_L (d×w).",
+        f"a definition whose shapes do not compose unless w = d_embd (w = 6, d_embd = 5, b_1 in R^5: tmcheck's network "
+        f"validation says '{msg}'); W_2..W_(L−1) must be w×w to compose with W_1 (w×d) and W_L (d×w).",
         "W_1 in R^{w×d}, W_2..W_{L−1} in R^{w×w}, W_L in R^{d×w}; b_1..b_{L−1} in R^w, b_L in R^d.",
     )

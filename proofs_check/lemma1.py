@@ -15,30 +15,51 @@ import numpy as np
 import sympy as sp
 
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
+from tmcheck.theory import sparse, targets
 from tmcheck.theory.backends import run_blocks
-from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
-from tmcheck.theory.network import Block, Layer, resources
+from tmcheck.theory.lemmas.interaction import interaction_head
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
+from tmcheck.theory.network import Block, Layer, resources, structured_positional
+from tmcheck.theory.spec import Lemma1Layout
 from tmcheck.theory.targets import parse_target
 
 
 def psi_as_written(x: F) -> F:
-    """ψ(x) = 1 on |x| <= 1, 1 − |x| on 1 <= |x| <= 2, 0 on |x| >= 2 (Appendix E.1)."""
+    """ψ(x) = 1 on |x| <= 1, 1 − |x| on 1 <= |x| <= 2, 0 on |x| >= 2 (Appendix E.1, as printed)."""
     a = abs(x)
     return F(1) if a <= 1 else (1 - a if a <= 2 else F(0))
 
 
-def psi(x: F) -> F:
-    """The trapezoid ψ(x) = 1 on |x| <= 1, 2 − |x| on 1 <= |x| <= 2, 0 beyond (the corrected ψ)."""
-    a = abs(x)
-    return F(1) if a <= 1 else (2 - a if a <= 2 else F(0))
+def network_psi(N: int, x: F) -> list[F]:
+    """The ψ block of tmcheck's Lemma 1 network, run on tmcheck's exact backend: token j holds what the ψ heads
+    write, row 1 = x − t_j + 1 (`sparse.psi_interactions`), and the block's FFN (`sparse.psi_ffn`) leaves
+    ψ(3(N−1)(x − t_j)) in its row 0. Returns that row over j."""
+    H = np.empty((1, 5, N), dtype=object)
+    H[0] = structured_positional(N, "exact")
+    H[0, 0, :] = F(0)
+    H[0, 1, :] = [x - t + 1 for t in sparse.grid_points(N)]
+    return list(run_blocks([Block((), sparse.psi_ffn(N))], H, "exact")[0, 0, :])
 
 
-def pou_sum(x: F, N: int, scale, psi_fn=psi) -> F:
-    """Σ_{j=1}^N ψ(scale·(x − (j−1)/(N−1)))."""
+def pou_sum(x: F, N: int, scale, psi_fn=psi_as_written) -> F:
+    """Σ_{j=1}^N ψ(scale·(x − (j−1)/(N−1))), the partition of unity of eq. (18) with a given ψ and scale."""
     return sum(psi_fn(scale * (x - F(j - 1, N - 1))) for j in range(1, N + 1))
 
 
 GRID = tuple(F(k, 48) for k in range(49))
+
+
+def near_grid(Ns, per_point: int = 4, scale=lambda N: 3 * (N - 1)) -> tuple:
+    """(N, x) with x within 1/scale(N) of a grid point t_k (strictly): there ψ(scale (x − t_j)) is 1 at j = k and
+    its argument is beyond 2 for every other j, for the printed ψ as for the trapezoid."""
+    out = []
+    for N in Ns:
+        for k in range(N):
+            for s_ in range(per_point):
+                x = F(k, N - 1) + F(2 * s_ - per_point + 1, per_point) / (2 * scale(N))
+                if 0 <= x <= 1:
+                    out.append((N, x))
+    return tuple(out)
 
 
 @obligation(
@@ -48,15 +69,16 @@ GRID = tuple(F(k, 48) for k in range(49))
     "exact",
     "theory's Lemma 1 uses ψ(x) = 2 − |x| on 1 <= |x| <= 2 (the trapezoid), with scale 3(N−1).",
     kind=Kind.STEP,
-    satisfied={"xs": (F(0), F(1))},
+    satisfied={"points": near_grid(range(2, 22), 4)},
 )
-def psi_partition_of_unity(xs=GRID, Ns=(2, 3, 4, 5, 6)) -> Evidence:
-    pts = [(N, x) for N in Ns for x in xs]
+def psi_partition_of_unity(points=None, Ns=(2, 3, 4, 5, 6)) -> Evidence:
+    """Written: Σ_j of the printed ψ at scale 3(N−1). Corrected: the sum of what tmcheck's ψ block outputs."""
+    pts = list(points) if points is not None else [(N, x) for N in Ns for x in GRID]
     at = [{"N": N, "x": x} for N, x in pts]
     return Evidence(
-        f"N in {list(Ns)}, x in {len(xs)} rationals of [0, 1]; scale 3(N−1)",
-        [Witness(a, pou_sum(x, N, 3 * (N - 1), psi_as_written), 1, "==") for a, (N, x) in zip(at, pts)],
-        [Witness(a, pou_sum(x, N, 3 * (N - 1), psi), 1, "==") for a, (N, x) in zip(at, pts)],
+        f"{len(pts)} points (N, x), x in [0, 1]; scale 3(N−1); corrected: the ψ block of tmcheck's network",
+        [Witness(a, pou_sum(x, N, 3 * (N - 1)), 1, "==") for a, (N, x) in zip(at, pts)],
+        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts)],
         "ψ(x) = 1 on |x| <= 1, 2 − |x| on 1 <= |x| <= 2, 0 on |x| >= 2.",
         note=f"As written ψ is discontinuous at |x| = 1 and negative on (1, 2): ψ(3/2) = {psi_as_written(F(3, 2))}.",
     )
@@ -69,15 +91,16 @@ def psi_partition_of_unity(xs=GRID, Ns=(2, 3, 4, 5, 6)) -> Evidence:
     "exact",
     "theory uses the scale 3(N−1) of Step 2.",
     kind=Kind.STEP,
-    satisfied={"xs": (F(0), F(1))},
+    satisfied={"points": near_grid(range(2, 16), 4, scale=lambda N: 3 * N)},
 )
-def pou_scale(xs=GRID, Ns=(2, 3, 4)) -> Evidence:
-    pts = [(N, x) for N in Ns for x in xs]
+def pou_scale(points=None, Ns=(2, 3, 4)) -> Evidence:
+    """Written: the trapezoid (theory's `sparse.psi`) at eq. (18)'s scale 3N. Corrected: tmcheck's ψ block."""
+    pts = list(points) if points is not None else [(N, x) for N in Ns for x in GRID]
     at = [{"N": N, "x": x} for N, x in pts]
     return Evidence(
-        f"N in {list(Ns)}, x in {len(xs)} rationals of [0, 1], the corrected ψ",
-        [Witness(a, pou_sum(x, N, 3 * N), 1, "==") for a, (N, x) in zip(at, pts)],
-        [Witness(a, pou_sum(x, N, 3 * (N - 1)), 1, "==") for a, (N, x) in zip(at, pts)],
+        f"{len(pts)} points (N, x), x in [0, 1], the trapezoid; corrected: the ψ block of tmcheck's network",
+        [Witness(a, pou_sum(x, N, 3 * N, sparse.psi), 1, "==") for a, (N, x) in zip(at, pts)],
+        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts)],
         "φ_n(x) = Π_i ψ(3(N−1)(x^i − (n^i−1)/(N−1))).",
         note="With the scale 3N the bumps are too narrow for the grid step 1/(N−1).",
     )
@@ -90,35 +113,37 @@ def pou_scale(xs=GRID, Ns=(2, 3, 4)) -> Evidence:
     "exact",
     "theory centres φ_n and takes f_n at x_n = (n − 1)/(N−1) in [0,1]^d.",
     kind=Kind.STEP,
-    satisfied={"ns": (1,)},
+    satisfied={"points": tuple((N, n) for N in range(2, 10) for n in range(1, N))},
 )
-def grid_centers(Ns=(2, 3, 4, 5), ns=None) -> Evidence:
-    pts = [(N, n) for N in Ns for n in (ns or range(1, N + 1))]
+def grid_centers(Ns=(2, 3, 4, 5), points=None) -> Evidence:
+    """Written: the centre n/(N−1) of U_n in [0, 1]. Corrected: the point tmcheck's network takes f_n at (the
+    n-th of `sparse.grid_points`, where its ψ block outputs 1 for index n)."""
+    pts = list(points) if points is not None else [(N, n) for N in Ns for n in range(1, N + 1)]
     at = [{"N": N, "n": n} for N, n in pts]
+
+    def centre(N, n):
+        t = sparse.grid_points(N)[n - 1]
+        return t if network_psi(N, t)[n - 1] == 1 else math.inf
+
     return Evidence(
-        "N in " + str(list(Ns)) + ", every index n: is the centre of U_n in [0, 1], where f is defined?",
+        f"{len(pts)} (N, n): is the centre of U_n in [0, 1], where f is defined?",
         [Witness(a, F(n, N - 1), 1, "<=") for a, (N, n) in zip(at, pts)],
-        [Witness(a, F(n - 1, N - 1), 1, "<=") for a, (N, n) in zip(at, pts)],
+        [Witness(a, centre(N, n), 1, "<=") for a, (N, n) in zip(at, pts)],
         "U_n and f_n = f(x_n) with x_n = (n − 1)/(N−1), the centre of φ_n.",
         note="The centre n/(N−1) is one grid step away from φ_n's centre (n−1)/(N−1).",
     )
 
 
-def holder_test(d: int, N: int, beta: float, a: np.ndarray, pts: np.ndarray) -> tuple[float, float]:
-    """(sup |f − f̂| over pts, H_f((2/3)√d/(N−1))^β) for f(x) = ||x − a||₂^β (H_f = 1), float64."""
-    c = np.arange(N) / (N - 1)
+def network_error(d: int, N: int, beta: float, a: tuple, n_points: int = 400, seed: int = 0) -> tuple[float, float]:
+    """(sup |f − T| over sampled points of [0,1]^d, tmcheck's bound H_f((2/3)√d/(N−1))^β) for f(x) = ||x − a||₂^β
+    (H_f = 1) and T tmcheck's Lemma 1 network at grid N, evaluated in float64."""
+    from tmcheck.theory.fast_eval import evaluate_structured
 
-    def psi_v(t):
-        return np.clip(2 - np.abs(t), 0, 1)
-
-    S = psi_v(3 * (N - 1) * (pts[:, :, None] - c[None, None, :]))  # (P, d, N)
-    fx = np.linalg.norm(pts - a, axis=1) ** beta
-    fhat = np.zeros(len(pts))
-    for n in itertools.product(range(N), repeat=d):
-        phi = np.prod([S[:, i, n[i]] for i in range(d)], axis=0)
-        fhat += phi * np.linalg.norm(c[list(n)] - a) ** beta
-    err = float(np.abs(fx - fhat).max())
-    return err, ((2 / 3) * math.sqrt(d) / (N - 1)) ** beta
+    text = "(" + "+".join(f"(x{i}-{F(c)})^2" for i, c in enumerate(a)) + f")^({F(beta).limit_denominator(100) / 2})"
+    plan = lemma1_plan(parse_target(text, d), 1.0, beta, 0.5, N=N)
+    X = targets.check_sample(d, n_points, np.random.default_rng(seed), per_axis=33 if d == 1 else 17)
+    err = float(np.abs(evaluate_structured(lemma1_network(plan, "exact"), X, "float64") - plan.target(X).real).max())
+    return err, targets.tight_error_bound(d, 1.0, beta, N)
 
 
 def boxes_containing(x: F, N: int) -> int:
@@ -127,8 +152,11 @@ def boxes_containing(x: F, N: int) -> int:
 
 
 def bumps_at(x: F, N: int) -> int:
-    """How many φ_n (corrected: ψ(3(N−1)(x − (n−1)/(N−1)))) are positive at x, d = 1."""
-    return sum(psi(3 * (N - 1) * (x - F(n - 1, N - 1))) > 0 for n in range(1, N + 1))
+    """How many φ_n of tmcheck's network are positive at x, d = 1 (the outputs of its ψ block, `network_psi`)."""
+    return sum(v > 0 for v in network_psi(N, x))
+
+
+FINE = tuple(F(k, 96) for k in range(97))
 
 
 @obligation(
@@ -139,24 +167,28 @@ def bumps_at(x: F, N: int) -> int:
     "exact",
     "theory's Lemma 1 uses sup|f − f̂| <= max_{n: φ_n(x) > 0} |f(x) − f_n| <= H_f((2/3)√d/(N−1))^β (Σφ_n = 1).",
     kind=Kind.STEP,
-    satisfied={"xs": (F(1, 4),)},
+    satisfied={"points": tuple((N, x) for N in (3, 4, 5) for x in FINE if (x * (N - 1)).denominator != 1)},
 )
-def error_chain(xs=GRID, Ns=(3, 4, 5)) -> Evidence:
-    pts = [(N, x) for N in Ns for x in xs]
+def error_chain(points=None, Ns=(3, 4, 5)) -> Evidence:
+    """Written: the number of U_n (as printed) containing x against 2^d. Corrected: the number of φ_n of tmcheck's
+    network positive at x against 2^d. The note measures tmcheck's network against its bound."""
+    pts = list(points) if points is not None else [(N, x) for N in Ns for x in GRID]
     at = [{"d": 1, "N": N, "x": x} for N, x in pts]
-    rng = np.random.default_rng(0)
-    worst = 0.0
-    for d, N_, beta in ((1, 3, 1.0), (1, 5, 0.5), (2, 3, 1.0), (2, 4, 0.7)):
-        pts_ = rng.uniform(0, 1, size=(2000, d))
-        for _ in range(2):
-            err, bound = holder_test(d, N_, beta, rng.uniform(0, 1, size=d), pts_)
-            worst = max(worst, err / bound)
+    ratios = [
+        err / bound
+        for err, bound in (
+            network_error(d, N_, beta, a)
+            for d, N_, beta, a in ((1, 3, 1.0, (F(3, 10),)), (1, 5, 0.5, (F(2, 3),)), (2, 3, 1.0, (F(1, 4), F(3, 5))))
+        )
+    ]
+    worst = max(ratios)
     return Evidence(
-        f"d = 1, N in {list(Ns)}, x in {len(xs)} rationals of [0, 1]: the number of terms of the sum, against 2^d",
+        f"d = 1, {len(pts)} points (N, x), x in [0, 1]: the number of terms of the sum, against 2^d",
         [Witness(a, boxes_containing(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
         [Witness(a, bumps_at(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
         "sum over the <= 2^d n with φ_n(x) > 0 (Σφ_n = 1): sup|f − f̂| <= H_f((2/3)√d/(N−1))^β <= 2^d d^β H_f/(N−1)^β.",
-        note=f"Measured on f = ||x − a||^β (H_f = 1), d <= 2: worst sup|f − f̂| / ((2/3)√d/(N−1))^β = {worst:.3f}.",
+        note="tmcheck's network on f = ||x − a||^β (H_f = 1), d <= 2: worst sup|f − T| / ((2/3)√d/(N−1))^β = "
+        f"{worst:.3f}.",
         data={"worst_ratio": worst},
     )
 
@@ -171,11 +203,14 @@ def paper_N(d: int, eps: F, H_f: int = 1) -> F:
     "Appendix E.1, proof of Lemma 1: the choice of N",
     "It suffices to pick N = d(2^d H_f/ε)^{1/β} + 1 to obtain an ε error bound.",
     "exact",
-    "theory.bounds.lemma1_N_corrected: N = ceil((2/3)√d (H_f/ε)^{1/β}) + 1, an integer.",
+    "theory.targets.paper_N rounds the proof's N up; theory.bounds.lemma1_N_corrected: N = ceil((2/3)√d (H_f/ε)^{1/β}) "
+    "+ 1.",
     kind=Kind.STEP,
-    satisfied={"eps_values": (F(1, 2), F(1, 4))},
+    satisfied={"eps_values": (F(1, 2), F(1, 3), F(1, 4), F(1, 5), F(1, 6))},
 )
 def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> Evidence:
+    """Written: is the printed N an integer (a grid size)? Corrected: the proof's error bound 2^d d^β H_f/(N−1)^β at
+    tmcheck's rounded N (`targets.paper_N`, `targets.paper_error_bound`) against ε."""
     d_, Hf, e_, b_ = sp.symbols("d H_f epsilon beta", positive=True)
     Ns = d_ * (2**d_ * Hf / e_) ** (1 / b_) + 1
     exact = (
@@ -184,7 +219,9 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
     )
     pts = [(d, e) for d in ds for e in eps_values]
     at = [{"d": d, "H_f": 1, "beta": 1, "eps": e} for d, e in pts]
-    ceil_err = [F(2**d * d, math.ceil(paper_N(d, e)) - 1) for d, e in pts]  # 2^d d^β H_f/(N−1)^β at the rounded N
+    bound = [
+        targets.paper_error_bound(d, 1.0, 1.0, targets.paper_N(d, 1.0, 1.0, float(e))) * (1 - 1e-12) for d, e in pts
+    ]
     return Evidence(
         "H_f = β = 1, d in "
         + str(list(ds))
@@ -192,7 +229,7 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
         + ", ".join(map(str, eps_values))
         + ": is N a grid size (an integer)?",
         [Witness(a, paper_N(d, e), math.ceil(paper_N(d, e)), "==") for a, (d, e) in zip(at, pts)],
-        [Witness(a, err, e, "<=") for a, err, (d, e) in zip(at, ceil_err, pts)],
+        [Witness(a, b, float(e), "<=") for a, b, (d, e) in zip(at, bound, pts)],
         "N = ceil(d(2^d H_f/ε)^{1/β}) + 1 (the error bound 2^d d^β H_f/(N−1)^β only shrinks when N is rounded up).",
         note=f"Symbolically 2^d d^β H_f/(N−1)^β = ε at the unrounded N: {exact}.",
     )
@@ -206,30 +243,32 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
     "theory.bounds.lemma1_resources reports l = d + dN + dN^d and m = dN^d with N explicit; the d-dependence "
     "is not hidden.",
     kind=Kind.RESOURCE,
-    satisfied={"ds": (1,)},
+    satisfied={"grid": "tight", "ds": (1, 2, 3), "epss": (F(1, 2), F(1, 3), F(2, 3))},
 )
-def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
-    """l and m of the construction at the paper's grid N, from the one spec (theory.spec.lemma1_spec), each divided
-    by the paper's O(·) form at hidden constant 1 (the spec's `orders`)."""
+def resources_d_dependence(ds=tuple(range(1, 7)), epss=(F(1, 2),), grid: str = "paper") -> Evidence:
+    """l and m of the construction at the grid's N (the paper's by default), from the one spec
+    (theory.spec.lemma1_spec), each divided by the paper's O(·) form at hidden constant 1 (the spec's `orders`),
+    against ORDER_SLACK times its value at d = 1 (per ε)."""
     from tmcheck.theory.spec import lemma1_spec as construction_spec
 
-    specs = {d: construction_spec(d, eps=float(eps), grid="paper", with_kappa=False) for d in sorted(set(ds) | {1})}
-    tight = {d: construction_spec(d, eps=float(eps), grid="tight", with_kappa=False) for d in ds}
     wits = []
-    for q in ("l", "m"):
-        base = getattr(specs[1], q) / specs[1].orders[q]
-        wits += [
-            Witness(
-                {"d": d, "resource": q, "N": specs[d].N, q: getattr(specs[d], q)},
-                getattr(specs[d], q) / specs[d].orders[q],
-                ORDER_SLACK * base,
-                "<=",
-            )
-            for d in ds
-        ]
+    for eps in epss:
+        specs = {d: construction_spec(d, eps=float(eps), grid=grid, with_kappa=False) for d in sorted(set(ds) | {1})}
+        for q in ("l", "m"):
+            base = getattr(specs[1], q) / specs[1].orders[q]
+            wits += [
+                Witness(
+                    {"d": d, "eps": eps, "resource": q, "N": specs[d].N, q: getattr(specs[d], q)},
+                    getattr(specs[d], q) / specs[d].orders[q],
+                    ORDER_SLACK * base,
+                    "<=",
+                )
+                for d in ds
+            ]
+    tight = {d: construction_spec(d, eps=float(epss[0]), grid="tight", with_kappa=False) for d in ds}
     return Evidence(
-        f"H_f = β = 1, ε = {eps}, d in {list(ds)}, the paper's grid N: l/(dε^(−d/β)) and m/(dε^(−d/β)) (theory.spec) "
-        f"against {ORDER_SLACK}× their values at d = 1",
+        f"H_f = β = 1, ε in {[str(e) for e in epss]}, d in {list(ds)}, the {grid} grid N: l/(dε^(−d/β)) and "
+        f"m/(dε^(−d/β)) (theory.spec) against {ORDER_SLACK}× their values at d = 1",
         wits,
         note="The construction has l = d + dN + dN^d with N ≈ d(2^d H_f/ε)^{1/β}: the ratio grows like d^d 2^{d²/β}. "
         "With the tight N it is still ≈ (2√d/3)^d: "
@@ -245,12 +284,13 @@ def resources_d_dependence(ds=tuple(range(1, 7)), eps=F(1, 2)) -> Evidence:
     "exact",
     "theory pads x to l = d + dN + dN^d tokens.",
     kind=Kind.STEP,
-    satisfied={"points": ((1, 2), (1, 3))},
+    satisfied={"points": tuple((1, N) for N in range(2, 8))},
 )
 def token_count(points=((2, 2), (2, 3), (3, 2))) -> Evidence:
+    """Written: the length of x' against the columns of H. Corrected: the tokens of tmcheck's built network."""
     at = [{"d": d, "N": N} for d, N in points]
     built = [
-        resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
+        resources(lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
         for d, N in points
     ]
     return Evidence(
@@ -267,8 +307,10 @@ def paper_s_index(i: int, j: int, d: int, N: int) -> int:
     return d + i * d + j
 
 
-def corrected_s_index(i: int, j: int, d: int, N: int) -> int:
-    return d + (i - 1) * N + j
+def network_s_index(i: int, j: int, d: int, N: int) -> int:
+    """The token (1-based) tmcheck's ψ heads write s_{i,j} into (`sparse.psi_interactions` at the layout's base)."""
+    its = sparse.psi_interactions(range(d), N, Lemma1Layout(d, N).psi_base)
+    return its[(i - 1) * N + (j - 1)].t1 + 1
 
 
 @obligation(
@@ -279,9 +321,11 @@ def corrected_s_index(i: int, j: int, d: int, N: int) -> int:
     "exact",
     "theory stores s_{i,j} in token d + (i−1)N + j (1-based).",
     kind=Kind.STEP,
-    satisfied={"index": corrected_s_index},
+    satisfied={"index": network_s_index},
 )
 def token_index_s(index=paper_s_index, sizes=((1, 2), (2, 2), (2, 3), (3, 4))) -> Evidence:
+    """The tokens of all s_{i,j}, sorted, against d+1..d+Nd: as written, and where tmcheck's network writes them."""
+
     def slots(f, d, N):
         return sorted(f(i, j, d, N) for i in range(1, d + 1) for j in range(1, N + 1))
 
@@ -290,7 +334,7 @@ def token_index_s(index=paper_s_index, sizes=((1, 2), (2, 2), (2, 3), (3, 4))) -
     return Evidence(
         f"(d, N) in {list(sizes)}: the tokens of all s_(i,j), sorted, against d+1..d+Nd",
         [Witness(a, slots(index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes)],
-        [Witness(a, slots(corrected_s_index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes)],
+        [Witness(a, slots(network_s_index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes)],
         "s_{i,j} in token d + (i−1)N + j.",
     )
 
@@ -305,6 +349,13 @@ def final_slot(n: tuple[int, ...], d: int, N: int) -> int:
     return d + N * d + sum((n[p - 1] - 1) * N**p for p in range(1, d + 1)) + 1
 
 
+def network_phi_slot(n: tuple[int, ...], d: int, N: int) -> int:
+    """The token (1-based) tmcheck's f_n head for patch n reads φ_n from (`sparse.fvalue_interactions`)."""
+    lay = Lemma1Layout(d, N)
+    p = sparse.patches(d, N).index(tuple(k - 1 for k in n))
+    return sparse.fvalue_interactions([F(0)] * N**d, lay.prod_base, lay.F, F(1))[p].t2 + 1
+
+
 SIZES = tuple((d, N) for d in range(1, 4) for N in range(2, 5))
 
 
@@ -317,18 +368,29 @@ SIZES = tuple((d, N) for d in range(1, 4) for N in range(2, 5))
     kind=Kind.STEP,
 )
 def token_index_products(sizes=SIZES) -> Evidence:
+    """The slots the formula names, sorted, against the factor tokens of tmcheck's layout (`spec.Lemma1Layout`:
+    prod_base.. l), and slot h_(n,1) against the token tmcheck's f_n head reads."""
+
     def slots(d, N):
         return sorted(
             product_slot(n, i, d, N) for n in itertools.product(range(1, N + 1), repeat=d) for i in range(1, d + 1)
         )
 
-    return Evidence(
-        "d <= 3, 2 <= N <= 4: the sorted slots against d+Nd+1..d+Nd+N^d d",
-        [
-            Witness({"d": d, "N": N}, slots(d, N), list(range(d + N * d + 1, d + N * d + N**d * d + 1)), "==")
-            for d, N in sizes
-        ],
-    )
+    wits = [
+        Witness(
+            {"d": d, "N": N, "slot": "all"},
+            slots(d, N),
+            list(range(Lemma1Layout(d, N).prod_base + 1, Lemma1Layout(d, N).l + 1)),
+            "==",
+        )
+        for d, N in sizes
+    ]
+    wits += [
+        Witness({"d": d, "N": N, "slot": n}, product_slot(n, 1, d, N), network_phi_slot(n, d, N), "==")
+        for d, N in sizes
+        for n in itertools.product(range(1, N + 1), repeat=d)
+    ]
+    return Evidence("d <= 3, 2 <= N <= 4: the formula's slots against tmcheck's layout and its f_n heads", wits)
 
 
 @obligation(
@@ -338,22 +400,37 @@ def token_index_products(sizes=SIZES) -> Evidence:
     "exact",
     "theory reads φ_n from h_{n,1} = h_{d+Nd+dΣ_p(n^p−1)N^{d−p}+1}.",
     kind=Kind.STEP,
-    satisfied={"sizes": ((2, 2),), "ns": ((1, 1),)},
+    satisfied={"sizes": tuple((d, N) for d in (1, 2, 3) for N in range(2, 9)), "ns": "ones"},
 )
 def token_index_final(sizes=((2, 2), (2, 3), (3, 2)), ns=None) -> Evidence:
-    pts = [(d, N, n) for d, N in sizes for n in (ns or itertools.product(range(1, N + 1), repeat=d))]
+    """Written: the token the formula names against h_(n,1). Corrected: the token tmcheck's f_n head reads."""
+
+    def patches(d, N):
+        return [(1,) * d] if ns == "ones" else (ns or itertools.product(range(1, N + 1), repeat=d))
+
+    pts = [(d, N, n) for d, N in sizes for n in patches(d, N)]
+    at = [{"d": d, "N": N, "n": n} for d, N, n in pts]
     return Evidence(
-        f"(d, N) in {list(sizes)}, every n in {{1..N}}^d: the token the formula names against h_(n,1)",
-        [Witness({"d": d, "N": N, "n": n}, final_slot(n, d, N), product_slot(n, 1, d, N), "==") for d, N, n in pts],
+        f"{len(pts)} (d, N, n), n in {{1..N}}^d: the token the formula names against h_(n,1)",
+        [Witness(a, final_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
+        [Witness(a, network_phi_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
+        "A_n reads h_(n,1) = h_{d+Nd+dΣ_p(n^p−1)N^{d−p}+1} (the index of Step 3's products, as tmcheck's f_n heads "
+        "do).",
         note="Step 3 also writes k ≠ d+Nd+Σ(n^p−1)N^{d−p}+i without the factor d.",
     )
 
 
-def kernel_value(N: int, j: int, x: F, const) -> F:
-    """<Q^data h_ij, K^data h_k> with K^data row 2 = (0,0,0,0, const) and h_k^1 = x (exactly, with numpy objects)."""
-    q = np.array([[0, 0, 0, 0, 1], [0, 0, 0, 0, 1]], dtype=object)
-    k = np.array([[1, 0, 0, 0, 0], [0, 0, 0, 0, const]], dtype=object)
-    return (q @ np.array([0, 0, 0, 0, 1], dtype=object)) @ (k @ np.array([x, 0, 0, 0, 1], dtype=object))
+def kernel_value(N: int, j: int, x: F, K_data) -> F:
+    """The value tmcheck's Lemma 3 head (`interaction_head`) with Q^data = [e_5; e_5] (1-based) and the given K^data
+    writes into the ψ token when the x-token holds h^1 = x: σ(<Q^data h_ij, K^data h_k>), on the exact backend."""
+    Q = [[0, 0, 0, 0, 1], [0, 0, 0, 0, 1]]
+    gap = sparse.interaction_gap(2, "exact")
+    C = sparse.sufficient_C(sparse.data_bound(Q, K_data, F(1)), gap, "exact")
+    head = interaction_head(2, 1, 0, 1, Q, K_data, C)
+    H = np.empty((1, 5, 2), dtype=object)
+    H[0] = structured_positional(2, "exact")
+    H[0, 0, :], H[0, 1, :] = [F(x), F(0)], F(0)
+    return run_blocks([Block((head,))], H, "exact")[0, 1, 1]
 
 
 @obligation(
@@ -367,16 +444,31 @@ def kernel_value(N: int, j: int, x: F, const) -> F:
     satisfied={"offset": 1},
 )
 def step2_kernel(Ns=(2, 3, 4), xs=(F(0), F(1, 2), F(1)), offset=0) -> Evidence:
-    """`offset` shifts j in the written K^data (0: as written, −j/(N−1); 1: the corrected −(j−1)/(N−1))."""
+    """A head built by tmcheck (`interaction_head`) with the written K^data, run on the exact backend, against
+    h^1 − (j−1)/(N−1) + 1; corrected: the same head with the K^data of tmcheck's ψ heads (`sparse.psi_interactions`).
+    `offset` shifts j in the written K^data (0: as written, −j/(N−1); 1: −(j−1)/(N−1))."""
     pts = [(N, j, x) for N in Ns for j in range(1, N + 1) for x in xs]
+    at = [{"N": N, "j": j, "x": x} for N, j, x in pts]
+
+    def theirs(N, j):
+        return [list(r) for r in sparse.psi_interactions([0], N, 1)[j - 1].K_data]
+
     return Evidence(
-        f"N in {list(Ns)}, every j, h_k^1 in {[str(x) for x in xs]}",
+        f"N in {list(Ns)}, every j, h_k^1 in {[str(x) for x in xs]} (a Lemma 3 head on the exact backend)",
         [
             Witness(
-                {"N": N, "j": j, "x": x}, kernel_value(N, j, x, 1 - F(j - offset, N - 1)), x - F(j - 1, N - 1) + 1, "=="
+                a,
+                kernel_value(N, j, x, [[1, 0, 0, 0, 0], [0, 0, 0, 0, 1 - F(j - offset, N - 1)]]),
+                x - F(j - 1, N - 1) + 1,
+                "==",
             )
-            for N, j, x in pts
+            for a, (N, j, x) in zip(at, pts)
         ],
+        [
+            Witness(a, kernel_value(N, j, x, theirs(N, j)), x - F(j - 1, N - 1) + 1, "==")
+            for a, (N, j, x) in zip(at, pts)
+        ],
+        "K^data row 2 = (0,0,0,0, 1 − (j−1)/(N−1)).",
         note="The constant −j/(N−1) is one grid step off from the −(j−1)/(N−1) that ψ needs.",
     )
 
@@ -393,14 +485,18 @@ def tree_as_written(s: list, d: int):
     return level[1]
 
 
-def tree_corrected(s: list):
-    """ceil(log2 d) levels above the leaves; an odd one out is multiplied by the constant 1."""
-    level = list(s)
-    while len(level) > 1:
-        if len(level) % 2:
-            level.append(1)
-        level = [level[2 * i] * level[2 * i + 1] for i in range(len(level) // 2)]
-    return level[0]
+def tree_of_network(s: list, d: int):
+    """The top of tmcheck's product tree on leaves s: the factor slots of one patch, level by level as tmcheck's
+    product blocks compute them (`sparse.product_levels`: a pair (t1, t2) writes slot t1 times slot t2 into row 1
+    of t1, a head with t1 = t2 carries its slot; the block's FFN then moves row 1 to row 0, so a slot no head
+    writes becomes 0); the result is in slot 0."""
+    slots = list(s)
+    for level in sparse.product_levels(d, 1, 0):
+        new = [0] * len(slots)
+        for it in level:
+            new[it.t1] = slots[it.t1] * slots[it.t2] if it.t1 != it.t2 else slots[it.t1]
+        slots = new
+    return slots[0]
 
 
 @obligation(
@@ -411,16 +507,16 @@ def tree_corrected(s: list):
     "symbolic",
     "theory multiplies in ceil(log2 d) levels above the d leaves, padding an odd level with the constant 1.",
     kind=Kind.STEP,
-    satisfied={"tree": lambda s, d: tree_corrected(s)},
+    satisfied={"tree": tree_of_network},
 )
 def product_tree(ds=tuple(range(1, 10)), tree=tree_as_written) -> Evidence:
     leaves = {d: list(sp.symbols(f"s1:{d + 1}")) for d in ds}
     at = [{"d": d} for d in ds]
     return Evidence(
         f"d in {list(ds)}, symbolic leaves s_1..s_d: the top of the tree against Π s_i (None: an index is not "
-        "an integer)",
+        "an integer); corrected: tmcheck's product heads",
         [Witness(a, tree(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
-        [Witness(a, tree_corrected(leaves[d]), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
+        [Witness(a, tree_of_network(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
         "levels k = 1..ceil(log2 d)+1 with ceil(d/2^(k−1)) entries, padding odd levels by 1; φ_n = "
         "p_{n,ceil(log2 d)+1,1}.",
         note="Level k holds products of 2^(k−1) leaves, so level log2 d holds products of d/2 of them.",
@@ -438,6 +534,17 @@ def _subtract_ffn(R, row: list) -> list[list]:
     return [[0] * 5, [v * (R if c == 4 else 1) for c, v in enumerate(row)], [0] * 5, [0] * 5, [0] * 5]
 
 
+def network_sum_tail(R: F, fphi: F, P: int) -> F:
+    """tmcheck's last two Lemma 1 blocks on tokens (n, 0) holding φ_n f_n + R in row 1 (what the f_n heads write):
+    the f_n block's FFN (`sparse.zero_row0_ffn`), then the sum block (`sparse.sum_head`, FFN `sparse.shift_row0_ffn`
+    subtracting P·R); returns row 0 of the last token, which must be Σ_n φ_n f_n = P·fphi."""
+    H = np.empty((1, 5, P), dtype=object)
+    H[0] = structured_positional(P, "exact")
+    H[0, 0, :], H[0, 1, :] = F(1, 3), fphi + R
+    blocks = [Block((), sparse.zero_row0_ffn()), Block((sparse.sum_head(),), sparse.shift_row0_ffn(-R * P))]
+    return run_blocks(blocks, H, "exact")[0, 0, P - 1]
+
+
 @obligation(
     "lemma1.residual_subtraction",
     "Appendix E.1, blocks B_{log d+3} and B_{log d+4}: the FFNs that subtract R and lR",
@@ -446,12 +553,16 @@ def _subtract_ffn(R, row: list) -> list[list]:
     "theory's FFNs output only the correction, −R e_5 (resp. −lR e_5) in the target row: the block adds its "
     "input back.",
     kind=Kind.STEP,
-    satisfied={"points": ((F(0), F(0)),)},
+    satisfied={"written": "tmcheck"},
 )
-def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0)))) -> Evidence:
-    """Per (R, f_nφ_n): one token after the MHA, row 2 = f_nφ_n + R; the block B(H) = FFN(H) + H (Def. 3) on it."""
+def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))), written="paper") -> Evidence:
+    """Per (R, f_nφ_n): written: one token after the MHA, row 2 = f_nφ_n + R, through the block B(H) = FFN(H) + H
+    (Def. 3) with the printed W_1 (written="tmcheck": through tmcheck's blocks instead; the printed W_1 holds only
+    at R = f_nφ_n = 0). Corrected: tmcheck's f_n and sum blocks on 3 such tokens (`network_sum_tail`)."""
 
     def row2(R, fphi, row):
+        if written == "tmcheck":
+            return network_sum_tail(R, fphi, 3) / 3
         H = np.array([[0], [fphi + R], [0], [1], [1]], dtype=object)
         return run_ffn_block(_subtract_ffn(R, row), H)[1, 0]
 
@@ -460,7 +571,7 @@ def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))
         f"(R, f_nφ_n) in {[(str(a), str(b)) for a, b in points]}: row 2 after the block, run on tmcheck's "
         "exact backend",
         [Witness(a, row2(R, fphi, [0, 1, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points)],
-        [Witness(a, row2(R, fphi, [0, 0, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points)],
+        [Witness(a, network_sum_tail(R, fphi, 3) / 3, fphi, "==") for a, (R, fphi) in zip(at, points)],
         "W_1 = −R e_2 e_5^T in B_{log d+3} and −lR e_1 e_5^T in B_{log d+4}.",
         note="A block adds its FFN's output to its input (Def. 3); B_(log d+4) doubles row 1 the same way. "
         "(B_3's FFN, with −1 on the diagonal, does account for the residual.)",
@@ -477,6 +588,8 @@ def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))
     kind=Kind.STEP,
 )
 def final_sum_head(R=F(2), l=6, seeds=(0, 1, 2)) -> Evidence:
+    """The printed head on the exact backend, against (lR + Σ h^2) e_1, and tmcheck's sum head (`sparse.sum_head`)
+    against Σ h^2 on the same inputs."""
     from tmcheck.theory.network import Head
 
     def m(entries):
@@ -494,5 +607,10 @@ def final_sum_head(R=F(2), l=6, seeds=(0, 1, 2)) -> Evidence:
         H[1, :] = [F(int(v), 7) for v in np.random.default_rng(seed).integers(-14, 15, size=l)]  # |row 2| <= R
         H[4, :] = F(1)
         out = run_blocks([Block((head,), ())], H, "exact")[0]
+        ours = run_blocks([Block((sparse.sum_head(),), ())], H, "exact")[0]
         wits += [Witness({"seed": seed, "token": t}, out[0, t] - H[0, t], l * R + sum(H[1, :]), "==") for t in range(l)]
+        wits += [
+            Witness({"seed": seed, "token": t, "head": "tmcheck"}, ours[0, t] - H[0, t], sum(H[1, :]), "==")
+            for t in range(l)
+        ]
     return Evidence(f"l = {l}, R = {R}, {len(seeds)} random H with |h^2| <= R, every token", wits)

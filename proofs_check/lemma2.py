@@ -58,7 +58,7 @@ KAPPAS = (F(1, 10), F(1, 2), F(1), F(2))
     "theory.bounds uses 3 d⁴ κ² M³ l η (the proof's own steps, with |(K^TQ)_ab| <= dκ² and "
     "||(V_1 − V_2)h||∞ <= dηM); it holds for every κ > 0.",
     kind=Kind.STEP,
-    satisfied={"kappas": (F(1), F(2))},
+    satisfied={"kappas": (F(1, 2), F(1), F(3, 2), F(2))},
 )
 def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evidence:
     pts = [(k, M) for k in kappas for M in Ms]
@@ -73,7 +73,8 @@ def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evid
             for a, dv, (k, M) in zip(at, diff, pts)
         ],
         "||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
-        note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound needs κ >= 1/3 here.",
+        note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound "
+        "needs κ >= 1/3 here.",
     )
 
 
@@ -85,7 +86,7 @@ def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evid
     "theory.bounds: ||H + MHA(H)||∞ <= M + m l d⁴ κ³ M³ (attention is cubic in H), attained by the "
     "all-κ network at H = M.",
     kind=Kind.STEP,
-    satisfied={"Ms": (F(1, 2), F(1))},
+    satisfied={"Ms": (F(1, 4), F(1, 3), F(1, 2), F(1))},
 )
 def mha_output_bound(Ms=(F(1, 2), F(1), F(2), F(3)), kappa=F(1)) -> Evidence:
     at = [{"M": M, "kappa": kappa} for M in Ms]
@@ -122,19 +123,20 @@ def ffn_output_paper(kappa: F, d: int, L: int, M: F) -> F:
     "exact",
     "theory.bounds iterates y <- fan_in·κ·y + κ over the L_FFN layers (one factor per layer).",
     kind=Kind.STEP,
-    satisfied={"kappas": (F(1, 100),)},
+    satisfied={"kappas": (F(1, 100), F(1, 20), F(1, 10))},
 )
 def ffn_output_bound(kappas=(F(1, 100), F(1, 2), F(1)), Ls=(1, 2), d=5, M=F(1)) -> Evidence:
     pts = [(k, L) for k in kappas for L in Ls]
     at = [{"kappa": k, "L_FFN": L, "d_embd": d, "w": d, "M": M} for k, L in pts]
     got = [ffn_all_kappa([d] * (L + 1), k, M) for k, L in pts]
     corr = [
-        math.exp(bounds._ffn_out(scalar_class(k, M, L_FFN=L, w=d, d_embd=d), math.log(float(M)))) * FLOAT_SLACK
+        math.exp(bounds.log_ffn_output_bound(scalar_class(k, M, L_FFN=L, w=d, d_embd=d), math.log(float(M))))
+        * FLOAT_SLACK
         for k, L in pts
     ]
     return Evidence(
         f"every weight and bias κ, d = w = {d}, input all M = {M} (exact backend); corrected bound "
-        "theory.bounds._ffn_out",
+        "theory.bounds.log_ffn_output_bound",
         [Witness(a, g, ffn_output_paper(k, d, L, M), "<=") for a, g, (k, L) in zip(at, got, pts)],
         [Witness(a, g, c, "<=") for a, g, c in zip(at, got, corr)],
         "||FFN(z)||∞ <= y_L with y_0 = ||z||∞, y_i = n_i κ y_{i−1} + κ (n_i the fan-in of layer i).",
@@ -149,7 +151,7 @@ def ffn_output_bound(kappas=(F(1, 100), F(1, 2), F(1)), Ls=(1, 2), d=5, M=F(1)) 
     "exact",
     "theory.bounds uses Π_i n_i κ (n_i the fan-in), which is <= the stated one only when w_FFN >= d_embd.",
     kind=Kind.STEP,
-    satisfied={"sizes": ((5, 5), (3, 4))},
+    satisfied={"sizes": ((5, 5), (6, 5), (7, 3))},
 )
 def ffn_lipschitz(sizes=((1, 5), (2, 5), (5, 5)), kappa=F(1), delta=F(1, 7)) -> Evidence:
     """Per (w, d_embd): W_1 = κ·1 (w x d), W_2 = κ·1 (d x w), h = 0, h' = δ·1: how far the output moves."""
@@ -182,7 +184,7 @@ def ffn_lipschitz(sizes=((1, 5), (2, 5), (5, 5)), kappa=F(1), delta=F(1, 7)) -> 
     "exact",
     "theory.bounds: δ_i <= n_i κ δ_{i−1} + n_i η y_{i−1} + η, which has a term η per layer however small κ is.",
     kind=Kind.STEP,
-    satisfied={"kappas": (F(1),)},
+    satisfied={"kappas": (F(1, 5), F(1, 2), F(1))},
 )
 def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evidence:
     """d_embd = w = 1, L_FFN = 2: f_1 has weights κ and biases 0, f_2 equals f_1 except its last bias η; H = 1."""
@@ -196,16 +198,31 @@ def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evide
         diff = abs(out(eta) - out(0))
         a = {"kappa": k, "eta": eta, "M_prime": 1}
         wits.append(Witness(a, diff, 2 * (1 * 1 + 2) * k * eta, "<="))
-        pert = math.exp(bounds._ffn_pert(scalar_class(k, 1, L_FFN=2), 0.0))
+        pert = math.exp(bounds.log_ffn_perturbation(scalar_class(k, 1, L_FFN=2), 0.0))
         corr.append(Witness(a, diff, pert * float(eta) * FLOAT_SLACK, "<="))
     return Evidence(
         "d_embd = w = 1, L_FFN = 2, M' = 1, f_2 = f_1 with last bias η (exact backend); corrected "
-        "theory.bounds._ffn_pert",
+        "theory.bounds.log_ffn_perturbation",
         wits,
         corr,
         "δ_L with δ_0 = 0, δ_i = n_i κ δ_{i−1} + n_i η y_{i−1} + η (y_i the output bound of layer i).",
         note="The bias of the last layer enters with factor 1, not (κw)^{L−1}: the stated bound needs κ w >= 1/6 here.",
     )
+
+
+def scalar_block(Q, K, V, W, b) -> Block:
+    """A block of the scalar class (d_embd = m = l = L_FFN = 1): one head (Q, K, V) and a one-layer FFN (W, b)."""
+    return Block((Head(_m(Q), _m(K), _m(V)),), (Layer(_m(W), np.array([F(b)], dtype=object)),))
+
+
+def block_perturbation(kappa: F, eta: F, M: F = F(1)) -> F:
+    """|B_1(H) − B_2(H)| at H = M for the all-κ scalar block B_1 and B_2 with every weight κ + η, on tmcheck's
+    exact backend."""
+    H = np.array([[[F(M)]]], dtype=object)
+    k2 = kappa + eta
+    one = run_blocks([scalar_block(kappa, kappa, kappa, kappa, kappa)], H, "exact")[0, 0, 0]
+    two = run_blocks([scalar_block(k2, k2, k2, k2, k2)], H, "exact")[0, 0, 0]
+    return abs(one - two)
 
 
 @obligation(
@@ -215,21 +232,26 @@ def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evide
     "exact",
     "theory.bounds adds the terms: (1 + Lip(FFN))·m·attention difference + FFN perturbation.",
     kind=Kind.STEP,
-    satisfied={"points": ((F(3), 1), (F(1), 2))},
+    satisfied={"points": ((F(3), 1), (F(1), 2), (F(1), 3), (F(2), 2))},
 )
-def block_perturbation_sum(points=((F(1), 1), (F(1, 2), 1), (F(1), 2), (F(2), 1))) -> Evidence:
-    """Per (κ, w), d = M = m = l = L = 1: the two sides of the step, per η (the common last term dropped)."""
+def block_perturbation_sum(points=((F(1), 1), (F(1, 2), 1), (F(1), 2), (F(2), 1)), eta=F(1, 1000)) -> Evidence:
+    """Per (κ, w), d = M = m = l = L = 1. Written: the two sides of the step, per η (the common last term dropped).
+    Corrected: the perturbation of tmcheck's scalar block with all weights κ (`block_perturbation`, exact backend)
+    against theory.bounds.block_constants' perturbation bound (which counts the residual's 1 + Lip(FFN))."""
     wits, corr = [], []
     for k, w in points:
         X = 3 * k**3
         a = {"kappa": k, "w": w, "L_FFN": 1, "d_embd": 1, "M": 1, "m": 1, "l": 1}
         wits.append(Witness(a, X + 3 * k**4 * w**2, 4 * k**4 * w**2, "<="))
-        corr.append(Witness(a, X + 3 * k**4 * w**2, 3 * k**3 * (1 + k * w**2), "<="))
+        bound = math.exp(_corr(k + eta, 1, w=w).log_block_pert) * float(eta) * FLOAT_SLACK
+        corr.append(Witness(a, block_perturbation(k, eta), bound, "<="))
     return Evidence(
-        "κ, w over " + str([(str(k), w) for k, w in points]) + ", d = M = m = l = L_FFN = 1",
+        "κ, w over " + str([(str(k), w) for k, w in points]) + ", d = M = m = l = L_FFN = 1; corrected: the scalar "
+        f"block with weights κ against κ + η, η = {eta} (exact backend), against theory.bounds' perturbation bound",
         wits,
         corr,
-        "3κ³d⁶M³ml(1 + κ^L w^{2L})η + L(wM'+2)(κw)^{L−1}η, i.e. the factor 4 becomes 6 when κ^L w^{2L} >= 1.",
+        "||B_1(H) − B_2(H)||∞ <= [(1 + Lip(FFN)) m · 3 d⁴ κ² M³ l + FFN perturbation at M_Z] η (theory.bounds."
+        "block_constants); the step's factor 4 becomes 6 when κ^L w^{2L} >= 1.",
         note="3a + 3ab <= 4ab needs b = κ^L w^(2L) >= 3.",
     )
 
@@ -243,6 +265,15 @@ def block_output_terms(d: int, w: int, k: F, L: int, m: int, l: int, M: F) -> tu
     return lhs, rhs
 
 
+def block_output(d: int, kappa: F, L: int, M: F = F(1)) -> F:
+    """||B(H)||∞ for tmcheck's block with every weight and bias κ (one head, d_embd = w = d, L FFN layers) at
+    H = M·1, on the exact backend: the member of the class that attains the output bound."""
+    full = np.full((d, d), F(kappa), dtype=object)
+    layers = tuple(Layer(np.full((d, d), F(kappa), dtype=object), np.full(d, F(kappa), dtype=object)) for _ in range(L))
+    H = np.full((1, d, 1), F(M), dtype=object)
+    return max(abs(v) for v in run_blocks([Block((Head(full, full, full),), layers)], H, "exact").reshape(-1))
+
+
 @obligation(
     "lemma2.block_output_bound",
     "Appendix F.2, proof of Lemma 2: bound on ||B(H)||∞",
@@ -251,20 +282,28 @@ def block_output_terms(d: int, w: int, k: F, L: int, m: int, l: int, M: F) -> tu
     "exact",
     "theory.bounds.block_constants: M_{k+1} = M_Z + FFN output bound at M_Z, M_Z = M_k + m l d⁴ κ³ M_k³.",
     kind=Kind.STEP,
-    satisfied={"kappas": (F(1, 10),), "ds": (5,)},
+    satisfied={"kappas": (F(1, 100), F(1, 20), F(1, 10)), "ds": (5, 6)},
 )
 def block_output_bound(kappas=(F(1, 10), F(1), F(10)), ds=(1, 5), L=2) -> Evidence:
+    """Written: the two sides of the step. Corrected: ||B(H)||∞ of tmcheck's all-κ block (`block_output`, exact
+    backend) against theory.bounds.block_constants' M_out."""
     pts = [(k, d) for k in kappas for d in ds]
+    at = [{"kappa": k, "d_embd": d, "w": d, "L_FFN": L} for k, d in pts]
+    bound = [
+        math.exp(bounds.block_constants(scalar_class(k, 1, L_FFN=L, w=d, d_embd=d), 0.0).log_M_out) * FLOAT_SLACK
+        for k, d in pts
+    ]
     return Evidence(
-        f"κ in {[str(k) for k in kappas]}, d = w in {list(ds)}, L_FFN = {L}, m = l = M = 1: the two sides of the step",
-        [
-            Witness({"kappa": k, "d_embd": d, "w": d, "L_FFN": L}, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=")
-            for k, d in pts
-        ],
+        f"κ in {[str(k) for k in kappas]}, d = w in {list(ds)}, L_FFN = {L}, m = l = M = 1: the two sides of the step; "
+        "corrected: the all-κ block (exact backend) against theory.bounds",
+        [Witness(a, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for a, (k, d) in zip(at, pts)],
+        [Witness(a, block_output(d, k, L), b, "<=") for a, b, (k, d) in zip(at, bound, pts)],
+        "||B(H)||∞ <= M_Z + y_L(M_Z), M_Z = M + m l d⁴ κ³ M³, y_L the FFN output bound "
+        "(theory.bounds.block_constants).",
         note="The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1); its left side already uses the wrong M' "
         "(lemma2.mha_output_bound) and FFN bound (lemma2.ffn_output_bound), and the iteration treats a cubic "
-        "recursion as "
-        "linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of this step.",
+        "recursion as linear. theory.bounds.block_constants recomputes M_{k+1} = M_Z + y_L(M_Z) per block instead of "
+        "this step.",
     )
 
 
@@ -280,7 +319,7 @@ def block_lipschitz_paper(w: int, k: F, L: int, d: int, M: F, m: int, l: int) ->
     "exact",
     "theory.bounds: Lip(B) <= (1 + Lip(FFN))(1 + Lip(MHA)), Lip(MHA) <= 3 m l d⁴ κ³ M²; the 1 is the residual.",
     kind=Kind.STEP,
-    satisfied={"kappas": (F(1),)},
+    satisfied={"kappas": (F(1, 10), F(1, 2), F(1))},
 )
 def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evidence:
     """The block with all weights 0 (in the class for every κ) is the identity: its Lipschitz constant is measured."""
@@ -308,6 +347,21 @@ def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evide
     )
 
 
+def m_exponent(log_CT, L_T: int) -> float:
+    """d log C_T / d log m of a log C_T function of the class (theory.bounds), at m = 10^12 (L_FFN = 1, d = w = l =
+    κ = M = 1): the power of m it grows like (to about 10^-12 there)."""
+    big, bigger = 10**12, 2 * 10**12
+
+    def at(m):
+        return log_CT(bounds.TransformerClass(L_T=L_T, L_FFN=1, w=1, l=1, d_embd=1, m=m, kappa=1.0, M=1.0))
+
+    return (at(bigger) - at(big)) / math.log(2)
+
+
+def corrected_log_CT(c) -> float:
+    return bounds.corrected_lipschitz(c).log_CT
+
+
 @obligation(
     "lemma2.composition_exponents",
     "Appendix F.2, proof of Lemma 2: second term of the multi-block difference",
@@ -315,9 +369,12 @@ def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evide
     "symbolic",
     "theory.bounds composes the per-block constants numerically in log space; no exponent bookkeeping.",
     kind=Kind.STEP,
-    satisfied={"L_Ts": (1,)},
+    satisfied={"bound": "tmcheck"},
 )
-def composition_exponents(L_Ts=(1, 2, 3, 4)) -> Evidence:
+def composition_exponents(L_Ts=(1, 2, 3, 4), bound: str = "paper") -> Evidence:
+    """Per L_T: the exponent of m in the first term (symbolic) against the claimed m^L_T (a bound must dominate its
+    summands); bound="tmcheck": against the power of m in theory.bounds.corrected_lipschitz's C_T instead.
+    Corrected: the power of m in tmcheck's corrected C_T (theory.bounds) dominates the term."""
     m, LT, LF, d, k, l, M = sp.symbols("m L_T L_FFN d kappa l M", positive=True)
     first = (
         4
@@ -328,12 +385,34 @@ def composition_exponents(L_Ts=(1, 2, 3, 4)) -> Evidence:
         * l
     )
     exp_m = sp.simplify(m * sp.diff(sp.expand_log(sp.log(first), force=True), m))  # d log(term)/d log m
+    ours = {t: m_exponent(corrected_log_CT, t) for t in L_Ts}
+    claimed = {t: (ours[t] * (1 + 1e-6) if bound == "tmcheck" else t) for t in L_Ts}
     return Evidence(
         f"L_T in {list(L_Ts)}: the exponent of m in the first term against the claimed m^L_T (a bound must "
-        "dominate its summands)",
-        [Witness({"L_T": t}, int(exp_m.subs(LT, t)), t, "<=") for t in L_Ts],
-        note=f"The first term has m to the power {exp_m}; l likewise.",
+        "dominate its summands); corrected: against the power of m in theory.bounds' corrected C_T",
+        [Witness({"L_T": t}, int(exp_m.subs(LT, t)), claimed[t], "<=") for t in L_Ts],
+        [Witness({"L_T": t}, int(exp_m.subs(LT, t)), ours[t] * (1 + 1e-6), "<=") for t in L_Ts],
+        "the corrected C_T (theory.bounds.corrected_lipschitz, hidden states growing like M^(3^L_T)) grows in m at "
+        "least like every summand of the multi-block difference.",
+        note=f"The first term has m to the power {exp_m}; l likewise. theory.bounds' C_T grows like m^"
+        + ", m^".join(f"{v:.3g}" for v in ours.values())
+        + ".",
     )
+
+
+def induction_log(c) -> float:
+    """log of (2^{7L_T} L_FFN M³ d^{18L_T} w^{18L_T L} κ^{6L_T L} m^{L_T} l^{L_T})^{L_T}: what the induction gives."""
+    LT, L = c.L_T, c.L_FFN
+    one = (
+        7 * LT * math.log(2)
+        + math.log(L)
+        + 3 * math.log(c.M)
+        + 18 * LT * math.log(c.d_embd)
+        + 18 * LT * L * math.log(c.w)
+        + 6 * LT * L * math.log(c.kappa)
+        + LT * (math.log(c.m) + math.log(c.l))
+    )
+    return LT * one
 
 
 @obligation(
@@ -344,20 +423,23 @@ def composition_exponents(L_Ts=(1, 2, 3, 4)) -> Evidence:
     "exact",
     "theory.bounds.corrected_lipschitz: C_T = Σ_k π_k Π_{j>k} Lip_j from the recursion δ_k <= Lip_k δ_{k−1} + π_k η.",
     kind=Kind.STEP,
-    satisfied={"points": ((1, 1),), "power_after": lambda LT: 2 ** (7 * LT * LT)},
+    satisfied={"final": "induction"},
 )
-def induction_power(points=((2, 2), (2, 1), (3, 2)), power_after=lambda LT: 2 ** (LT * LT + 1)) -> Evidence:
-    """Per (L_T, L_FFN): the factor L_FFN^{L_T} against L_FFN, and 2^{7L_T²} against 2^{L_T²+1} (each must not shrink)."""
+def induction_power(points=((2, 2), (2, 1), (3, 2)), final: str = "statement") -> Evidence:
+    """Per (L_T, L_FFN), d = w = 2, κ = M = 1, m = l = 2: the log of what the induction gives against the log of
+    the stated C_T (theory.bounds.log_CT_statement, what `tmcheck bound covering` prints as written); the C_T
+    must not be smaller. final="induction": against the induction's own product (its own closing)."""
     wits = []
     for LT, LF in points:
-        wits.append(Witness({"L_T": LT, "L_FFN": LF, "factor": "L_FFN"}, LF**LT, LF, "<="))
-        wits.append(
-            Witness({"L_T": LT, "L_FFN": LF, "factor": "power of 2"}, 2 ** (7 * LT * LT), power_after(LT), "<=")
-        )
+        c = bounds.TransformerClass(L_T=LT, L_FFN=LF, w=2, l=2, d_embd=2, m=2, kappa=1.0, M=1.0)
+        rhs = induction_log(c) if final == "induction" else bounds.log_CT_statement(c)
+        wits.append(Witness({"L_T": LT, "L_FFN": LF}, induction_log(c), rhs * (1 + 1e-12), "<="))
     return Evidence(
-        f"(L_T, L_FFN) in {list(points)}: each factor after the step must be at least the factor before it",
+        f"(L_T, L_FFN) in {list(points)}, d = w = m = l = 2, κ = M = 1: log of the induction's product against log C_T "
+        "as stated (theory.bounds)",
         wits,
-        note="d^(18L_T) w^(18L_T L) also becomes d^(18L_T² L_FFN) with w dropped. theory.bounds.corrected_lipschitz computes C_T from the recursion instead.",
+        note="L_FFN^L_T becomes L_FFN, 2^(7L_T²) becomes 2^(L_T²+1), d^(18L_T) w^(18L_T L) becomes d^(18L_T² L_FFN) "
+        "with w dropped. theory.bounds.corrected_lipschitz computes C_T from the recursion instead.",
     )
 
 
@@ -369,29 +451,42 @@ def induction_power(points=((2, 2), (2, 1), (3, 2)), power_after=lambda LT: 2 **
     "exact",
     "theory.bounds.log_covering_as_written uses the statement; log_CT_proof keeps the proof's last line.",
     kind=Kind.STEP,
-    satisfied={"kappas": (1.0,), "ds": (1,)},
+    satisfied={"w": 4},
 )
-def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5)) -> Evidence:
-    """The proof's log(C_T κ) against the statement's log base: the statement may not claim less than the proof shows."""
+def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5), w: int = 1) -> Evidence:
+    """The proof's log(C_T κ) against the statement's log base: the statement may not claim less than the proof shows
+    (with w >= d the statement's w^{18L_T²L_FFN} covers the proof's d^{18L_T²L_FFN})."""
     wits = []
     for k in kappas:
         for d in ds:
-            c = bounds.TransformerClass(L_T=2, L_FFN=2, w=1, l=8, d_embd=d, m=4, kappa=k, M=1.0)
+            c = bounds.TransformerClass(L_T=2, L_FFN=2, w=w, l=8, d_embd=d, m=4, kappa=k, M=1.0)
             wits.append(
                 Witness(
-                    {"kappa": k, "d_embd": d, "L_T": 2, "L_FFN": 2, "w": 1, "l": 8, "m": 4, "M": 1},
+                    {"kappa": k, "d_embd": d, "L_T": 2, "L_FFN": 2, "w": w, "l": 8, "m": 4, "M": 1},
                     bounds.log_CT_proof(c) + math.log(c.kappa),
                     bounds.log_CT_statement(c) * (1 + 1e-12),
                     "<=",
                 )
             )
     return Evidence(
-        f"κ in {list(kappas)}, d_embd in {list(ds)}, L_T = L_FFN = 2, w = 1, l = 8, m = 4, M = 1 (theory.bounds)",
+        f"κ in {list(kappas)}, d_embd in {list(ds)}, L_T = L_FFN = 2, w = {w}, l = 8, m = 4, M = 1 (theory.bounds)",
         wits,
         note="The last equality replaces C_T κ by C_T (κ^(6L_T²L_FFN+1) becomes κ^(6L_T²L_FFN)), d^(18L_T²L_FFN) by "
         "d^(18L_T²) and adds w^(18L_T²L_FFN). theory.bounds.log_covering_corrected uses P log(κ C_T/δ + 1) "
         "with the corrected C_T.",
     )
+
+
+def embedded_norm(x: F) -> F:
+    """||PE + E(x)||∞ of tmcheck's Lemma 1 network for d = 1 (`lemma1_network`: U selects x into token 0, PE holds
+    the interaction vectors and the constant 1), embedded by tmcheck's exact backend."""
+    from tmcheck.theory.backends import ExactBackend, embedding
+    from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
+    from tmcheck.theory.targets import parse_target
+
+    net = lemma1_network(lemma1_plan(parse_target("x0", 1), 1.0, 1.0, 0.5, N=2), "exact")
+    H = ExactBackend().output(embedding(net, [[x]], ExactBackend()))
+    return max(abs(v) for v in H.reshape(-1))
 
 
 @obligation(
@@ -402,12 +497,13 @@ def statement_vs_proof(kappas=(1.0, 10.0), ds=(1, 5)) -> Evidence:
     "theory.bounds.input_bound: ||PE + E(x)||∞ <= max(M, 1) for E = e_1(Ux)^T, U a 0/1 selection, PE entries "
     "in [0, 1].",
     kind=Kind.STEP,
-    satisfied={"xs": (F(0),)},
+    satisfied={"relation": "<="},
 )
-def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2))) -> Evidence:
-    """A token of the embedded input: data row x, zero row, interaction vector (0, 1), constant 1."""
+def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2)), relation: str = "==") -> Evidence:
+    """||PE + E(x)||∞ of tmcheck's embedding (`embedded_norm`) against ||x||∞ + 1 (as written: equal; relation="<=":
+    the first line read as an inequality, which holds) and, corrected, against theory.bounds.input_bound."""
     at = [{"x": x, "M": abs(x)} for x in xs]
-    norms = [max(abs(v) for v in (x, 0, 0, 1, 1)) for x in xs]
+    norms = [embedded_norm(x) for x in xs]
     M0 = [
         bounds.input_bound(
             bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=5, m=1, kappa=1.0, M=float(abs(x)) or 1.0)
@@ -415,8 +511,8 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2))) -> Evidence:
         for x in xs
     ]
     return Evidence(
-        f"x in {[str(x) for x in xs]}, M = |x|, one token (x, 0, 0, 1, 1)",
-        [Witness(a, n, abs(x) + 1, "==") for a, n, x in zip(at, norms, xs)],
+        f"x in {[str(x) for x in xs]}, M = |x|, the embedding of tmcheck's Lemma 1 network (d = 1)",
+        [Witness(a, n, abs(x) + 1, relation) for a, n, x in zip(at, norms, xs)],
         [Witness(a, n, m0, "<=") for a, n, m0 in zip(at, norms, M0)],
         "||PE + E(x)||∞ <= max(M, 1), and M_0 = max(M, 1) replaces M from there on.",
         note="The next line's bound (…)^L_T·M then uses M where max(M, 1) is needed.",
@@ -433,7 +529,8 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2))) -> Evidence:
     satisfied={"middle_line": bounds.n_params},
 )
 def parameter_count(sizes=((1, 2, 5, 5, 1), (2, 3, 4, 2, 2), (1, 1, 1, 1, 1)), middle_line=None) -> Evidence:
-    """Per (L_T, L_FFN, w, d, m): the middle line's count against the true count; corrected: the true count against the final bound."""
+    """Per (L_T, L_FFN, w, d, m): the middle line's count against the true count; corrected: the true count against
+    the final bound."""
     wits, corr = [], []
     for LT, LF, w, d, m in sizes:
         c = bounds.TransformerClass(L_T=LT, L_FFN=LF, w=w, l=1, d_embd=d, m=m, kappa=1.0, M=1.0)
@@ -451,9 +548,21 @@ def parameter_count(sizes=((1, 2, 5, 5, 1), (2, 3, 4, 2, 2), (1, 1, 1, 1, 1)), m
     )
 
 
-def min_grid_points(kappa: F, eta: F) -> int:
-    """Fewest points p_j with every t in [−κ, κ] within η of one: ceil(κ/η) (each covers an interval of length 2η)."""
-    return math.ceil(kappa / eta)
+def weight_grid(kappa: F, eta: F) -> list[F]:
+    """The fewest points with every t in [−κ, κ] within η of one: −κ + η, −κ + 3η, ... (each covers an interval of
+    length 2η), checked to cover."""
+    n = math.ceil(kappa / eta)
+    pts = [-kappa + (2 * j + 1) * eta for j in range(n)]
+    if not (pts[0] - eta <= -kappa and pts[-1] + eta >= kappa and all(b - a <= 2 * eta for a, b in zip(pts, pts[1:]))):
+        raise AssertionError("the grid does not cover [−κ, κ]")
+    return pts
+
+
+def covering_per_weight(kappa: F, eta: F) -> float:
+    """Grid points per weight in theory.bounds' corrected covering number at δ = η C_T: exp(log N(δ) / P)."""
+    c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=float(kappa), M=1.0)
+    delta = float(eta) * math.exp(bounds.corrected_lipschitz(c).log_CT)
+    return math.exp(bounds.log_covering_corrected(c, delta) / bounds.n_params(c))
 
 
 @obligation(
@@ -463,15 +572,17 @@ def min_grid_points(kappa: F, eta: F) -> int:
     "exact",
     "theory.bounds.log_covering_corrected: (κ/η + 1)^P >= ceil(κ/η)^P grid points.",
     kind=Kind.STEP,
-    satisfied={"points": ((F(1), F(1, 5)),)},
+    satisfied={"points": ((F(1), F(1, 5)), (F(1), F(1, 4)), (F(2), F(1, 2)), (F(3), F(1, 3)))},
 )
 def grid_count(points=((F(1), F(2, 5)), (F(1), F(3, 10)), (F(2), F(1, 2)))) -> Evidence:
+    """The points a grid needs to cover [−κ, κ] within η (`weight_grid`, built and checked) against κ/η (as
+    written) and, corrected, against the points per weight that theory.bounds' covering number counts."""
     at = [{"kappa": k, "eta": e} for k, e in points]
-    need = [min_grid_points(k, e) for k, e in points]
+    need = [len(weight_grid(k, e)) for k, e in points]
     return Evidence(
         f"(κ, η) in {[(str(k), str(e)) for k, e in points]}: points needed to cover [−κ, κ] within η, against κ/η",
         [Witness(a, n, k / e, "<=") for a, n, (k, e) in zip(at, need, points)],
-        [Witness(a, n, k / e + 1, "<=") for a, n, (k, e) in zip(at, need, points)],
-        "N <= ceil(κ/η)^P <= (κ/η + 1)^P.",
+        [Witness(a, n, covering_per_weight(k, e) * (1 + 1e-9), "<=") for a, n, (k, e) in zip(at, need, points)],
+        "N <= ceil(κ/η)^P <= (κ/η + 1)^P, the count theory.bounds.log_covering_corrected uses.",
         note="The proof's own grid of step η has 2κ/η + 1 points, not κ/η.",
     )

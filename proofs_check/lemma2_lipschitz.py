@@ -34,18 +34,22 @@ def mha_lipschitz() -> Evidence:
     return Evidence(
         f"{len(rows)} classes, random and all-κ members (float64 backend): measured/stated ratio against 1 + 1e-9",
         _lip_witnesses(rows, "mha_lip_paper"),
-        note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's middle lines "
+        note=f"Against the corrected 3 m l d⁴ κ³ M² the worst ratio is {worst.mha_lip_corr:.4g}. (The derivation's "
+        "middle lines "
         "bound |<Qh', Kh'> − <Qh', Kh'>|, identically 0, where |<Qh', Kh'>| is meant; the final constant is "
         "still valid.)",
     )
 
 
-def _sweep_classes():
+KAPPAS, MS = (1e-3, 0.1, 1.0, 2.0), (0.5, 1.0, 10.0)
+
+
+def _sweep_classes(kappas=KAPPAS, Ms=MS):
     out = []
     for LT in (1, 2, 3):
         for LF in (1, 2, 3):
-            for kappa in (1e-3, 0.1, 1.0, 2.0):
-                for M in (0.5, 1.0, 10.0):
+            for kappa in kappas:
+                for M in Ms:
                     out.append(bounds.TransformerClass(L_T=LT, L_FFN=LF, w=4, l=4, d_embd=3, m=2, kappa=kappa, M=M))
     # d_embd = w = 1: no d^{18L_T²} factor hides the tower M^{3^L_T} of the hidden states
     out += [
@@ -83,21 +87,23 @@ def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
     "theory.bounds.corrected_lipschitz; tmcheck proofs measures both on random and extremal float64 members "
     "(tests/proofs_check/test_lipschitz.py lets hypothesis choose the classes).",
     kind=Kind.STEP,
-    satisfied={"kappa_min": 1.0, "tower": False},
+    satisfied={"kappas": (1.0, 1.5, 2.0, 3.0), "Ms": (0.5, 1.0, 5.0, 10.0), "tower": False},
 )
-def lipschitz_constant(kappa_min: float = 0.0, tower: bool = True) -> Evidence:
-    """`kappa_min`: only classes with κ >= kappa_min; `tower`: include the d_embd = w = 1 classes with M > 1."""
-    classes = [c for c in _sweep_classes() if c.kappa >= kappa_min and (tower or c.d_embd > 1)]
+def lipschitz_constant(kappas=KAPPAS, Ms=MS, tower: bool = True) -> Evidence:
+    """Classes over κ in `kappas`, M in `Ms`; `tower`: include the d_embd = w = 1 classes with M > 1."""
+    kappa_min = min(kappas)
+    classes = [c for c in _sweep_classes(kappas, Ms) if tower or c.d_embd > 1]
     worst, rows = lipschitz.sweep(classes, seed=0, eta=1e-6, nets_per_class=2)
-    gap, ct = zero_network_gap(0.01, 0.01)
     written, corrected = _lip_witnesses(rows, "T_paper"), _lip_witnesses(rows, "T_corr")
-    if kappa_min <= 0.01:  # the exact instance: all weights 0, T' with last bias η
-        c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=0.01, M=1.0)
-        at = {"class": dict(c.__dict__), "T": "all weights 0", "T_prime": "last FFN bias = eta", "eta": 0.01}
-        written.append(Witness(at, gap, ct, "<="))
-        corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
+    # the exact instance: all weights 0, T' with last bias η, at the smallest κ searched (0.01 at most)
+    k0 = min(kappa_min, 0.01) if kappa_min <= 0.01 else kappa_min
+    gap, ct = zero_network_gap(k0, 0.01)
+    c = bounds.TransformerClass(L_T=1, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=k0, M=1.0)
+    at = {"class": dict(c.__dict__), "T": "all weights 0", "T_prime": "last FFN bias = eta", "eta": 0.01}
+    written.append(Witness(at, gap, ct, "<="))
+    corrected.append(Witness(at, gap, math.exp(bounds.corrected_lipschitz(c).log_CT) * 0.01 * (1 + 1e-9), "<="))
     return Evidence(
-        f"{len(rows)} classes (L_T, L_FFN <= 3, κ >= {kappa_min} in {{1e-3, 0.1, 1, 2}}, M in {{0.5, 1, 10}}, "
+        f"{len(rows)} classes (L_T, L_FFN <= 3, κ in {list(kappas)}, M in {list(Ms)}, "
         "d_embd = 3"
         + (", and four with d_embd = w = 1" if tower else "")
         + "), random and all-κ members, η = 1e-6: |T − T'|/(C_T η) "
@@ -108,7 +114,8 @@ def lipschitz_constant(kappa_min: float = 0.0, tower: bool = True) -> Evidence:
         "π_j the block perturbation bound and M_j = M_Z + y_L(M_Z), M_Z = M_{j−1} + m l d⁴ κ³ M_{j−1}³, M_0 = "
         "max(M, 1) "
         "(theory.bounds.corrected_lipschitz).",
-        note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The all-ones member "
+        note=f"Worst ratio with the stated C_T {worst.T_paper:.3g}, with the corrected one {worst.T_corr:.3g}. The "
+        "all-ones member "
         "of L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2 has hidden states growing like M^(3^L_T) while "
         "C_T has M^(3L_T).",
         data={"worst": worst.__dict__},

@@ -21,6 +21,7 @@ from tmcheck.theory.lemmas.interaction import (
     kappa_data,
     pair_threshold,
     paper_C,
+    rotation,
     threshold,
 )
 from tmcheck.theory.network import Block, interaction_vectors
@@ -126,7 +127,8 @@ def case1a(cases=CASES, Cs=(Fraction(7), Fraction(123, 5))) -> Evidence:
         f"heads (l, t1, t2) in {list(cases)}, C in {[str(c) for c in Cs]}: the interaction term of theory's "
         "head against C",
         wits,
-        note="The text's 'Q^I I_t1 = I_t2' drops the factor C that its own definition Q^I I_t1 = C I_t2 has; with C it holds.",
+        note="The text's 'Q^I I_t1 = I_t2' drops the factor C that its own definition Q^I I_t1 = C I_t2 has; with C "
+        "it holds.",
     )
 
 
@@ -171,25 +173,27 @@ def case2b(cases=CASES + [(64, 0, 63), (64, 20, 21)], max_pairs=None) -> Evidenc
     "lemma3.case2b_rotation",
     f"{LOC}, case 2b",
     "Q^I rotates clockwise by (t1 - t2)π/2l, so Q^I I_t = C (cos((t + t1 - t2)π/2l), sin((t + t1 - t2)π/2l)).",
-    "numeric (50 digits)",
+    "numeric (float64, 1e-12)",
     "not used: the bound needs only that the angle between Q^I I_t and I_t2 is |t - t1|π/2l >= π/2l",
     kind=Kind.STEP,
-    satisfied={"heads": ((4, 2, 2), (5, 3, 3))},
+    satisfied={"heads": ((4, 2, 2), (5, 3, 3), (6, 1, 1), (8, 4, 4))},
 )
 def case2b_rotation(heads=((4, 1, 3), (4, 3, 1), (5, 2, 2), (8, 1, 6))) -> Evidence:
-    """Per (l, t1, t2) (paper's 1-based tokens) and every t: the angle of R I_t, R the rotation taking I_t1 to I_t2."""
+    """Per (l, t1, t2) (paper's 1-based tokens) and every t: the angle of R I_t, R = `interaction.rotation` of
+    tmcheck's float64 vectors (the paper's cos(tπ/2l), sin(tπ/2l), `network.interaction_vectors`) taking I_t1 to
+    I_t2, against the formula's angle (t + t1 − t2)π/2l; corrected: (t + t2 − t1)π/2l."""
     wits, corr = [], []
-    tol = mpmath.mpf(10) ** -40
-    with mpmath.workdps(50):
-        for l, t1, t2 in heads:
-            ang = lambda s: s * mpmath.pi / (2 * l)  # noqa: E731
-            for t in range(1, l + 1):
-                image = ang(t) + ang(t2) - ang(t1)  # R I_t
-                a = {"l": l, "t1": t1, "t2": t2, "t": t}
-                wits.append(Witness(a, float(abs(image - ang(t + t1 - t2))), float(tol), "<="))
-                corr.append(Witness(a, float(abs(image - ang(t + t2 - t1))), float(tol), "<="))
+    for l, t1, t2 in heads:
+        I = interaction_vectors(l, "float64")
+        R = rotation(I[:, t1 - 1], I[:, t2 - 1])
+        for t in range(1, l + 1):
+            v = R @ I[:, t - 1]
+            image = np.arctan2(v[1], v[0])
+            a = {"l": l, "t1": t1, "t2": t2, "t": t}
+            wits.append(Witness(a, float(abs(image - (t + t1 - t2) * np.pi / (2 * l))), 1e-12, "<="))
+            corr.append(Witness(a, float(abs(image - (t + t2 - t1) * np.pi / (2 * l))), 1e-12, "<="))
     return Evidence(
-        f"(l, t1, t2) in {list(heads)}, every t (50 digits): |angle of Q^I I_t − the formula's angle| against 1e-40",
+        f"(l, t1, t2) in {list(heads)}, every t (float64): |angle of R I_t − the formula's angle| against 1e-12",
         wits,
         corr,
         "Q^I I_t = C (cos((t + t2 - t1)π/2l), sin((t + t2 - t1)π/2l)); its angle to I_t2 is |t - t1|π/2l >= "
@@ -228,7 +232,8 @@ def numerator_bound(n_kernels: int = 20) -> Evidence:
         f"{n_kernels} random kernels (entries k/4), heads {CASES[:3]}: the exact max_H of the numerator over "
         "all pairs against d⁴κ²M²",
         wits,
-        note=f"max ratio {max(float(w.lhs / w.rhs) for w in wits):.3g} (the sharp bound for 2-row kernels is 2d²κ²M²: the paper's is 12.5 times loose)",
+        note=f"max ratio {max(float(w.lhs / w.rhs) for w in wits):.3g} (the sharp bound for 2-row kernels is "
+        "2d²κ²M²: the paper's is 12.5 times loose)",
     )
 
 
@@ -242,6 +247,10 @@ def numerator_bound(n_kernels: int = 20) -> Evidence:
     kind=Kind.STEP,
 )
 def adjacent_max(ls=(2, 3, 7, 64, 255)) -> Evidence:
+    """The sinusoidal vectors at 50 digits, and tmcheck's float64 ones (`network.interaction_vectors`, the vectors
+    its float64 networks use) with the gap 1 − c_max its heads are sized by (`sparse.interaction_gap`)."""
+    from tmcheck.theory.sparse import interaction_gap
+
     wits = []
     with mpmath.workdps(50):
         for l in ls:
@@ -249,9 +258,14 @@ def adjacent_max(ls=(2, 3, 7, 64, 255)) -> Evidence:
             sin = [mpmath.sin(t * mpmath.pi / (2 * l)) for t in range(1, l + 1)]
             top = max(abs(cos[a] * cos[b] + sin[a] * sin[b]) for a in range(l) for b in range(l) if a != b)
             wits.append(Witness({"l": l}, float(abs(top - mpmath.cos(mpmath.pi / (2 * l)))), 1e-40, "<="))
+            I = interaction_vectors(l, "float64")
+            G = np.abs(I.T @ I)
+            np.fill_diagonal(G, -np.inf)
+            gap = float(interaction_gap(l, "float64"))
+            wits.append(Witness({"l": l, "vectors": "tmcheck float64"}, abs(1 - G.max() - gap), 4e-16, "<="))
     return Evidence(
         f"the sinusoidal vectors, l in {list(ls)}, all pairs (50 digits): |max |<I_t, I_t'>| − cos(π/2l)| "
-        "against 1e-40",
+        "against 1e-40; tmcheck's float64 vectors: |1 − max − interaction_gap| against 4e-16",
         wits,
     )
 
@@ -264,7 +278,11 @@ def adjacent_max(ls=(2, 3, 7, 64, 255)) -> Evidence:
     "paper_C = 16 d^4 κ^2 M^2 l^2 / π^2 with a rational upper bound of 1/π^2",
     kind=Kind.STEP,
 )
-def taylor(l_max: int = 4096) -> Evidence:
+def taylor(l_max: int = 4096, exact_ls=(2, 3, 8, 64, 256)) -> Evidence:
+    """cos(π/2l) <= 1 − π²/16l² in interval arithmetic, and tmcheck's exact rational vectors, whose gap
+    1 − c_max (`sparse.interaction_gap`, what its exact heads are sized by) is not below π²/16l² either."""
+    from tmcheck.theory.sparse import interaction_gap
+
     iv = mpmath.iv
     saved, iv.dps = iv.dps, 30  # the interval context has no workdps; restore its precision after
     wits = []
@@ -275,11 +293,17 @@ def taylor(l_max: int = 4096) -> Evidence:
             wits.append(Witness({"l": l}, lhs.b, rhs.a, "<"))  # mpf endpoints: the comparison stays certified
     finally:
         iv.dps = saved
+    pi_upper = Fraction(355, 113)
+    for l in exact_ls:
+        wits.append(
+            Witness({"l": l, "vectors": "tmcheck exact"}, interaction_gap(l, "exact"), pi_upper**2 / (16 * l * l), ">=")
+        )
     return Evidence(
         f"l = 1..{l_max}, interval arithmetic at 30 digits: the upper end of cos(π/2l) against the lower end "
-        "of 1 − π²/16l²",
+        f"of 1 − π²/16l²; tmcheck's exact vectors at l in {list(exact_ls)}: 1 − c_max against (355/113)²/16l²",
         wits,
-        note="In general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a factor 2 "
+        note="In general 1 - cos x >= x^2/2 - x^4/24 >= x^2/4 for x^2 <= 6, and x = π/2l <= π/2. The bound is a "
+        "factor 2 "
         "loose (1 - cos x ~ x^2/2). The final 'π^2/(22!·2^2 l^2)' reads as 2·2!·2^2 l^2 = 16 l^2.",
     )
 
@@ -300,7 +324,8 @@ def weight_bound(ls=(4, 8, 16, 32, 64, 128)) -> Evidence:
         [Witness({"l": l}, c, p, "<=") for l, c, p in rows],
         note="C*/l² = "
         + ", ".join(f"{float(c / (l * l)):.3g}" for l, c, _ in rows)
-        + f": the l² growth is real; C* is {float(rows[-1][1] / rows[-1][2]):.2g} of the paper's C at l = {rows[-1][0]}",
+        + f": the l² growth is real; C* is {float(rows[-1][1] / rows[-1][2]):.2g} of the paper's C at l = "
+        f"{rows[-1][0]}",
         data={"l": [r[0] for r in rows], "C_min": [float(r[1]) for r in rows], "C_paper": [float(r[2]) for r in rows]},
     )
 

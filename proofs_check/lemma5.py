@@ -34,7 +34,7 @@ def _input(x, M) -> np.ndarray:
     "exact",
     "addition.addition_kernels: K_i = [e_5; e_1 + (M - c^i) e_5], so the key contributes x^i",
     kind=Kind.STEP,
-    satisfied={"xs": (Fraction(0),)},
+    satisfied={"xs": (Fraction(0),), "cs": tuple(Fraction(k, 4) for k in range(-4, 5) if k)},
 )
 def kernels(
     xs=(Fraction(1, 2), Fraction(-1, 2), Fraction(0), Fraction(1)), cs=(Fraction(0), Fraction(1, 2)), M=Fraction(2)
@@ -96,7 +96,8 @@ def relu(M=Fraction(4)) -> Evidence:
     kind=Kind.STEP,
 )
 def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
-    """tmcheck's FFN from the gating lemma's pivot, in a block (Def. 3) on structured H: token t loses M exactly when t >= D."""
+    """tmcheck's FFN from the gating lemma's pivot, in a block (Def. 3) on structured H: token t loses M exactly when
+    t >= D."""
     wits = []
     for D in Ds:
         layers = shift_ffn(2 * D, D, M)
@@ -112,7 +113,8 @@ def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
         "subtracted "
         "from tokens D+1..2D only', and the FFN's depth against 3",
         wits,
-        note="The FFN reads only the interaction rows through the gating lemma's (suffix) pivot v: σ(C v.I_t) − σ(C v.I_t − M) "
+        note="The FFN reads only the interaction rows through the gating lemma's (suffix) pivot v: σ(C v.I_t) − σ(C "
+        "v.I_t − M) "
         "is M on the later tokens and 0 before. (The gating FFN itself zeroes data rather than subtracting a constant; "
         "the paper only claims its pivot gives such an FFN, which holds.)",
     )
@@ -125,21 +127,28 @@ def ffn_step(Ds=(1, 2, 3, 5), M=Fraction(2), n=3) -> Evidence:
     "exact",
     "addition(): heads with the exact C of Lemma 3; stated bound taken from Lemma 3 (O(d^4 κ^2 M^2 l^2))",
     kind=Kind.RESOURCE,
-    satisfied={"Ds": (1, 2)},
+    satisfied={"Ds": (1, 2, 3, 4), "Ms": (Fraction(2), Fraction(3))},
 )
-def weight_bound(Ds=(1, 2, 4, 8, 16, 32), M=Fraction(2)) -> Evidence:
-    rows = [(2 * D, max(addition([Fraction(0)] * D, M).constants["C_heads"])) for D in sorted(set(Ds) | {1})]
-    base_lM = rows[0][1] / (rows[0][0] * M)
-    base_l2M = rows[0][1] / (rows[0][0] ** 2 * M)
-    rows = [r for r in rows if r[0] // 2 in Ds]
-    at = [{"l": l, "C*": C} for l, C in rows]
+def weight_bound(Ds=(1, 2, 4, 8, 16, 32), Ms=(Fraction(2),)) -> Evidence:
+    at, written, corr, notes = [], [], [], []
+    for M in Ms:
+        rows = [(2 * D, max(addition([Fraction(0)] * D, M).constants["C_heads"])) for D in sorted(set(Ds) | {1})]
+        base_lM = rows[0][1] / (rows[0][0] * M)
+        base_l2M = rows[0][1] / (rows[0][0] ** 2 * M)
+        rows = [r for r in rows if r[0] // 2 in Ds]
+        for l, C in rows:
+            a = {"l": l, "M": M, "C*": C}
+            at.append(a)
+            written.append(Witness(a, C / (l * M), ORDER_SLACK * base_lM, "<="))
+            corr.append(Witness(a, C / (l * l * M), ORDER_SLACK * base_l2M, "<="))
+        notes.append(f"M = {M}: C*/(lM) = " + ", ".join(f"{float(C / (l * M)):.3g}" for l, C in rows))
     return Evidence(
-        f"c = 0, M = {M}, l = 2D for D in {list(Ds)}: the exact head weight C*/(lM) against {ORDER_SLACK}× its "
-        "value at l = 2",
-        [Witness(a, C / (l * M), ORDER_SLACK * base_lM, "<=") for a, (l, C) in zip(at, rows)],
-        [Witness(a, C / (l * l * M), ORDER_SLACK * base_l2M, "<=") for a, (l, C) in zip(at, rows)],
+        f"c = 0, M in {[str(M) for M in Ms]}, l = 2D for D in {list(Ds)}: the exact head weight C*/(lM) against "
+        f"{ORDER_SLACK}× its value at l = 2",
+        written,
+        corr,
         "||θ_B||_inf = O(M l^2) for this construction (the heads need C >= C*, Lemma 3's exact threshold)",
-        note="C*/(lM) = " + ", ".join(f"{float(C / (l * M)):.3g}" for l, C in rows) + ": linear in l.",
+        note="; ".join(notes) + ": linear in l.",
     )
 
 

@@ -112,10 +112,10 @@ def paper_logs(c: bounds.TransformerClass, M: float, M_ffn_in: float) -> dict[st
     lml = math.log(c.m) + math.log(c.l)
     ffn_out = (L - 1) * (lk + 2 * ld) + math.log(M_ffn_in)
     if L >= 2:
-        ffn_out = bounds._lse(ffn_out, lk + (L - 2) * (lk + 2 * ld))
+        ffn_out = bounds.log_sum_exp(ffn_out, lk + (L - 2) * (lk + 2 * ld))
     return {
         "attn": math.log(3) + 3 * lk + 6 * ld + 3 * math.log(M) + math.log(c.l),
-        "mha_out": bounds._lse(math.log(M), lml + 6 * ld + 3 * lk + math.log(M)),
+        "mha_out": bounds.log_sum_exp(math.log(M), lml + 6 * ld + 3 * lk + math.log(M)),
         "ffn_out": ffn_out,
         "mha_lip": math.log(4) + 6 * ld + 3 * lk + 2 * math.log(M) + lml,
         "block_lip": math.log(8) + 2 * L * lw + L * lk + 6 * ld + 3 * lk + 2 * math.log(M) + lml,
@@ -146,7 +146,7 @@ def measure(
     r.mha_out_corr = _ratio(mz, corr.log_M_Z)
     fo = float(np.abs(ffn(net[0].ffn, Z, _BE)).max())
     r.ffn_out_paper = _ratio(fo, pl["ffn_out"])
-    r.ffn_out_corr = _ratio(fo, bounds._ffn_out(c, math.log(mz)))
+    r.ffn_out_corr = _ratio(fo, bounds.log_ffn_output_bound(c, math.log(mz)))
     # block Lipschitz: a nearby H' inside the same ball
     Hp = np.clip(H + rng.uniform(-1e-3, 1e-3, size=H.shape) * M0, -M0, M0)
     dH = float(np.abs(H - Hp).max())

@@ -4,7 +4,7 @@ An obligation is one claim of the paper: a stable id with a section prefix (`lem
 paper location, the claim as written, its kind (a lemma's or theorem's statement, a step of its
 proof, a resource bound of its construction, or a definition/notation) and a check.
 
-A verdict is a function of evidence (DESIGN.md, "Decisions of wave 2"). A check returns Evidence:
+A verdict is a function of evidence (DESIGN.md, "Verdicts are derived"). A check returns Evidence:
 the claim as written evaluated on every witness it searched (each Witness holds both sides and the
 relation between them), the search domain, and, where tmcheck implements a correction, the corrected
 claim evaluated on the same witnesses. A check never states a verdict: `Result(evidence)` derives it.
@@ -177,7 +177,7 @@ class Result:
         parts = [f"{self.searched} witness(es) searched ({ev.domain}); {len(self.broken)} break the claim as written"]
         if self.broken:
             w = self.broken[0]
-            parts.append(f"first at {_short(w.at)}: {_short(w.lhs)} {w.rel} {_short(w.rhs)} is false")
+            parts.append(f"first at {short(w.at)}: {short(w.lhs)} {w.rel} {short(w.rhs)} is false")
             if ev.corrected is not None:
                 bad = sum(not c.holds for c in ev.corrected)
                 parts.append(
@@ -195,16 +195,16 @@ class Result:
         return text + (f" {ev.note}" if ev.note else "")
 
 
-def _fmt(v: Any) -> str:
+def fmt_value(v: Any) -> str:
     if isinstance(v, dict):
-        return "(" + ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) + ")"
+        return "(" + ", ".join(f"{k} = {fmt_value(x)}" for k, x in v.items()) + ")"
     if isinstance(v, (tuple, list)):
-        return "(" + ", ".join(_fmt(x) for x in v) + ")"
+        return "(" + ", ".join(fmt_value(x) for x in v) + ")"
     return str(v)
 
 
-def _short(v: Any, limit: int = 160) -> str:
-    s = _fmt(v)
+def short(v: Any, limit: int = 160) -> str:
+    s = fmt_value(v)
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -40,7 +40,8 @@ def _obl(model: str, quantity: str, printed: str, source: str, satisfied: str | 
         location=f"Section 3, Table 1 ({model} column)",
         claim=f"From {source}: {quantity.replace('alpha', 'α')} = {printed}.",
         method="exact",
-        implemented_as="tmcheck predict --alpha-n / --alpha-d (theory.bounds.alpha_D_from_alpha_N, alpha_N_from_alpha_D).",
+        implemented_as="tmcheck predict --alpha-n / --alpha-d (theory.bounds.alpha_D_from_alpha_N, "
+        "alpha_N_from_alpha_D).",
         kind=Kind.STATEMENT,
         satisfied=None if satisfied is None else {"printed": satisfied},
     )

@@ -8,12 +8,13 @@ error split, and what the proven grid costs.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
-from tmcheck.theory.lemmas.theorem2 import _q, claim_parts, claim_value, error_split, theorem2, theorem2_spec
+from tmcheck.theory.lemmas.theorem2 import claim_parts, claim_value, error_split, rational, theorem2, theorem2_plan
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.targets import parse_target
 
@@ -32,12 +33,12 @@ def _circle():
 )
 def network_exact_projection(n_points: int = 5) -> Evidence:
     c = _circle()
-    spec = c.constants["spec"]
+    spec = c.constants["plan"]
     meta = {**c.network.meta, "interaction_pattern": c.network.meta["interaction_pattern"][:1]}
     first = dataclasses.replace(c.network, blocks=c.network.blocks[:1], meta=meta)
     wits = []
     for p, x in enumerate(spec.manifold.sample(np.random.default_rng(0), n_points)):
-        xq = [_q(v) for v in x]
+        xq = [rational(v) for v in x]
         H1 = forward_structured(first, np.array([xq], dtype=object), "exact")[0]
         for n, (_, _, z) in enumerate(claim_parts(spec, xq)):
             got = [H1[0, n * spec.Lc + spec.D + i] for i in range(spec.d)]
@@ -59,8 +60,10 @@ def network_exact_projection(n_points: int = 5) -> Evidence:
 )
 def network_claim(n_points: int = 6) -> Evidence:
     c = _circle()
-    spec = c.constants["spec"]
-    X = np.array([[_q(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object)
+    spec = c.constants["plan"]
+    X = np.array(
+        [[rational(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(1), n_points)], dtype=object
+    )
     T = evaluate_structured(c.network, X, "exact")
     return Evidence(
         f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) "
@@ -74,12 +77,12 @@ def network_claim(n_points: int = 6) -> Evidence:
     "Appendix E.2, Step 2 and Step 3",
     "||f − T_f||_{L∞(M)} <= Σ_{n=1}^{C_M} E_{n,1} + E_{n,2} + E_{n,3}, with δ_{n,1} = δ_{n,3} = ε/(2C_M).",
     "construction",
-    "Only the μ charts containing x contribute (1̂_n = 0 outside U_n): theorem2_spec splits ε/(2μ).",
+    "Only the μ charts containing x contribute (1̂_n = 0 outside U_n): theory.spec.theorem2_spec splits ε/(2μ).",
     kind=Kind.STEP,
 )
 def network_error_split(n_points: int = 200) -> Evidence:
     m = make_manifold("circle", 3)
-    spec = theorem2_spec(m, parse_target("(x0*x1 + x2)/2", 3), 0.3, N=12)
+    spec = theorem2_plan(m, parse_target("(x0*x1 + x2)/2", 3), 0.3, N=12)
     X = m.sample(np.random.default_rng(2), n_points)
     es = error_split(spec, X)
     per_point = spec.multiplicity * (es["E1"].max() + es["E3"].max())
@@ -92,8 +95,52 @@ def network_error_split(n_points: int = 200) -> Evidence:
             Witness({"bound": "μ max(E_n1 + E_n3)"}, es["err"], per_point + 1e-12, "<="),
             Witness({"bound": "Σ_n (E_n1 + E_n2 + E_n3)"}, es["err"], total + 1e-12, "<="),
         ],
-        note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M charts is "
+        note=f"max E_n1 = {es['E1'].max():.3g}, E_n2 = 0, max E_n3 = {es['E3'].max():.3g}; the sum over all C_M "
+        "charts is "
         f"{total / max(per_point, 1e-300):.3g} times looser than needed.",
+    )
+
+
+def proven_bound(sp) -> float:
+    """μ (δ_1 + δ_3) at the spec's grid, written from the proof (corrected Step 3): δ_1 = H̃ (2√d/(3(N−1)))^β (Lemma
+    1's bound for the chart constant) and δ_3 = R e^{−r² 2^L} / b_min (the indicator's depth L), with μ, H̃, b_min
+    and L the spec's (theory.spec.theorem2_spec, from the atlas's closed forms)."""
+    e = sp.extra
+    delta1 = e["H_chart"] * 2 * sp.d**0.5 / (3 * (sp.N - 1))
+    delta3 = e["R"] * math.exp(-(0.25**2) * 2 ** e["L_indicator"]) / e["b_min"]
+    return e["mu"] * (delta1 + delta3)
+
+
+@obligation(
+    "theorem2.network_error_vs_eps",
+    "Theorem 2 (Section 2.4): the approximation error",
+    "||T − f||_{L∞(M)} <= ε for the network of the theorem.",
+    "construction",
+    "theory.spec.theorem2_spec's proven N; tmcheck theorem 2 builds that network and measures its error on the "
+    "manifold.",
+    kind=Kind.STATEMENT,
+)
+def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),)) -> Evidence:
+    """Per case: the network tmcheck builds at the proven N (`theorem2_report`, N from theory.spec.theorem2_spec),
+    max |T − f| on 100 manifold points against ε; and the proof's bound at that N (`proven_bound`) against ε."""
+    from tmcheck.theory.lemmas.theorem2_report import theorem2_report
+    from tmcheck.theory.spec import theorem2_spec as construction_spec
+
+    wits, rows = [], []
+    for name, D, text, eps in cases:
+        rep = theorem2_report(name, D, eps, text, n_points=100, trials=1)
+        sp = construction_spec(name, D, eps, with_kappa=False)
+        at = {"manifold": name, "D": D, "target": text, "eps": eps, "N": rep["N"]}
+        wits.append(Witness({**at, "quantity": "measured max |T − f|"}, rep["error"], eps, "<="))
+        wits.append(Witness({**at, "quantity": "μ(δ_1 + δ_3) at N"}, proven_bound(sp), eps, "<="))
+        rows.append(
+            f"{name} {text}: N = {rep['N']}, l = {rep['l']}, error {rep['error']:.3g}, verdict {rep['verdict']}"
+        )
+    return Evidence(
+        "the proven network on the circle (built, exact conformance check on one input, error on 100 points), and "
+        "the proof's bound at its N",
+        wits,
+        note="; ".join(rows) + ".",
     )
 
 
@@ -102,12 +149,14 @@ def network_error_split(n_points: int = 200) -> Evidence:
     "Theorem 2 (Section 2.4) with the proof's ε-split",
     "There exists a network with l = O(d ε^{−d/β}) tokens achieving ||T − f||_{L∞(M)} <= ε.",
     "construction",
-    "theorem2_spec reports the proven N (from an estimated chart Lipschitz constant) and tmcheck theorem 2 "
+    "theory.spec.theorem2_spec reports the proven N (from the closed-form atlas constants of theory.atlas) and "
+    "tmcheck theorem 2 "
     "builds smaller N on request.",
     kind=Kind.RESOURCE,
 )
 def network_proven_grid_size(epss=(0.4, 0.2, 0.05), manifold: str = "sphere", D: int = 8) -> Evidence:
-    """The tokens of the proven network (the grid the proof's ε-split needs, from the one spec theory.spec.theorem2_spec)
+    """The tokens of the proven network (the grid the proof's ε-split needs, from the one spec
+    theory.spec.theorem2_spec)
     as ε shrinks: l divided by the paper's O(·) form d ε^{−d/β} (the spec's `orders`) must stay bounded in ε (O(·) hides
     C_M, D, H_f, τ, not ε); against ORDER_SLACK times its value at the largest ε."""
     from tmcheck.theory.spec import theorem2_spec as construction_spec

@@ -8,7 +8,8 @@ per-entry gcd is ever taken inside a product. Numerators are held as float64 whe
 the next operation can produce is below 2^53 in magnitude: then every partial sum is an integer that
 float64 represents exactly, whatever order BLAS sums in, and the result is exact. The bound is
 checked before each operation (max|a| * max|b| * inner for a product); when it fails, a product
-runs in int64 if the same bound is below 2^63, and otherwise on Python integers (object arrays). Common factors are divided out after each block.
+runs in int64 if the same bound is below 2^63, and otherwise on Python integers (object arrays). Common factors are
+divided out after each block.
 Nothing is ever rounded, so exact equalities are checked with no tolerance.
 
 Float backend: numpy float64 with BLAS.
@@ -241,7 +242,7 @@ def _check_inputs(net: Network, X) -> np.ndarray:
     return arr
 
 
-def embed(net: Network, X, be) -> object:
+def embedding(net: Network, X, be) -> object:
     """H_0 = E'(U x)^T + PE for each input: (B, d_embd, l)."""
     Xb = be.inputs(_check_inputs(net, X))  # (B, D)
     UX = be.matmul(Xb, be.transpose(be.weight(net.U)))  # (B, l)
@@ -332,7 +333,7 @@ def forward(net: Network, X, backend: str | None = None, trace: bool = False, ma
     """
     be = get_backend(backend, net)
     with np.errstate(over="ignore", invalid="ignore"):
-        H0 = be.output(be.tidy(embed(net, X, be)))
+        H0 = be.output(be.tidy(embedding(net, X, be)))
     out = run_blocks(net.blocks, H0, be.name, trace=trace, max_bits=max_bits)
     if be.name == "float64" and not all(np.isfinite(h).all() for h in (out if trace else [out])):
         raise NetworkError("float64 evaluation overflowed (a hidden value beyond ±1.8e308); evaluate with --exact")

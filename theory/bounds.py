@@ -35,7 +35,7 @@ from tmcheck.theory.targets import tight_N
 LN2 = math.log(2.0)
 
 
-def _lse(*xs: float) -> float:
+def log_sum_exp(*xs: float) -> float:
     """log Σ exp(x_i), stable; -inf entries contribute nothing."""
     top = max(xs)
     if top == -math.inf:
@@ -86,6 +86,30 @@ def id_from_alpha_D(a_d, beta=1):
     """The intrinsic dimension d that α_D = 2β/(2β+d) implies: d = 2β(1−α_D)/α_D."""
     _pos("alpha_D", a_d)
     return 2 * beta * (1 - a_d) / a_d
+
+
+def plugin_excess_risk(p, eta, eta_theta) -> float:
+    """Appendix B.2: the excess risk E(f_θ) = Σ_x p(x) |2η(x) − 1| 1[f*(x) != f_θ(x)] of the plug-in rule
+    f_θ = 1[η_θ >= 1/2] against the Bayes rule f* = 1[η >= 1/2], on a discrete distribution p."""
+    import numpy as np
+
+    p, eta, eta_theta = (np.asarray(a, dtype=np.float64) for a in (p, eta, eta_theta))
+    return float(np.sum(p * np.abs(2 * eta - 1) * ((eta >= 0.5) != (eta_theta >= 0.5))))
+
+
+def margin_constant(p, eta, gamma: float = 1.0) -> float:
+    """The least c_M with P(0 < |η − 1/2| <= t) <= c_M t^γ for every t > 0 (Appendix B.2, eq. 10), on a discrete p:
+    the maximum over the atoms' margins t of P(0 < |η − 1/2| <= t) / t^γ (0 when no atom has a margin)."""
+    import numpy as np
+
+    p, m = np.asarray(p, dtype=np.float64), np.abs(np.asarray(eta, dtype=np.float64) - 0.5)
+    ts = np.unique(m[m > 0])
+    return max((float(np.sum(p[(m > 0) & (m <= t)])) / t**gamma for t in ts), default=0.0)
+
+
+def classification_bound(c_M: float, eps: float, gamma: float = 1.0) -> float:
+    """Appendix B.2: E(f_θ) <= 2 c_M ε^{1+γ} when ||η_θ − η||∞ <= ε and the margin condition holds with c_M, γ."""
+    return 2 * c_M * eps ** (1 + gamma)
 
 
 # Table 1 as printed: observed exponent -> the ID-free prediction of the other one.
@@ -233,22 +257,22 @@ class BlockConstants:
     log_block_pert: float  # ||B_1(H) − B_2(H)|| <= [(1 + ffn_lip) m·attn_diff + ffn_pert(M_Z)] η
 
 
-def _ffn_out(c: TransformerClass, log_z: float) -> float:
+def log_ffn_output_bound(c: TransformerClass, log_z: float) -> float:
     """log bound of ||FFN(z)||∞ for ||z||∞ <= e^{log_z}: y <- fan_in κ y + κ per layer (σ never enlarges |.|)."""
     lk, y = math.log(c.kappa), log_z
     for fan_in in c.ffn_dims[:-1]:
-        y = _lse(math.log(fan_in) + lk + y, lk)
+        y = log_sum_exp(math.log(fan_in) + lk + y, lk)
     return y
 
 
-def _ffn_pert(c: TransformerClass, log_z: float) -> float:
+def log_ffn_perturbation(c: TransformerClass, log_z: float) -> float:
     """log of the FFN perturbation bound per η at an input with ||z||∞ <= e^{log_z}:
     δ_i <= fan_in κ δ_{i−1} + fan_in η y_{i−1} + η, δ_0 = 0."""
     lk, y, dl = math.log(c.kappa), log_z, -math.inf
     for fan_in in c.ffn_dims[:-1]:
         lf = math.log(fan_in)
-        dl = _lse(lf + lk + dl, lf + y, 0.0)
-        y = _lse(lf + lk + y, lk)
+        dl = log_sum_exp(lf + lk + dl, lf + y, 0.0)
+        y = log_sum_exp(lf + lk + y, lk)
     return dl
 
 
@@ -256,13 +280,13 @@ def block_constants(c: TransformerClass, log_M_in: float) -> BlockConstants:
     """One block's corrected constants; see `corrected_lipschitz` for the derivation."""
     lk, ld = math.log(c.kappa), math.log(c.d_embd)
     lml = math.log(c.m) + math.log(c.l)
-    log_M_Z = _lse(log_M_in, lml + 4 * ld + 3 * lk + 3 * log_M_in)
-    log_M_out = _lse(log_M_Z, _ffn_out(c, log_M_Z))
+    log_M_Z = log_sum_exp(log_M_in, lml + 4 * ld + 3 * lk + 3 * log_M_in)
+    log_M_out = log_sum_exp(log_M_Z, log_ffn_output_bound(c, log_M_Z))
     log_attn = math.log(3) + 4 * ld + 2 * lk + 3 * log_M_in + math.log(c.l)
     log_mha_lip = math.log(3) + lml + 4 * ld + 3 * lk + 2 * log_M_in
     log_ffn_lip = sum(math.log(f) + lk for f in c.ffn_dims[:-1])
-    log_block_lip = _lse(0.0, log_ffn_lip) + _lse(0.0, log_mha_lip)
-    log_pert = _lse(_lse(0.0, log_ffn_lip) + math.log(c.m) + log_attn, _ffn_pert(c, log_M_Z))
+    log_block_lip = log_sum_exp(0.0, log_ffn_lip) + log_sum_exp(0.0, log_mha_lip)
+    log_pert = log_sum_exp(log_sum_exp(0.0, log_ffn_lip) + math.log(c.m) + log_attn, log_ffn_perturbation(c, log_M_Z))
     return BlockConstants(log_M_in, log_M_Z, log_M_out, log_attn, log_mha_lip, log_ffn_lip, log_block_lip, log_pert)
 
 
@@ -302,7 +326,7 @@ def corrected_lipschitz(c: TransformerClass, log_M0: float | None = None) -> Cor
     for _ in range(c.L_T):
         bc = block_constants(c, logM)
         out.blocks.append(bc)
-        out.log_CT = _lse(bc.log_block_lip + out.log_CT, bc.log_block_pert)
+        out.log_CT = log_sum_exp(bc.log_block_lip + out.log_CT, bc.log_block_pert)
         logM = bc.log_M_out
     out.log_M_final = logM
     return out
@@ -312,7 +336,7 @@ def log_covering_corrected(c: TransformerClass, delta: float) -> float:
     """log N(δ) <= P · log(κ C_T/δ + 1): ceil(κ/η) grid points of spacing 2η per weight, η = δ/C_T."""
     _pos("delta", delta)
     lct = corrected_lipschitz(c).log_CT
-    return n_params(c) * _lse(math.log(c.kappa) + lct - math.log(delta), 0.0)
+    return n_params(c) * log_sum_exp(math.log(c.kappa) + lct - math.log(delta), 0.0)
 
 
 def covering_report(c: TransformerClass, delta: float) -> dict:
@@ -421,9 +445,14 @@ def theorem1_bound(
         out[key] = {"log_N": logn, "variance": 104 * R**2 / (3 * n) * logn + tail}
         out[key]["total"] = out["bias"] + out[key]["variance"]
     out["stated_rate"] = D * d**2 * n ** (-2 * beta / (2 * beta + d))
-    out["paper_simplified_log_N"] = (
-        900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
-        if d > 1
-        else 0.0
-    )
+    out["paper_simplified_log_N"] = paper_simplified_log_N(d, eps, n, beta, C_M, D)
     return out
+
+
+def paper_simplified_log_N(d: int, eps: float, n: float, beta: float = 1.0, C_M: float = 1.0, D: int = 1) -> float:
+    """The proof's simplified log N (F.1): 900 (log d)² log(60 d³ ε^{−4d/β} n) C_M³ D d ε^{−d/β} (0 at d = 1)."""
+    if d <= 1:
+        return 0.0
+    return (
+        900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
+    )

@@ -19,6 +19,11 @@ import numpy as np
 
 from tmcheck.theory.network import Network, resources
 
+# resource guard of the full constructions: networks with more tokens or heads than this are refused before
+# they are built (`spec.ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network
+# (the circle in R^3 at ε = 0.3) has 17,920 tokens.
+SIZE_LIMIT = 500_000
+
 
 @dataclass
 class Construction:
@@ -33,9 +38,9 @@ class Construction:
     stated_resources: dict[str, Any] = field(default_factory=dict)  # the paper's L_T, m, l, L_FFN, ... formulas' values
     compare_rows: tuple[int, ...] = (0, 1, 2, 3, 4)  # rows of the output the claim fixes (others are free)
     compare_cols: Callable[[int], Any] | None = None  # columns the claim fixes (default: all)
-    # Lemma 7 re-indexing: (l_total, offset, M) -> the single block rebuilt for a sequence of l_total
-    # tokens holding this construction's tokens at offset.. (None: not built from Lemmas 3-6).
-    reindex: Callable[[int, int, Any], Any] | None = None
+    # the blocks as the composition layer builds them (`theory.sparse.SparseBlock`), which Lemma 7 composes
+    # (`lemmas.parallel.union`); None when the construction is not built from Lemmas 3-7
+    sparse_blocks: list | None = None
 
     @property
     def blocks(self):

@@ -20,12 +20,13 @@ run as in `backends` (heads batched as tensors: (B, m, 5) gathers, one einsum, a
 
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
 
 import numpy as np
 from scipy import sparse
 
-from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embed, ffn, mha
+from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embedding, ffn, mha
 from tmcheck.theory.network import FIXED, Network, NetworkError
 
 
@@ -46,7 +47,8 @@ def _pattern(net: Network) -> list[dict]:
     return pat
 
 
-def _constant_score(h) -> bool:
+def constant_score(h) -> bool:
+    """A head whose Q and K read only the constant row 4: the same score <Q e_4, K e_4> for every token pair."""
     Q, K = np.asarray(h.Q), np.asarray(h.K)
     return not np.any(Q[:, :4] != 0) and not np.any(K[:, :4] != 0)
 
@@ -82,52 +84,129 @@ class _Ops:
         return float(np.abs(H[:, 0:2]).max(initial=0.0))
 
 
+_KERNELS: dict[int, tuple] = {}  # id(network) -> (weak reference, per block (A, V) stacks): computed once
+
+
+def _kernels(net: Network, pattern: list[dict]) -> list[tuple | None]:
+    """Per block, the stacked K^T Q and V of its sparse heads (m, 5, 5), in the network's own arithmetic
+    (the exact products cost 125 rational operations a head, so they are computed once per network)."""
+    hit = _KERNELS.get(id(net))
+    if hit is not None and hit[0]() is net:
+        return hit[1]
+    out = []
+    for blk, p in zip(net.blocks, pattern):
+        idx = [i for i, q in enumerate(p["pairs"]) if q[0] >= 0]
+        if not idx:
+            out.append(None)
+            continue
+        kernel = _exact_kernel if net.arithmetic == "exact" else (lambda K, Q: K.T @ Q)
+        A = np.stack([kernel(blk.heads[i].K, blk.heads[i].Q) for i in idx])
+        out.append((A, np.stack([blk.heads[i].V for i in idx])))
+    key = id(net)
+    _KERNELS[key] = (weakref.ref(net, lambda _, k=key: _KERNELS.pop(k, None)), out)
+    return out
+
+
+def _exact_kernel(K: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """K^T Q = Σ_r K_r^T Q_r over the non-zero entries of each row only (an interaction head has about 11
+    non-zero products of the 125 of a dense product), exactly."""
+    A = np.empty((5, 5), dtype=object)
+    A[:] = Fraction(0)
+    for r in range(5):
+        ks = [(a, x) for a, x in enumerate(K[r]) if x]
+        if ks:
+            qs = [(b, y) for b, y in enumerate(Q[r]) if y]
+            for a, x in ks:
+                for b, y in qs:
+                    A[a, b] += x * y
+    return A
+
+
 def prepare(net: Network, backend: str) -> list[dict]:
-    """Per block, once per network: the pairs, the kernels K^T Q and values V of the sparse heads as
-    backend tensors, and (float64) the scatter matrix S (m x l, S[j, t1_j] = 1) as a scipy CSR matrix."""
+    """Per block: the pairs, the kernels K^T Q and values V of the sparse heads as backend tensors, and
+    (float64) the scatter matrix S (m x l, S[j, t1_j] = 1) as a scipy CSR matrix."""
     be = BACKENDS[backend]()
     out = []
-    for blk, p in zip(net.blocks, _pattern(net)):
+    pattern = _pattern(net)
+    for blk, p, kv in zip(net.blocks, pattern, _kernels(net, pattern)):
         idx = [i for i, q in enumerate(p["pairs"]) if q[0] >= 0]
         prep = {"M": Fraction(p["M"]), "name": p.get("name", ""), "pairs": p["pairs"], "sparse": None}
+        if backend == "float64":
+            prep["ffn_float"] = _ffn_plan(blk.ffn, be)
         if idx:
             t1 = np.array([p["pairs"][i][0] for i in idx])
             t2 = np.array([p["pairs"][i][1] for i in idx])
-            A = np.stack([blk.heads[i].K.T @ blk.heads[i].Q for i in idx])  # (m, 5, 5)
-            V = np.stack([blk.heads[i].V for i in idx])  # (m, 5, 5)
+            A, V = kv  # (m, 5, 5) each
             prep["sparse"] = {"t1": t1, "t2": t2, "A": be.weight(A), "V": be.weight(V)}
             if backend == "float64":
-                prep["sparse"]["S"] = sparse.csr_matrix(
-                    (np.ones(len(idx)), (np.arange(len(idx)), t1)), shape=(len(idx), net.l)
-                )
-                # the (i, j) entries of K^T Q and V that are non-zero in some head: a Lemma 3 head's
-                # kernel has a handful of the 25, so the float pass sums only those terms
-                Af, Vf = prep["sparse"]["A"], prep["sparse"]["V"]
-                prep["sparse"]["A_nz"] = [
-                    (i, j, np.ascontiguousarray(Af[:, i, j])) for i in range(5) for j in range(5) if Af[:, i, j].any()
-                ]
-                prep["sparse"]["V_nz"] = [
-                    (i, j, np.ascontiguousarray(Vf[:, i, j])) for i in range(5) for j in range(5) if Vf[:, i, j].any()
-                ]
+                prep["sparse"].update(_float_terms(prep["sparse"], net, t1, t2))
         out.append(prep)
     return out
+
+
+def _float_terms(sp: dict, net: Network, t1: np.ndarray, t2: np.ndarray) -> dict:
+    """The float64 pass's coefficients. Rows 2-4 of every token are its positional rows P (no block writes
+    them, checked by `_pattern`), so of score = Σ_ij h2_i A_ij h1_j the fixed-by-fixed part is one number a
+    head, computed once; what depends on the input is Σ over the data rows (0, 1):
+        score = c + Σ_i α_i h2_i + Σ_j β_j h1_j + Σ_ij A_ij h2_i h1_j,   (V h2)_r = g_r + Σ_j V_rj h2_j
+    with c = P2^T A_FF P1, α = A_DF P1, β = A_FD^T P2, g = V_DF P2 (D the data rows, F the fixed ones).
+    Only coefficients non-zero in some head are kept. S (m x l, S[j, t1_j] = 1) scatters the heads."""
+    A, V = sp["A"], sp["V"]
+    P = np.asarray(np.asarray(net.PE)[2:5], dtype=np.float64) if net.PE.dtype != object else None
+    if P is None:
+        P = np.asarray(net.PE)[2:5].astype(np.float64)
+    P1, P2 = P[:, t1], P[:, t2]  # (3, m)
+    F_, D_ = slice(2, 5), (0, 1)
+    const = np.einsum("im,mij,jm->m", P2, A[:, F_, F_], P1)
+    terms = [(None, None, const)] if const.any() else []
+    for i in D_:
+        a = np.einsum("mj,jm->m", A[:, i, F_], P1)
+        if a.any():
+            terms.append((i, None, a))
+    for j in D_:
+        b = np.einsum("mi,im->m", A[:, F_, j], P2)
+        if b.any():
+            terms.append((None, j, b))
+    for i in D_:
+        for j in D_:
+            if A[:, i, j].any():
+                terms.append((i, j, np.ascontiguousarray(A[:, i, j])))
+    vterms = []
+    for r in D_:
+        g = np.einsum("mj,jm->m", V[:, r, F_], P2)
+        row = [(None, g)] if g.any() else []
+        row += [(j, np.ascontiguousarray(V[:, r, j])) for j in D_ if V[:, r, j].any()]
+        vterms.append(row)
+    S = sparse.csr_matrix((np.ones(len(t1)), (np.arange(len(t1)), t1)), shape=(len(t1), net.l))
+    return {"S": S, "score_terms": terms, "value_terms": vterms}
 
 
 def _sparse_heads(ops: _Ops, sp: dict, H):
     """Σ over the sparse heads of their single pair's term, added to H: (B, 5, l)."""
     be = ops.be
     t1, t2 = sp["t1"], sp["t2"]
-    if not ops.exact:
-        h1, h2 = H[:, :, t1], H[:, :, t2]  # (B, 5, m)
+    if not ops.exact:  # `_float_terms`: only the data rows 0-1 vary with the input
+        h1, h2 = H[:, 0:2, t1], H[:, 0:2, t2]  # (B, 2, m)
         B, m = H.shape[0], len(t1)
         score = np.zeros((B, m))
-        for i, j, a in sp["A_nz"]:  # <K h_t2, Q h_t1> = Σ_ij h2_i A_ij h1_j over the non-zero A_ij
-            score += a * h2[:, i, :] * h1[:, j, :]
+        for i, j, a in sp["score_terms"]:
+            if i is None and j is None:
+                score += a
+            elif j is None:
+                score += a * h2[:, i, :]
+            elif i is None:
+                score += a * h1[:, j, :]
+            else:
+                score += a * h2[:, i, :] * h1[:, j, :]
         relu = np.maximum(score, 0.0)
-        vals = np.zeros((B, 5, m))
-        for i, j, v in sp["V_nz"]:  # (V h_t2)_i σ(score)
-            vals[:, i, :] += v * h2[:, j, :] * relu
-        return H + np.asarray(sp["S"].T @ vals.reshape(B * 5, -1).T).T.reshape(H.shape)
+        vals = np.zeros((B, 2, m))
+        for r, row in enumerate(sp["value_terms"]):
+            for j, v in row:
+                vals[:, r, :] += v if j is None else v * h2[:, j, :]
+            vals[:, r, :] *= relu
+        out = H.copy()
+        out[:, 0:2, :] += np.asarray(sp["S"].T @ vals.reshape(B * 2, -1).T).T.reshape(B, 2, -1)
+        return out
     h1 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t1))), (Ellipsis, None))  # (B, m, 5, 1)
     h2 = be.index(be.transpose(be.index(H, (slice(None), slice(None), t2))), (Ellipsis, None))  # (B, m, 5, 1)
     # tidy (divide out common factors) after each product: the C terms cancel exactly in the score,
@@ -139,8 +218,8 @@ def _sparse_heads(ops: _Ops, sp: dict, H):
 
 def _dense_heads(ops: _Ops, heads, pairs, H, budget: int):
     be = ops.be
-    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and _constant_score(h)]
-    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not _constant_score(h)]
+    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and constant_score(h)]
+    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not constant_score(h)]
     total = None
     if const:
         # score = <Q e_4, K e_4> for every pair: A(H)[:, i] = σ(score) Σ_k V h_k
@@ -159,15 +238,31 @@ def _dense_heads(ops: _Ops, heads, pairs, H, budget: int):
     return total
 
 
-def _ffn_float(layers, Z: np.ndarray) -> np.ndarray:
-    """backends.ffn for float64 with the tokens of all inputs as the columns of one BLAS product."""
-    B, d, l = Z.shape
-    Y = np.ascontiguousarray(Z.transpose(1, 0, 2)).reshape(d, B * l)
-    for i, lay in enumerate(layers):
-        Y = np.asarray(lay.W, dtype=np.float64) @ Y + np.asarray(lay.b, dtype=np.float64)[:, None]
-        if i < len(layers) - 1:
-            np.maximum(Y, 0.0, out=Y)
-    return Y.reshape(d, B, l).transpose(1, 0, 2)
+def _ffn_float(ffn: dict, Z: np.ndarray) -> np.ndarray:
+    """Z + FFN(Z) in float64 (`prepare`'s "ffn_float"): the first layer reads only the rows it has non-zero
+    columns for, and only the rows the last layer writes are added to."""
+    layers, cols, rows = ffn["layers"], ffn["cols"], ffn["rows"]
+    out = Z.copy()
+    if not rows:
+        return out
+    W, b = layers[0]
+    Y = np.matmul(W[:, cols], Z[:, cols, :]) + b[None, :, None]  # (B, width, l)
+    for W, b in layers[1:]:
+        np.maximum(Y, 0.0, out=Y)
+        Y = np.matmul(W, Y) + b[None, :, None]
+    out[:, rows, :] += Y[:, rows, :]
+    return out
+
+
+def _ffn_plan(layers, be) -> dict:
+    """The float64 layers of an FFN, the input rows its first layer reads and the output rows it writes."""
+    fl = [(np.ascontiguousarray(be.weight(lay.W)), be.weight(lay.b)) for lay in layers]
+    if not fl:
+        return {"layers": [], "cols": [], "rows": []}
+    cols = [c for c in range(fl[0][0].shape[1]) if fl[0][0][:, c].any()]
+    W, b = fl[-1]
+    rows = [r for r in range(W.shape[0]) if W[r].any() or b[r]]
+    return {"layers": fl, "cols": cols, "rows": rows}
 
 
 def _backend_name(net: Network, backend: str | None) -> str:
@@ -179,7 +274,25 @@ def forward_structured(net: Network, X, backend: str | None = None, prepared: li
     """Final hidden matrices (B, 5, l) using the recorded interaction pattern (see module docstring)."""
     name = _backend_name(net, backend)
     be = BACKENDS[name]()
-    return run_structured(net, be.tidy(embed(net, X, be)), name, prepared)[-1]
+    if name == "float64" and net.arithmetic == "exact":  # the embedding's weights as float64 once
+        key = ("float64 embedding", id(net))
+        if key not in _EMBEDDINGS or _EMBEDDINGS[key][0]() is not net:
+            _EMBEDDINGS[key] = (weakref.ref(net, lambda _, k=key: _EMBEDDINGS.pop(k, None)), convert_embedding(net))
+        return run_structured(net, be.tidy(embedding(_EMBEDDINGS[key][1], X, be)), name, prepared)[-1]
+    return run_structured(net, be.tidy(embedding(net, X, be)), name, prepared)[-1]
+
+
+_EMBEDDINGS: dict = {}
+
+
+def convert_embedding(net: Network) -> Network:
+    """A network with net's embedding (U, E, PE) in float64 and no blocks: what `embed` reads."""
+    import dataclasses
+
+    f = BACKENDS["float64"]()
+    return dataclasses.replace(
+        net, arithmetic="float64", U=f.weight(net.U), E=f.weight(net.E), PE=f.weight(net.PE), blocks=[]
+    )
 
 
 def run_structured(net: Network, H, backend: str, prepared: list[dict] | None = None, trace: bool = False) -> list:
@@ -205,22 +318,26 @@ def run_structured(net: Network, H, backend: str, prepared: list[dict] | None = 
             Z = be.add(Z, dn)
         if blk.ffn:
             Z = be.tidy(Z)
-            Z = be.add(ffn(blk.ffn, Z, be) if ops.exact else _ffn_float(blk.ffn, Z), Z)
+            Z = be.add(ffn(blk.ffn, Z, be), Z) if ops.exact else _ffn_float(p["ffn_float"], Z)
         H = be.tidy(Z)
         if trace:
             states.append(be.output(H))
     return states if trace else [be.output(H)]
 
 
-def evaluate_structured(net: Network, X, backend: str | None = None, batch: int = 64) -> np.ndarray:
-    """T(x) = H_final[decoder] for each row of X, in batches (memory O(batch · l))."""
+def evaluate_structured(net: Network, X, backend: str | None = None, batch: int | None = None) -> np.ndarray:
+    """T(x) = H_final[decoder] for each row of X, in batches (memory O(batch · l)): 64 inputs in exact
+    arithmetic, 32 in float64, whose larger temporaries leave the cache and cost page faults (a batch of 64
+    spent as long in the kernel as in numpy at l = 1862)."""
     X = np.asarray(X, dtype=object if (backend or net.arithmetic) == "exact" else None)
     if X.ndim == 1:
         X = X[None]
     from threadpoolctl import threadpool_limits
 
     r, c = net.decoder
-    prepared = prepare(net, _backend_name(net, backend))
+    name = _backend_name(net, backend)
+    batch = batch or (64 if name == "exact" else 32)
+    prepared = prepare(net, name)
     # one BLAS thread: the products are 5 x 5 times 5 x (batch·l), where extra threads only contend
     # (5x slower with 2 threads on a loaded 2-core machine)
     with threadpool_limits(1, user_api="blas"):

@@ -1,19 +1,25 @@
 """The one composition layer of theory/: sparse blocks of Interaction-Lemma heads plus token-wise FFNs
-(Appendix G Lemma 3 heads; the FFN pieces of Appendix E.1-E.2), used by Lemma 1 and Theorem 2.
+(Appendix G, Lemmas 3-7; the FFN pieces of Appendix E.1-E.2), used by every construction.
 
-A `SparseBlock` lists its heads as `Interaction`s (t1, t2, row, Q^B, K^B): every head has exactly one
-token pair (t1, t2) with a possibly non-zero score on the domain where ||rows 0-1||_∞ <= M.
-`realize` turns blocks into weights (C from `sufficient_C`) and records the pattern (t1, t2) of every
-head and the bound M of every block in `network.meta["interaction_pattern"]`: that is what
-`fast_eval` uses to skip the scores the Interaction Lemma proves zero. The interaction builders
-(ψ, copy, product tree, f_n) and `grid_value` (the claim Σ_n f_n Π_i ψ(3(N-1)(z_i - t_{n_i})),
-computed directly) are shared by both constructions. Lemmas 3-7 (`theory/lemmas/`) build their
-blocks with the same `interaction_head` and are composed by `lemmas.parallel`.
+A `SparseBlock` lists its heads as `Interaction`s (t1, t2, row, Q^B, K^B, C): every head has exactly one
+token pair (t1, t2) with a possibly non-zero score on the domain where ||rows 0-1||_∞ <= M. Its FFN is a
+tuple of layers, or a `PositionalFFN` whose weights depend on where its tokens sit in the sequence (the
+gating and shift FFNs of Lemmas 4-5 read the interaction vectors). Lemmas 3-6 emit one block each;
+Lemma 7 is their union (`lemmas.parallel.union`): the heads shifted to their tokens, one FFN (shared when
+the parts' FFNs agree, gated by position when two differ). Lemma 1 is a list of blocks; Theorem 2 the union
+over charts of Lemma 1-like blocks. `realize` turns blocks into weights for a sequence of l tokens (each
+head's C: `sufficient_C`, Lemma 3's exact `minimal_C`, or a given number) and, for the full constructions,
+records the pattern (t1, t2) of every head and the bound M of every block in
+`network.meta["interaction_pattern"]`: what `fast_eval` uses to skip the scores Lemma 3 proves zero. The
+interaction builders (ψ, copy, product tree, f_n) and `grid_value` (the claim Σ_n f_n Π_i ψ(3(N-1)(z_i -
+t_{n_i})), computed directly) are shared by Lemma 1 and Theorem 2.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Sequence
@@ -30,13 +36,20 @@ ONE = (F0, F0, F0, F0, F1)  # reads the constant row 4
 ZERO = (F0,) * 5
 
 
-def _vec(row0=F0, const=F0) -> tuple:
+def kernel_row(row0=F0, const=F0) -> tuple:
+    """A row of a data kernel Q^B or K^B: `row0` times row 0 plus `const` times the constant row 4."""
     return (Fraction(row0), F0, F0, F0, Fraction(const))
+
+
+MINIMAL = "minimal"  # Interaction.C: Lemma 3's exact threshold C* for the realized sequence (`minimal_C`)
 
 
 @dataclass(frozen=True)
 class Interaction:
-    """One Lemma 3 head: σ(<Q^B h_t1, K^B h_t2>) (times sign) is added to entry (row, t1)."""
+    """One Lemma 3 head: σ(<Q^B h_t1, K^B h_t2>) (times sign) is added to entry (row, t1).
+
+    C: None for `sufficient_C` (cheap, O(1) per head), MINIMAL for the exact threshold at the realized l and
+    the block's M (O(l^2)), or a given number."""
 
     t1: int
     t2: int
@@ -44,6 +57,20 @@ class Interaction:
     Q_data: tuple  # 2 rows of 5 Fractions
     K_data: tuple
     sign: int = 1
+    C: object = None
+
+    def shifted(self, offset: int) -> Interaction:
+        return dataclasses.replace(self, t1=self.t1 + offset, t2=self.t2 + offset)
+
+
+class PositionalFFN:
+    """An FFN whose weights depend on its tokens' place: `layers(l, offset, M)` for a block whose tokens start at
+    `offset` in a sequence of l tokens, on inputs with |rows 0-1| <= M. `rows` are the rows it can write."""
+
+    rows: tuple[int, ...] = (0, 1)
+
+    def layers(self, l: int, offset: int, M) -> tuple[Layer, ...]:
+        raise NotImplementedError
 
 
 @dataclass
@@ -51,13 +78,19 @@ class SparseBlock:
     """A block whose heads are Interaction-Lemma heads (plus `dense` heads) and a token-wise FFN.
 
     M bounds |rows 0-1| of every token at the block's input on the claim's domain: the Interaction
-    Lemma's hypothesis, from which each head's C is derived (`sufficient_C`)."""
+    Lemma's hypothesis, from which each head's C is derived."""
 
     interactions: list[Interaction]
-    ffn: tuple[Layer, ...]
+    ffn: tuple[Layer, ...] | PositionalFFN
     M: Fraction
     dense: tuple[Head, ...] = ()
     name: str = ""
+
+    def ffn_layers(self, l: int, offset: int = 0, M=None) -> tuple[Layer, ...]:
+        """The FFN's layers for a sequence of l tokens, this block's tokens starting at offset."""
+        if isinstance(self.ffn, PositionalFFN):
+            return self.ffn.layers(l, offset, self.M if M is None else M)
+        return tuple(self.ffn)
 
 
 def data_bound(Q_data, K_data, M) -> Fraction:
@@ -80,8 +113,23 @@ def max_adjacent_cosine(l: int, arithmetic: str):
     return max(dots)
 
 
-def sufficient_C(b_max, c_max, arithmetic: str):
-    """C = b_max / (1 - c_max) (twice that in float64, a margin against rounding).
+def interaction_gap(l: int, arithmetic: str):
+    """1 - c_max, the margin every Lemma 3 score needs.
+
+    exact: 1 - max_t <I_t, I_{t+1}> over the rational vectors (a Fraction, > 0). float64: the paper's
+    vectors are π/(2l) apart, so 1 - c_max = 1 - cos(π/2l) = 2 sin²(π/4l), written without the
+    cancellation of 1 - cos (which is 0 in float64 once l exceeds about 10^8) and without the l vectors.
+    1 when l = 1 (no distinct pair)."""
+    if l == 1:
+        return F1 if arithmetic == "exact" else 1.0
+    if arithmetic == "exact":
+        return 1 - max_adjacent_cosine(l, arithmetic)
+    return 2.0 * math.sin(math.pi / (4 * l)) ** 2
+
+
+def sufficient_C(b_max, gap, arithmetic: str):
+    """C = b_max / (1 - c_max), with gap = 1 - c_max (`interaction_gap`); twice that in float64, a margin
+    against rounding.
 
     Proof. In Lemma 3's head the score of (t, k) is b(t,k) - C(1 - c_t c'_k) with c_t = <I_t, I_t1>,
     c'_k = <I_k, I_t2> in [0, 1] (first-quadrant unit vectors). For (t, k) != (t1, t2) one factor is a
@@ -90,30 +138,42 @@ def sufficient_C(b_max, c_max, arithmetic: str):
     O(l^2) per head), and within the factor b_max / max b of it.
     """
     if arithmetic == "exact":
-        return Fraction(b_max) / (1 - c_max)
-    return 2.0 * float(b_max) / (1.0 - float(c_max))
+        return Fraction(b_max) / gap
+    return 2.0 * float(b_max) / float(gap)
+
+
+def _head_C(it: Interaction, blk: SparseBlock, l: int, gap, arithmetic: str, cache: dict):
+    if it.C == MINIMAL:
+        from tmcheck.theory.lemmas.interaction import minimal_C
+
+        C = minimal_C(l, it.Q_data, it.K_data, blk.M, t1=it.t1, t2=it.t2)
+        return C if arithmetic == "exact" else float(C)
+    if it.C is not None:
+        return it.C
+    key = (it.Q_data, it.K_data)
+    if key not in cache:
+        cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), gap, arithmetic)
+    return cache[key]
 
 
 def realize(blocks: Sequence[SparseBlock], l: int, arithmetic: str) -> tuple[list[Block], list[dict]]:
-    """Weights for the sparse blocks, and the pattern meta: per block the (t1, t2) of each head
-    ([-1, -1] for a dense head) and M."""
-    c_max = max_adjacent_cosine(l, arithmetic)
+    """Weights for the sparse blocks on a sequence of l tokens, and the pattern meta: per block the (t1, t2) of
+    each head ([-1, -1] for a dense head) and M."""
+    gap = interaction_gap(l, arithmetic)
     I = interaction_vectors(l, arithmetic)
     out, pattern = [], []
     cache: dict = {}
     for blk in blocks:
         heads, pairs = [], []
         for it in blk.interactions:
-            key = (it.Q_data, it.K_data)
-            if key not in cache:
-                cache[key] = sufficient_C(data_bound(it.Q_data, it.K_data, blk.M), c_max, arithmetic)
-            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, cache[key], arithmetic, vectors=I)
+            C = _head_C(it, blk, l, gap, arithmetic, cache)
+            h = interaction_head(l, it.t1, it.t2, it.row, it.Q_data, it.K_data, C, arithmetic, vectors=I)
             heads.append(h if it.sign > 0 else Head(h.Q, h.K, -h.V))
             pairs.append([it.t1, it.t2])
         for h in blk.dense:
             heads.append(Head(*(_conv(getattr(h, k), arithmetic) for k in "QKV")))
             pairs.append([-1, -1])
-        ffn = tuple(Layer(_conv(x.W, arithmetic), _conv(x.b, arithmetic)) for x in blk.ffn)
+        ffn = tuple(Layer(_conv(x.W, arithmetic), _conv(x.b, arithmetic)) for x in blk.ffn_layers(l))
         out.append(Block(tuple(heads), ffn))
         pattern.append({"name": blk.name, "pairs": pairs, "M": str(blk.M)})
         cache.clear()
@@ -127,7 +187,8 @@ def _conv(arr, arithmetic: str) -> np.ndarray:
     return np.array([float(v) for v in arr.reshape(-1)], dtype=np.float64).reshape(arr.shape)
 
 
-def _layer(W, b) -> Layer:
+def exact_layer(W, b) -> Layer:
+    """An FFN layer from rows of numbers, as Fractions."""
     W = np.array([[Fraction(v) for v in r] for r in W], dtype=object)
     return Layer(W, np.array([Fraction(v) for v in b], dtype=object))
 
@@ -164,20 +225,20 @@ def psi_ffn_layers(N: int) -> tuple[list, list, list, list]:
 def psi_ffn(N: int) -> tuple[Layer, ...]:
     W1, b1, o0, o1 = psi_ffn_layers(N)
     W2 = [o0, o1] + [[0] * 5] * 3
-    return (_layer(W1, b1), _layer(W2, [0] * 5))
+    return (exact_layer(W1, b1), exact_layer(W2, [0] * 5))
 
 
 def move_clear_ffn() -> tuple[Layer, ...]:
     """z + FFN(z): row 0 <- row 1, row 1 <- 0 (one affine layer; the paper's W_1 of B_3)."""
-    return (_layer([[-1, 1, 0, 0, 0], [0, -1, 0, 0, 0]] + [[0] * 5] * 3, [0] * 5),)
+    return (exact_layer([[-1, 1, 0, 0, 0], [0, -1, 0, 0, 0]] + [[0] * 5] * 3, [0] * 5),)
 
 
 def zero_row0_ffn() -> tuple[Layer, ...]:
-    return (_layer([[-1, 0, 0, 0, 0]] + [[0] * 5] * 4, [0] * 5),)
+    return (exact_layer([[-1, 0, 0, 0, 0]] + [[0] * 5] * 4, [0] * 5),)
 
 
 def shift_row0_ffn(shift: Fraction) -> tuple[Layer, ...]:
-    return (_layer([[0] * 5] * 5, [shift, 0, 0, 0, 0]),)
+    return (exact_layer([[0] * 5] * 5, [shift, 0, 0, 0, 0]),)
 
 
 def sum_head() -> Head:
@@ -202,7 +263,7 @@ def psi_interactions(z_tokens: Sequence[int], N: int, psi_base: int) -> list[Int
     out = []
     for i, z in enumerate(z_tokens):
         for j, t in enumerate(grid_points(N)):
-            out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (_vec(1, 1 - t), ZERO)))
+            out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (kernel_row(1, 1 - t), ZERO)))
     return out
 
 
@@ -244,7 +305,7 @@ def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interact
 def fvalue_interactions(fvals: Sequence[Fraction], prod_base: int, F: int, R: Fraction) -> list[Interaction]:
     """Token (n, 0) gets row 1 += σ(φ_n f_n + R) = φ_n f_n + R (|φ_n f_n| <= |f_n| <= R)."""
     return [
-        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (_vec(0, f), _vec(0, R)))
+        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (kernel_row(0, f), kernel_row(0, R)))
         for p, f in enumerate(fvals)
     ]
 

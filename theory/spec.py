@@ -20,8 +20,8 @@ Why the counts are what they are (0-based token offsets; F factors per patch):
     R · (number of patches), and Theorem 2's mailbox 1 + b and indicator weights.
 Theorem 2's grid (corrected Step 3): |T - f| <= μ (δ_1 + δ_3), δ_1 = δ_3 = ε/(2μ), with μ the atlas's
 multiplicity; N = Lemma 1's tight N for the chart constant H̃ = H_f L_φ^β + R L_ρ of f̃_n = (f ρ_n)∘φ_n^{-1}
-(L_φ, L_ρ: Lipschitz constants of φ_n^{-1} and of ρ_n∘φ_n^{-1}, estimated once per atlas on sampled pairs,
-`atlas_constants`), and Δ = 2^-L_ind the largest power of 2 with R e^{-r²/Δ} / b_min <= δ_3.
+(L_φ, L_ρ: Lipschitz constants of φ_n^{-1} and of ρ_n∘φ_n^{-1}, μ and the least bump sum b_min from the
+closed forms of `theory.atlas`), and Δ = 2^-L_ind the largest power of 2 with R e^{-r²/Δ} / b_min <= δ_3.
 """
 
 from __future__ import annotations
@@ -30,16 +30,13 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
 
-from tmcheck.theory.manifolds import MULTIPLICITY_SAMPLE, Manifold, make_manifold
+from tmcheck.theory.atlas import AtlasConstants, atlas_constants
+from tmcheck.theory.construction import SIZE_LIMIT
+from tmcheck.theory.manifolds import Manifold, make_manifold
 from tmcheck.theory.targets import TargetError, check_constants, grid_N
 
-B_MIN = math.exp(-1 / (1 - 0.81))  # least bump sum: the atlas covers with margin 0.9 r (manifolds.make_manifold)
 BYTES_PER_FLOAT = 8
-# resource guard: networks with more tokens or heads than this are refused before they are built
-# (`ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network has 17,710.
-SIZE_LIMIT = 500_000
 
 
 def product_depth(F: int) -> int:
@@ -119,34 +116,50 @@ def _approx(n: int) -> str:
     return f"10^{n.bit_length() * math.log10(2):.1f}"
 
 
-MAX_KAPPA_L = 10**8  # κ needs the l interaction vectors themselves
+MAX_KAPPA_L = 10**8  # exact κ needs the l rational interaction vectors themselves
 
 
-def _c_max(l: int, arithmetic: str):
-    from tmcheck.theory.sparse import max_adjacent_cosine
+def _gap(l: int, arithmetic: str):
+    """1 - c_max at l tokens (`sparse.interaction_gap`): exact from the rational vectors (refused beyond
+    MAX_KAPPA_L tokens), float64 in closed form; None when l is too large for a float (log-space κ then)."""
+    from tmcheck.theory.sparse import interaction_gap
 
-    if l > MAX_KAPPA_L:
+    if arithmetic == "exact" and l > MAX_KAPPA_L:
         raise TargetError(
-            f"κ is computed from the l interaction vectors and l = {_approx(l)} exceeds {MAX_KAPPA_L}; "
-            "take a larger ε or a smaller N"
+            f"exact κ is computed from the l interaction vectors and l = {_approx(l)} exceeds {MAX_KAPPA_L}; "
+            "take a larger ε or a smaller N, or the float64 κ"
         )
+    if arithmetic != "exact" and l > 10**150:
+        return None
+    return interaction_gap(l, arithmetic)
 
-    return max_adjacent_cosine(l, arithmetic)
 
-
-def _head_C(b, c_max, arithmetic: str):
-    """A head's largest entry, C (exact: a Fraction, so the stated κ is not rounded below the measured one)."""
+def _stated_C(b, gap, arithmetic: str, l: int = 0):
+    """A head's largest entry, C (exact: a Fraction, so the stated κ is not rounded below the measured one).
+    float64 at l beyond 10^150 (gap None): log C = log 2b - log(2 sin²(π/4l)), sin x = x to 10^-300 there;
+    inf when C exceeds the float range."""
     from tmcheck.theory.sparse import sufficient_C
 
-    C = sufficient_C(Fraction(b) if arithmetic == "exact" else b, c_max, arithmetic)
+    if gap is None:
+        log_gap = math.log(2) + 2 * (math.log(math.pi / 4) - math.log(l))
+        log_C = math.log(2 * float(b)) - log_gap
+        return math.exp(log_C) if log_C < 709 else math.inf
+    C = sufficient_C(Fraction(b) if arithmetic == "exact" else b, gap, arithmetic)
     return C if arithmetic == "exact" else float(C)
 
 
 def _kappa(values, arithmetic: str):
-    """max of the candidate entries, exact (Fraction) in exact arithmetic, float otherwise."""
+    """max of the candidate entries, exact (Fraction) in exact arithmetic, float otherwise (inf past the range)."""
     if arithmetic == "exact":
         return max(Fraction(v) for v in values)
-    return float(max(float(v) for v in values))
+    return max(_float_or_inf(v) for v in values)
+
+
+def _float_or_inf(v) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,9 +220,10 @@ def lemma1_spec(
     fm = R if f_max is None else float(f_max)
     kappa = math.nan
     if with_kappa:
-        c = _c_max(lay.l, arithmetic)
+        gap = _gap(lay.l, arithmetic)
         kappa = _kappa(
-            [_head_C(max(2, Fraction(fm) + Fraction(R)), c, arithmetic), 3 * N - 1, Fraction(R) * P, 1], arithmetic
+            [_stated_C(max(2, Fraction(fm) + Fraction(R)), gap, arithmetic, lay.l), 3 * N - 1, Fraction(R) * P, 1],
+            arithmetic,
         )
     orders = {}
     if eps is not None:
@@ -239,48 +253,6 @@ def lemma1_spec(
 
 # --------------------------------------------------------------------------------------------
 # Theorem 2
-
-
-@dataclass(frozen=True)
-class AtlasConstants:
-    """What Theorem 2's grid needs from the atlas: C_M, μ, and the chart Lipschitz constants."""
-
-    C_M: int
-    mu: int
-    L_phi: float  # Lipschitz constant of φ_n^{-1} (estimated on sampled pairs)
-    L_rho: float  # Lipschitz constant of ρ_n ∘ φ_n^{-1} (estimated on sampled pairs)
-
-
-def atlas_constants(m: Manifold, seed: int = 0) -> AtlasConstants:
-    """C_M, μ (on MULTIPLICITY_SAMPLE points) and L_φ, L_ρ (max ratios over nearby sampled pairs
-    inside one chart): estimates on samples, deterministic in the seed; cached per atlas."""
-    key = (m.name, m.D, seed, m.Q.tobytes())
-    if key not in _ATLAS_CACHE:
-        _ATLAS_CACHE[key] = _estimate_atlas(m, seed)
-    return _ATLAS_CACHE[key]
-
-
-_ATLAS_CACHE: dict = {}
-
-
-def _estimate_atlas(m: Manifold, seed: int) -> AtlasConstants:
-    rng = np.random.default_rng([seed, 17])
-    mu = m.multiplicity(m.sample(MULTIPLICITY_SAMPLE, np.random.default_rng(seed)))
-    X = m.sample(4000, rng)
-    L_phi, L_rho = 0.0, 0.0
-    for scale in (0.05, 0.01):
-        Xp = m.project(X + scale * (m.sample_model(rng, len(X)) @ m.Q.T))
-        r1, r2 = m.partition(X), m.partition(Xp)
-        ins1, ins2 = m.in_chart(X), m.in_chart(Xp)
-        for n in range(m.C_M):
-            dz = np.linalg.norm(m.chart(n, X) - m.chart(n, Xp), axis=1)
-            both = ins1[:, n] & ins2[:, n] & (dz > 0)
-            either = (ins1[:, n] | ins2[:, n]) & (dz > 0)
-            if both.any():
-                L_phi = max(L_phi, float(np.max(np.linalg.norm(X - Xp, axis=1)[both] / dz[both])))
-            if either.any():
-                L_rho = max(L_rho, float(np.max(np.abs(r1[:, n] - r2[:, n])[either] / dz[either])))
-    return AtlasConstants(m.C_M, mu, L_phi, L_rho)
 
 
 @dataclass(frozen=True)
@@ -355,10 +327,10 @@ def theorem2_constants(m: Manifold) -> Theorem2Constants:
     )
 
 
-def indicator_depth(m: Manifold, R: float, delta3: float) -> int:
-    """L_ind: the least L with R e^{-r² 2^L} / b_min <= δ_3 (Δ = 2^-L)."""
+def indicator_depth(m: Manifold, R: float, delta3: float, b_min: float) -> int:
+    """L_ind: the least L with R e^{-r² 2^L} / b_min <= δ_3 (Δ = 2^-L; b_min the least bump sum, `atlas`)."""
     L = 1
-    while R * math.exp(-(m.r**2) * 2**L) / B_MIN > delta3:
+    while R * math.exp(-(m.r**2) * 2**L) / b_min > delta3:
         L += 1
     return L
 
@@ -399,14 +371,14 @@ def theorem2_spec(
     check_constants(m.d, H_f, beta, eps)
     if not (R > 0 and math.isfinite(R)):
         raise TargetError(f"R must be a positive number, got {R}")
-    atlas = atlas_constants(m, seed)
+    atlas = atlas_constants(m)
     delta = eps / (2 * atlas.mu)
     H = chart_constant(atlas, H_f, R, beta)
     N_proven = grid_N("tight", m.d, H, beta, delta)
     N = N_proven if N is None else int(N)
     if N < 2:
         raise TargetError(f"the grid needs N >= 2, got {N}")
-    L_ind = indicator_depth(m, R, delta)
+    L_ind = indicator_depth(m, R, delta, atlas.b_min)
     lay = Theorem2Layout(m.d, m.D, N, m.C_M)
     d, C = m.d, m.C_M
     heads, L_T, L_FFN = theorem2_counts(lay, L_ind, deep)
@@ -432,6 +404,8 @@ def theorem2_spec(
         "R": R,
         "L_phi": atlas.L_phi,
         "L_rho": atlas.L_rho,
+        "b_min": atlas.b_min,
+        "coverage": atlas.coverage,
         "N_proven": N_proven,
         "proven": N >= N_proven,
         "L_indicator": L_ind,
@@ -447,8 +421,11 @@ def _theorem2_kappa(
     m: Manifold, k: Theorem2Constants, lay: Theorem2Layout, R: float, L_ind: int, deep: bool, arithmetic: str
 ) -> float:
     """max |θ|: the largest head C per block (from the data bounds of its kernels) and the FFN entries."""
-    c = _c_max(lay.l, arithmetic)
-    q = lambda v: Fraction(float(v))  # noqa: E731  the builder's rationals
+    gap = _gap(lay.l, arithmetic)
+
+    def q(v):  # the builder's rationals
+        return Fraction(float(v))
+
     M1, M2 = k.M1, k.M2
     F0 = Fraction(0)
     b_chart = F0
@@ -462,7 +439,7 @@ def _theorem2_kappa(
             b_chart = max(b_chart, M1 * (M1 + abs(2 * cj + 1)) + cj * cj + k.S)
     b_psi = max(M2 + 1, M2 + Fraction(k.S_I, m.D))
     b = [b_chart, b_psi, M2, M2 * M2 if lay.F > 1 else F0, Fraction(1), 2 * Fraction(R)]
-    heads = [_head_C(v, c, arithmetic) for v in b if v > 0]
+    heads = [_stated_C(v, gap, arithmetic, lay.l) for v in b if v > 0]
     Delta = Fraction(1, 2**L_ind)
     kk = Fraction(2) if deep else 1 / Delta
     r2 = q(m.r) ** 2
@@ -515,4 +492,14 @@ def resource_rows(sp: ConstructionSpec, measured, paper: list[tuple[str, str, fl
             "ratio": float(mv) / float(v) if v else float("nan"),
         }
         for q, f, v, mv in rows
+    ]
+
+
+RESOURCE_COLUMNS = ("quantity", "formula", "formula value", "measured", "ratio")
+
+
+def resource_cells(rows: list[dict]) -> list[tuple[str, ...]]:
+    """`resource_rows` as the cells of a printed table (RESOURCE_COLUMNS)."""
+    return [
+        (r["quantity"], r["formula"], f"{r['value']:.4g}", f"{r['measured']:.4g}", f"{r['ratio']:.3g}") for r in rows
     ]

@@ -11,47 +11,55 @@ every guarantee tmcheck states is conditional on the declaration.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-import mpmath
 import numpy as np
-import sympy
-from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
-_FUNCTIONS = {
-    name: getattr(sympy, name)
-    for name in (
-        "sin",
-        "cos",
-        "tan",
-        "exp",
-        "log",
-        "sqrt",
-        "Abs",
-        "sinh",
-        "cosh",
-        "tanh",
-        "atan",
-        "asin",
-        "acos",
-        "Min",
-        "Max",
-        "sign",
-        "floor",
-        "ceiling",
-        "pi",
-        "E",
-        "Rational",
-    )
-}
-_FUNCTIONS["abs"] = sympy.Abs
-_FUNCTIONS["min"] = sympy.Min
-_FUNCTIONS["max"] = sympy.Max
-_PARSER_NAMES = {"Integer": sympy.Integer, "Float": sympy.Float, "Symbol": sympy.Symbol, "Rational": sympy.Rational}
+# sympy and mpmath load on first use (parsing or evaluating a target): the grid functions below, which the
+# resource bounds and every `tmcheck` start-up reach, need neither
+FUNCTION_NAMES = (
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "log",
+    "sqrt",
+    "Abs",
+    "sinh",
+    "cosh",
+    "tanh",
+    "atan",
+    "asin",
+    "acos",
+    "Min",
+    "Max",
+    "sign",
+    "floor",
+    "ceiling",
+    "pi",
+    "E",
+    "Rational",
+)
+ALIASES = {"abs": "Abs", "min": "Min", "max": "Max"}
+
+
+@functools.cache
+def _namespace() -> dict:
+    """The names a target may use, bound to sympy's objects, and the parser's own names."""
+    import sympy
+
+    out = {name: getattr(sympy, name) for name in FUNCTION_NAMES}
+    out.update({alias: getattr(sympy, name) for alias, name in ALIASES.items()})
+    parser = {"Integer": sympy.Integer, "Float": sympy.Float, "Symbol": sympy.Symbol, "Rational": sympy.Rational}
+    return {"__builtins__": {}, **parser, **out}
+
+
+KNOWN_NAMES = frozenset(FUNCTION_NAMES) | frozenset(ALIASES)
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # numeric literals, scientific notation included (1e-3, 2.5E+4): removed before names are looked up,
 # so the exponent's "e" is not read as a name (a name never starts with a digit or a dot)
@@ -76,14 +84,18 @@ class Target:
 
     text: str
     d: int
-    expr: sympy.Expr
+    expr: object  # a sympy.Expr
 
     @property
-    def symbols(self) -> list[sympy.Symbol]:
+    def symbols(self) -> list:
+        import sympy
+
         return [sympy.Symbol(f"x{i}", real=True) for i in range(self.d)]
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """float64 values at the rows of X (n, d)."""
+        import sympy
+
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         f = sympy.lambdify(self.symbols, self.expr, modules="numpy")
         with np.errstate(all="ignore"):
@@ -92,6 +104,9 @@ class Target:
 
     def values_dyadic(self, points) -> list[Fraction]:
         """f at exact rational points, computed at 40 digits and rounded to the nearest multiple of 2^-40."""
+        import mpmath
+        import sympy
+
         f = sympy.lambdify(self.symbols, self.expr, modules="mpmath")
         out = []
         with mpmath.workdps(40):
@@ -113,14 +128,17 @@ def parse_target(text: str, d: int) -> Target:
     if len(text) > MAX_LENGTH or not _ALLOWED_CHARS.match(text) or "__" in text:
         raise TargetError(f"target {text!r} contains characters or names that are not allowed")
     check_size(text)
+    import sympy
+    from sympy.parsing.sympy_parser import parse_expr, standard_transformations
+
     variables = {f"x{i}": sympy.Symbol(f"x{i}", real=True) for i in range(d)}
     for tok in _TOKEN.findall(_NUMBER.sub(" ", text)):
-        if tok not in variables and tok not in _FUNCTIONS:
+        if tok not in variables and tok not in KNOWN_NAMES:
             raise TargetError(
                 f"unknown name {tok!r} in target {text!r}; variables are x0..x{d - 1}, functions "
-                + ", ".join(sorted(k for k in _FUNCTIONS if k[0].islower()))
+                + ", ".join(sorted(k for k in KNOWN_NAMES if k[0].islower()))
             )
-    namespace = {"__builtins__": {}, **_PARSER_NAMES, **_FUNCTIONS}
+    namespace = dict(_namespace())
     try:
         expr = parse_expr(
             text.replace("^", "**"),

@@ -9,12 +9,11 @@ import numpy as np
 from rich.table import Table
 
 from tmcheck.cli.common import console
-from tmcheck.cli.lemma import default_kernels
 from tmcheck.theory import netfile
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.lemmas.addition import addition
 from tmcheck.theory.lemmas.gating import gating
-from tmcheck.theory.lemmas.interaction import interaction
+from tmcheck.theory.lemmas.interaction import default_kernels, interaction
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace
 

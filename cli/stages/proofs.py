@@ -10,9 +10,9 @@ from tmcheck.cli.common import console
 def stage(out: Path, quick: bool) -> str:
     from rich.table import Table
 
-    from tmcheck.cli.proofs import STYLE, gaps, run_registry, totals
+    from tmcheck.proofs_check.report import STYLE, gaps, run_selected, totals
 
-    outs = run_registry()
+    outs = run_selected()
     tot, g = totals(outs), gaps(outs)
     table = Table(title="paper claims that fail as written, need a correction or cannot be evaluated")
     for col in ("id", "kind", "verdict"):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.table import Table
+
 from tmcheck.cli.common import console
-from tmcheck.cli.lemma1 import table_of
 from tmcheck.theory import netfile
-from tmcheck.theory.lemmas.lemma1 import lemma1_report
+from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
+from tmcheck.theory.lemmas.lemma1_report import lemma1_report
 from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 
 
@@ -16,7 +18,7 @@ def stage(out: Path, quick: bool) -> str:
     eps = 0.3 if quick else 0.1
     rep = lemma1_report("sin(3*x0)*x1", 2, eps, 1.0, 3.0, n_points=500 if quick else 2000, trials=2 if quick else 4)
     console.print(
-        table_of(
+        resource_table(
             rep["resources"],
             f"Lemma 1: f = sin(3 x0) x1 on [0,1]^2, ε = {eps}, N = {rep['N']} (paper's N = {rep['paper_N']})",
         )
@@ -35,7 +37,7 @@ def stage(out: Path, quick: bool) -> str:
         n_points=100 if quick else 300,
     )
     console.print(
-        table_of(
+        resource_table(
             t2["resources"],
             f"Theorem 2: f = x0 x1 on the {t2['manifold']} in R^{t2['D']}, C_M = {t2['C_M']}, N = {t2['N']}",
         )
@@ -50,3 +52,12 @@ def stage(out: Path, quick: bool) -> str:
         f"Lemma 1 error {rep['error']['max_error']:.2g} vs ε = {eps} (l = {rep['network'].l}): {rep['verdict']}; "
         f"Theorem 2 on the {t2['manifold']} error {t2['error']:.2g} (l = {t2['network'].l}): {t2['verdict']}"
     )
+
+
+def resource_table(rows: list[dict], title: str) -> Table:
+    t = Table(title=title)
+    for c in RESOURCE_COLUMNS:
+        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
+    for cells in resource_cells(rows):
+        t.add_row(*cells)
+    return t

@@ -124,3 +124,21 @@ def test_predict():
     assert out["alpha_N"] == pytest.approx(0.095 / 0.905) and round(out["alpha_N"], 3) == 0.105
     res = runner.invoke(app, ["predict", "--id", "4", "--beta", "0.5"])
     assert res.exit_code == 0 and "0.2000" in res.stdout and "0.2500" in res.stdout
+
+
+@pytest.mark.parametrize("manifold,D,eps", [("sphere", 3, 0.3), ("torus", 4, 0.5), ("circle", 3, 0.3)])
+def test_bound_theorem2_answers_where_kappa_was_a_division_by_zero(manifold, D, eps):
+    """κ's gap in closed form (2 sin²(π/4l)): no division by zero where cos(π/2l) rounds to 1 in float64."""
+    res = runner.invoke(app, ["bound", "theorem2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert math.isfinite(out["kappa"]) and out["kappa"] > 0 and out["N"] >= 2
+
+
+def test_bound_theorem2_fits_in_gb_answers():
+    res = runner.invoke(
+        app, ["bound", "theorem2", "--manifold", "sphere", "--D", "8", "--eps", "0.2", "--fits-in-gb", "16", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    fits = json.loads(res.stdout)["fits"]
+    assert fits["budget_bytes"] == 16e9 and (fits["least_eps"] == "nan" or 0 < fits["least_eps"] < 1)

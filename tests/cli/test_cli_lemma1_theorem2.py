@@ -220,3 +220,28 @@ def test_bound_and_builder_report_the_same_counts(manifold, D, eps, N):
     assert [bo[k] for k in ("N", "l", "m", "L_T")] == [to[k] for k in ("N", "l", "m", "L_T")]
     if N is None:
         assert to["proven"] and to["verdict"] == "HOLDS"
+
+
+def _readme_theory_examples() -> list[list[str]]:
+    """Every `tmcheck lemma|theorem|bound|proofs|network` line of the README's bash blocks, as argv."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    out = []
+    for block in re.findall(r"```bash\n(.*?)```", readme, re.S):
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if re.match(r"^tmcheck (lemma|theorem|bound|proofs)\b", line) and "--export" not in line:
+                out.append(shlex.split(line)[1:])
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", _readme_theory_examples(), ids=lambda a: " ".join(a)[:60])
+def test_readme_theory_examples_run(argv):
+    """The README's theory commands run: a verdict (0 HOLDS, 1 FAILS, as documented) and never a traceback."""
+    res = runner.invoke(app, argv)
+    assert res.exit_code in (0, 1), res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception

@@ -66,7 +66,7 @@ def test_check_error_exits_1(monkeypatch):
     obl = Obligation("lemma1.broken", "nowhere", "claim", "exact", lambda: None, kind=Kind.STEP)
     monkeypatch.setattr(
         proofs_cli,
-        "run_registry",
+        "run_selected",
         lambda section="", verdict="", **kw: [Outcome(obl, None, 0.0, error="ZeroDivisionError: boom")],
     )
     res = runner.invoke(app, ["proofs", "--json"])

@@ -12,12 +12,17 @@ import numpy as np
 import pytest
 
 from tmcheck.proofs_check import lemma1, lemma2, lemma2_lipschitz, lemma3, lemma4, registry, theorem1
-from tmcheck.theory import bounds
+from tmcheck.theory import bounds, sparse
+from tmcheck.theory.fast_eval import evaluate_structured
+from tmcheck.theory.lemmas.theorem2 import indicator_hat, psi_indicator_ffn
+from tmcheck.theory.network import structured_positional
+from tmcheck.theory.spec import Lemma1Layout, Theorem2Layout, lemma1_spec, theorem2_counts
+from tmcheck.theory.targets import tight_N
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.lemmas.addition import addition_kernels
 from tmcheck.theory.lemmas.gating import gating, gating_C
 from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head, minimal_C, threshold
-from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace
 from tmcheck.theory.network import Block, Head, Layer, interaction_vectors, resources
@@ -37,24 +42,37 @@ def recheck_lemma1_psi_partition_of_unity(w):
     N, x = w.at["N"], w.at["x"]
     # ψ as written: 1 − |x| on [1, 2]; the sum of the bumps at x, against tmcheck's (corrected) network's own ψ
     assert w.lhs == sum(lemma1.psi_as_written(3 * (N - 1) * (x - F(j, N - 1))) for j in range(N)) != 1
-    net = lemma1_network(lemma1_spec(parse_target("x0", 1), 1.0, 1.0, 0.5, N=N), "exact")
+    net = lemma1_network(lemma1_plan(parse_target("x0", 1), 1.0, 1.0, 0.5, N=N), "exact")
     assert resources(net).l == 1 + 2 * N  # the network tmcheck builds for this N is the corrected one
+
+
+def psi_block(N, x):
+    """Row 0 of tmcheck's ψ block (sparse.psi_ffn) on tokens whose row 1 holds x − t_j + 1, exact backend."""
+    H = np.empty((1, 5, N), dtype=object)
+    H[0] = structured_positional(N, "exact")
+    H[0, 0, :] = F(0)
+    H[0, 1, :] = [x - t + 1 for t in sparse.grid_points(N)]
+    return list(run_blocks([Block((), sparse.psi_ffn(N))], H, "exact")[0, 0, :])
 
 
 def recheck_lemma1_pou_scale(w):
     N, x = w.at["N"], w.at["x"]
-    assert w.lhs == sum(lemma1.psi(3 * N * (x - F(j, N - 1))) for j in range(N)) != 1
-    assert sum(lemma1.psi(3 * (N - 1) * (x - F(j, N - 1))) for j in range(N)) == 1
+    assert w.lhs == sum(sparse.psi(3 * N * (x - t)) for t in sparse.grid_points(N)) != 1  # tmcheck's ψ at scale 3N
+    assert sum(psi_block(N, x)) == 1  # the network's ψ (scale 3(N−1))
 
 
 def recheck_lemma1_grid_centers(w):
     N, n = w.at["N"], w.at["n"]
-    assert F(n, N - 1) > 1 and F(n - 1, N - 1) <= 1
+    assert F(n, N - 1) > 1
+    plan = lemma1_plan(parse_target("x0", 1), 1.0, 1.0, 0.5, N=N)  # f = x0: f_n is the point the network takes it at
+    assert plan.fvals[n - 1] == sparse.grid_points(N)[n - 1] == F(n - 1, N - 1) <= 1
+    assert psi_block(N, F(n - 1, N - 1))[n - 1] == 1
 
 
 def recheck_lemma1_error_chain(w):
     N, x = w.at["N"], w.at["x"]
     assert sum(abs(x - F(n, N - 1)) <= F(1, N - 1) for n in range(1, N + 1)) == w.lhs > 2
+    assert sum(v > 0 for v in psi_block(N, x)) <= 2  # the network's bumps at x
 
 
 def recheck_lemma1_choice_of_N(w):
@@ -75,22 +93,25 @@ def recheck_lemma1_resources_d_dependence(w):
 
 def recheck_lemma1_token_count(w):
     d, N = w.at["d"], w.at["N"]
-    built = resources(lemma1_network(lemma1_spec(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
+    built = resources(lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, 0.5, N=N), "float64")).l
     assert built == d + N * d + N**d * d != d + N * d + N**d
 
 
 def recheck_lemma1_token_index_s(w):
     d, N = w.at["d"], w.at["N"]
     written = sorted(d + i * d + j for i in range(1, d + 1) for j in range(1, N + 1))
-    assert written != list(range(d + 1, d + N * d + 1))
+    ours = sorted(it.t1 + 1 for it in sparse.psi_interactions(range(d), N, Lemma1Layout(d, N).psi_base))
+    assert ours == list(range(d + 1, d + N * d + 1)) != written
 
 
 def recheck_lemma1_token_index_final(w):
     d, N, n = w.at["d"], w.at["N"], w.at["n"]
-    assert (
-        d + N * d + sum((n[p] - 1) * N ** (p + 1) for p in range(d)) + 1
-        != d + N * d + d * sum((n[p] - 1) * N ** (d - 1 - p) for p in range(d)) + 1
-    )
+    written = d + N * d + sum((n[p] - 1) * N ** (p + 1) for p in range(d)) + 1
+    h_n1 = d + N * d + d * sum((n[p] - 1) * N ** (d - 1 - p) for p in range(d)) + 1
+    lay = Lemma1Layout(d, N)
+    its = sparse.fvalue_interactions([F(0)] * N**d, lay.prod_base, lay.F, F(1))
+    patch = sparse.patches(d, N).index(tuple(k - 1 for k in n))
+    assert its[patch].t2 + 1 == h_n1 != written
 
 
 def recheck_lemma1_step2_kernel(w):
@@ -111,8 +132,17 @@ def recheck_lemma1_product_tree(w):
     import sympy as sp
 
     d = w.at["d"]
-    s = list(sp.symbols(f"s1:{d + 1}"))
-    assert lemma1.tree_as_written(s, d) != sp.Mul(*s)
+    s_ = list(sp.symbols(f"s1:{d + 1}"))
+    assert lemma1.tree_as_written(s_, d) != sp.Mul(*s_)
+    # tmcheck's product heads (sparse.product_levels) multiply the slots of one patch level by level
+    primes = [F(p) for p in (2, 3, 5, 7, 11, 13, 17, 19, 23)[:d]]
+    slots = list(primes)
+    for level in sparse.product_levels(d, 1, 0):
+        new = list(slots)
+        for it in level:
+            new[it.t1] = slots[it.t1] * slots[it.t2] if it.t1 != it.t2 else slots[it.t1]
+        slots = new
+    assert slots[0] == math.prod(primes)
 
 
 def recheck_lemma1_residual_subtraction(w):
@@ -157,9 +187,9 @@ def recheck_lemma2_ffn_output_bound(w):
     layers = tuple(Layer(np.full((d, d), k, dtype=object), np.full(d, k, dtype=object)) for _ in range(L))
     y = be.output(ffn(layers, be.inputs(np.full((1, d, 1), M, dtype=object)), be))[0, 0, 0]
     assert y == w.lhs > lemma2.ffn_output_paper(k, d, L, M)
-    assert float(y) <= math.exp(bounds._ffn_out(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))) * (
-        1 + 1e-12
-    )
+    assert float(y) <= math.exp(
+        bounds.log_ffn_output_bound(_class(kappa=float(k), L_FFN=L, w=d, d_embd=d), math.log(M))
+    ) * (1 + 1e-12)
 
 
 def recheck_lemma2_ffn_lipschitz(w):
@@ -215,6 +245,12 @@ def recheck_lemma2_composition_exponents(w):
     LT = w.at["L_T"]
     assert 3 * (LT - 1) + 1 == w.lhs > LT  # the cube of (…m)^{L_T−1}, times the m of the term
 
+    def log_CT(m):
+        return bounds.corrected_lipschitz(_class(L_T=LT, m=m)).log_CT
+
+    slope = (log_CT(4 * 10**12) - log_CT(10**12)) / math.log(4)  # tmcheck's C_T grows like m^slope
+    assert slope >= w.lhs * (1 - 1e-6)
+
 
 def recheck_lemma2_induction_power(w):
     LT, LF = w.at["L_T"], w.at["L_FFN"]
@@ -255,6 +291,10 @@ def recheck_lemma2_grid_count(w):
     pts = [-k + eta * (2 * i + 1) for i in range(n)]  # n points cover [−κ, κ] within η; n − 1 cannot (length 2η each)
     assert all(min(abs(t - p) for p in pts) <= eta for t in (F(j, 50) * k for j in range(-50, 51)))
     assert 2 * eta * (n - 1) < 2 * k and n == w.lhs > k / eta
+    # theory.bounds' covering number counts (κ/η + 1) points per weight, at least n
+    c = _class(kappa=float(k))
+    delta = float(eta) * math.exp(bounds.corrected_lipschitz(c).log_CT)
+    assert math.exp(bounds.log_covering_corrected(c, delta) / bounds.n_params(c)) >= n * (1 - 1e-9)
 
 
 def recheck_lemma2_lipschitz_constant(w):
@@ -396,13 +436,28 @@ def recheck_theorem1_d_dependence(w):
 
 
 def recheck_theorem2_error_decomposition(w):
-    e1, e2 = w.at["e1"], w.at["e2"]
-    assert abs(e1 + e2) < abs(e1) + abs(e2)
+    from tmcheck.theory.lemmas.theorem2 import theorem2
+    from tmcheck.theory.manifolds import make_manifold
+
+    m = make_manifold("circle", 2)
+    c = theorem2(m, parse_target("x0/2 + x1/4", 2), 0.5, N=3)
+    X = m.sample(12 * 40, np.random.default_rng(w.at["seed"]))[:12]
+    T = evaluate_structured(c.network, X, "float64")  # the network in float64, not the obligation's exact pass
+    sup = float(np.abs(T - c.constants["plan"].target(X).real).max())
+    assert sup == pytest.approx(w.lhs, abs=1e-9) and w.lhs < w.rhs
 
 
 def recheck_theorem2_deep_ramp(w):
     D = w.at["Delta"]
     assert math.log(1 / D) != round(math.log(1 / D))
+    K = math.ceil(math.log2(1 / D))  # tmcheck's deep indicator: K layers of weight 2, Δ' = 2^-K <= Δ
+    ffn = psi_indicator_ffn(2, 10, F(1, 4), K, True)
+    for s_ in (F(k, 40) for k in range(21)):
+        H = np.empty((1, 5, 1), dtype=object)
+        H[0] = structured_positional(1, "exact")
+        H[0, 0, 0], H[0, 1, 0] = F(0), s_ + 10
+        assert run_blocks([Block((), ffn)], H, "exact")[0, 0, 0] == indicator_hat(s_, F(1, 4), F(1, 2**K))
+    assert max(abs(v) for lay in ffn[1:-2] for v in lay.W.reshape(-1)) <= 2
 
 
 def recheck_theorem2_final_product(w):
@@ -428,11 +483,61 @@ def recheck_theorem2_heads_exponent(w):
     b, d, delta = w.at["beta"], w.at["d"], w.at["delta"]
     assert d * (1 / delta) ** d < d * (1 / delta) ** (d / b)
 
+    def f_n_heads(dl):
+        return dict(theorem2_counts(Theorem2Layout(d, 1, tight_N(d, 1.0, float(b), dl), 1), 1)[0])["f_n"]
+
+    power = math.log(f_n_heads(1e-8) / f_n_heads(1e-6)) / math.log(100)  # tmcheck's heads grow like δ^(−power)
+    assert power == pytest.approx(float(d / b), rel=1e-3) and power > d
+
 
 def recheck_theorem2_depth_vs_accuracy(w):
     e = w.at["eps"]
     assert math.ceil(math.log(2 / e)) == w.lhs > w.rhs
     assert bounds.theorem2_resources(1, 1, float(e))["L_T"] == bounds.theorem2_resources(1, 1, 0.1)["L_T"]
+
+
+def recheck_theorem2_projection_head(w):
+    """Step 2.2 with the printed W_1 in one block (Def. 3: the block adds its input), built here from tmcheck's
+    interaction heads and run on the exact backend: the output is not s_n(<v, x − c> + u_n)."""
+    assert w.at["quantity"] == "block output" and w.lhs != w.rhs
+    from tmcheck.proofs_check.theorem2 import projection_block
+
+    rng = np.random.default_rng(0)
+    x = [F(int(k), 8) for k in rng.integers(-8, 9, size=3)]
+    c = [F(int(k), 8) for k in rng.integers(-8, 9, size=3)]
+    v = [(F(3, 5), F(4, 5), F(0)), (F(-4, 5), F(3, 5), F(0))][w.at["row"]]
+    inner = sum(v[j] * (x[j] - c[j]) for j in range(3))
+    H = np.empty((1, 5, 4), dtype=object)
+    H[0] = structured_positional(4, "exact")
+    H[0, 0, :], H[0, 1, :] = x + [F(0)], F(0)
+    heads = [
+        interaction_head(4, 3, j, 0, [[0, 0, 0, 0, 1], [0] * 5], [[v[j], 0, 0, 0, -v[j] * c[j] + 2], [0] * 5], F(10**6))
+        for j in range(3)
+    ]
+    W = np.zeros((5, 5), dtype=object)
+    W[:] = F(0)
+    W[0, 0] = F(1, 2)
+    b = np.array([F(1, 2) * (1 - 6)] + [F(0)] * 4, dtype=object)
+    out = exact_block(heads, [Layer(W, b)], H)[0, 0, 3]
+    assert out == inner + 6 + F(1, 2) * (inner + 6) + b[0] == w.lhs != F(1, 2) * (inner + 1) == w.rhs
+    assert projection_block(v, c, F(1), F(1, 2), F(1), F(1, 2), b[0])(x) == out
+
+
+def recheck_lemma1_network_resources_measured(w):
+    d, eps, q = w.at["d"], w.at["eps"], w.at["resource"]
+    sp_ = lemma1_spec(d, eps=eps, grid="tight", arithmetic="float64")
+    if d <= 4:  # the built network measures the same
+        net = lemma1_network(lemma1_plan(parse_target("x0", d), 1.0, 1.0, eps, N=sp_.N), "float64")
+        r = resources(net)
+        assert (r.l, r.m) == (sp_.l, sp_.m) and float(r.kappa_blocks) == pytest.approx(float(sp_.kappa), rel=1e-12)
+    forms = {"l": d * eps**-d, "m": d * eps**-d, "kappa": d * d * eps ** (-2 * d)}
+    base = {
+        "l": lemma1_spec(1, eps=eps, grid="tight").l / eps**-1,
+        "m": lemma1_spec(1, eps=eps, grid="tight").m / eps**-1,
+    }
+    assert float(getattr(sp_, q)) / forms[q] == pytest.approx(w.lhs) and w.lhs > w.rhs
+    if q in base:
+        assert w.rhs == pytest.approx(10 * base[q])
 
 
 def _table_row(quantity, model):

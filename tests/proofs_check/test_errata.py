@@ -1,5 +1,8 @@
-"""The README's errata section is generated from the full registry, names the kind of every finding, and is current."""
+"""The errata (docs/theory/claims.md, block theory.errata) are generated from the full registry, name the kind of
+every finding, and are current."""
 
+import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -7,7 +10,8 @@ import pytest
 from tmcheck.proofs_check import errata
 from tmcheck.proofs_check.registry import Evidence, Kind, Obligation, Outcome, Result, Unevaluable, Witness
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+CLAIMS = ROOT / "docs" / "theory" / "claims.md"
 
 
 def _outcome(oid, kind, written, corrected=None, claim="fixed"):
@@ -46,8 +50,22 @@ def test_replace_section():
         errata.replace_section("no markers", "NEW")
 
 
-def test_readme_errata_is_current():
-    readme = README.read_text(encoding="utf-8")
-    assert errata.current_section(readme) == errata.generate(), (
-        "README errata are stale: python -m tmcheck.proofs_check.errata --write README.md"
-    )
+def _generators():
+    spec = importlib.util.spec_from_file_location("theory_docs_gen", ROOT / "tools" / "docs_gen" / "theory.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.GENERATORS
+
+
+def test_render_unframed_is_the_docs_block():
+    outs = [_outcome("lemma1.b", Kind.STATEMENT, [(3, 2)])]
+    assert errata.START not in errata.render(outs, framed=False)
+    assert errata.render(outs, framed=False) in errata.render(outs)
+
+
+def test_docs_errata_are_current():
+    page = CLAIMS.read_text(encoding="utf-8")
+    m = re.search(r"^<!-- gen:theory.errata -->\n(.*?)^<!-- /gen:theory.errata -->$", page, re.M | re.S)
+    assert m, "docs/theory/claims.md has no theory.errata block"
+    stale = "the errata are stale: rebuild the docs (tools/docs.py build)"
+    assert m.group(1) == _generators()["theory.errata"](), stale

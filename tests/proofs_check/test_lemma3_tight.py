@@ -1,4 +1,4 @@
-"""Lemma 3's case checks where they are tight: C within 1% of the need, l up to 256 (issue 17, item 3)."""
+"""Lemma 3's case checks where they are tight: C within 1% of the need, l up to 256."""
 
 from fractions import Fraction
 

@@ -3,7 +3,7 @@ can state one, and every finding flips to HOLDS when its check is given a search
 
 import ast
 import inspect
-import time
+from collections import defaultdict
 from fractions import Fraction
 from pathlib import Path
 
@@ -23,22 +23,22 @@ EXPECTED = {
     "lemma1.grid_centers": C,
     "lemma1.network_error_vs_eps": H,
     "lemma1.network_exact": H,
-    "lemma1.network_resources_measured": H,
+    "lemma1.network_resources_measured": F,
     "lemma1.pou_scale": C,
     "lemma1.product_tree": C,
     "lemma1.psi_partition_of_unity": C,
     "lemma1.residual_subtraction": C,
     "lemma1.resources_d_dependence": F,
-    "lemma1.step2_kernel": F,
+    "lemma1.step2_kernel": C,
     "lemma1.token_count": C,
-    "lemma1.token_index_final": F,
+    "lemma1.token_index_final": C,
     "lemma1.token_index_products": H,
     "lemma1.token_index_s": C,
     "lemma2.attention_difference": C,
     "lemma2.block_lipschitz": C,
-    "lemma2.block_output_bound": F,
+    "lemma2.block_output_bound": C,
     "lemma2.block_perturbation_sum": C,
-    "lemma2.composition_exponents": F,
+    "lemma2.composition_exponents": C,
     "lemma2.embedding_bound": C,
     "lemma2.ffn_lipschitz": C,
     "lemma2.ffn_output_bound": C,
@@ -96,9 +96,10 @@ EXPECTED = {
     "theorem2.heads_exponent": F,
     "theorem2.network_claim": H,
     "theorem2.network_error_split": H,
+    "theorem2.network_error_vs_eps": H,
     "theorem2.network_exact_projection": H,
     "theorem2.network_proven_grid_size": H,
-    "theorem2.projection_head": H,
+    "theorem2.projection_head": C,
     "theorem2.ramp_indicator": H,
     "theorem2.resources_d_dependence": F,
     "appendixB.alpha_D": H,
@@ -115,22 +116,17 @@ EXPECTED = {
 PACKAGE = Path(registry.__file__).parent
 
 
-@pytest.fixture(scope="module")
-def outcomes():
-    obls = {o.id: o for o in registry.all_obligations()}
-    t0 = time.perf_counter()
-    outs = {oid: registry.run(o) for oid, o in obls.items()}
-    return outs, time.perf_counter() - t0
+OBLIGATIONS = {o.id: o for o in registry.all_obligations()}
 
 
-def test_verdicts(outcomes):
-    outs, _ = outcomes
-    assert {oid: o.label for oid, o in outs.items()} == EXPECTED
+@pytest.mark.parametrize("oid", sorted(EXPECTED))
+def test_verdict(oid):
+    """One obligation's verdict (one test each, so a mutation run selects the obligations a function reaches)."""
+    assert registry.run(OBLIGATIONS[oid]).label == EXPECTED[oid]
 
 
-def test_fast_enough(outcomes):
-    _, seconds = outcomes
-    assert seconds < 90  # about 15 s on an idle core
+def test_the_registry_is_the_expected_one():
+    assert sorted(OBLIGATIONS) == sorted(EXPECTED)
 
 
 def test_every_section_has_obligations():
@@ -193,7 +189,7 @@ def test_no_check_can_state_a_verdict():
     for cls in (Evidence, Witness, Unevaluable, Result):
         assert not {"verdict", "status", "ok"} & set(inspect.signature(cls).parameters), cls
     for path in PACKAGE.glob("*.py"):
-        if path.name in ("registry.py", "errata.py"):
+        if path.name in ("registry.py", "errata.py", "report.py"):  # they read verdicts; no check lives there
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
@@ -217,8 +213,24 @@ def test_every_finding_declares_a_satisfying_search():
     assert [oid for oid in FINDINGS if obls[oid].satisfied is None] == []
 
 
+def _varied(witnesses) -> set[str]:
+    values = defaultdict(set)
+    for w in witnesses:
+        for k, v in w.at.items():
+            values[k].add(repr(v))
+    return {k for k, v in values.items() if len(v) > 1}
+
+
 @pytest.mark.parametrize("oid", FINDINGS)
 def test_finding_flips_to_holds_on_satisfying_evidence(oid):
-    obl = next(o for o in registry.all_obligations() if o.id == oid)
-    res = obl.judge(**obl.satisfied)
+    """The satisfying search holds, searches at least as many witnesses as the finding's search (the witness
+    ratio), over the same coordinates, and varies some of them (never a single point)."""
+    obl = OBLIGATIONS[oid]
+    found, res = obl.judge(), obl.judge(**obl.satisfied)
     assert res.verdict is Verdict.HOLDS, res.summary
+    ratio = len(res.evidence.written) / len(found.evidence.written)
+    assert ratio >= 1, f"the satisfying search has {ratio:.2f} times the witnesses of the finding's"
+    keys = lambda ev: {k for w in ev.written for k in w.at}  # noqa: E731
+    assert keys(res.evidence) == keys(found.evidence)
+    if _varied(found.evidence.written):
+        assert _varied(res.evidence.written), "the satisfying search collapses to one point"

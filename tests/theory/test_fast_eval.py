@@ -11,13 +11,13 @@ import pytest
 from tmcheck.theory.backends import evaluate, forward
 from tmcheck.theory.examples import worked_example
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
-from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_spec
+from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.network import NetworkError, convert
 from tmcheck.theory.targets import parse_target
 
 
 def _net(d, N, text="x0*x1 - x0/3"):
-    return lemma1_network(lemma1_spec(parse_target(text, d), 2, 1, 0.5, N=N), "exact")
+    return lemma1_network(lemma1_plan(parse_target(text, d), 2, 1, 0.5, N=N), "exact")
 
 
 @pytest.mark.parametrize("d,N", [(2, 2), (3, 2), (1, 5)])

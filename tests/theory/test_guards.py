@@ -1,4 +1,4 @@
-"""Resource guards of the theory layer (issue 13): each refuses its hostile input before the work
+"""Resource guards of the theory layer: each refuses its hostile input before the work
 starts, and lets the neighbouring valid input through (so the guard is not a blanket refusal)."""
 
 from __future__ import annotations

@@ -15,14 +15,8 @@ from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured
-from tmcheck.theory.lemmas.lemma1 import (
-    fhat,
-    lemma1,
-    lemma1_report,
-    lemma1_network,
-    lemma1_spec,
-    resource_table,
-)
+from tmcheck.theory.lemmas.lemma1 import fhat, lemma1, lemma1_network, lemma1_plan
+from tmcheck.theory.lemmas.lemma1_report import lemma1_report, resource_table
 from tmcheck.theory.sparse import grid_points, psi
 from tmcheck.theory.network import resources
 from tmcheck.theory.targets import parse_target, tight_error_bound
@@ -35,7 +29,7 @@ TARGETS = {1: "sin(3*x0) - x0/2", 2: "sin(3*x0)*x1", 3: "x0*x1 - x2/3"}
 @functools.cache
 def built(d: int, N: int):
     c = lemma1(parse_target(TARGETS[d], d), 3, 1, 0.5, N=N)
-    return c, c.constants["spec"]
+    return c, c.constants["plan"]
 
 
 def coordinate(N: int):
@@ -96,7 +90,7 @@ def test_error_within_tight_bound_and_eps(text, d, H, beta, eps):
 
 @pytest.mark.parametrize("d,N", [(1, 3), (2, 2), (3, 2), (4, 2), (5, 2)])
 def test_resources_counts(d, N):
-    spec = lemma1_spec(parse_target("x0", d), 1, 1, 0.5, N=N)
+    spec = lemma1_plan(parse_target("x0", d), 1, 1, 0.5, N=N)
     res = resources(lemma1_network(spec, "float64"))
     assert res.L_T == (math.ceil(math.log2(d)) if d > 1 else 0) + 4
     assert res.m == d * N**d
@@ -123,6 +117,6 @@ def test_exported_network_within_eps_by_independent_reader(tmp_path, text, d, H,
     for x in rng.integers(0, 97, size=(2, d)):
         xq = [Fraction(int(v), 96) for v in x]
         T = independent_eval.evaluate(spec_file, xq)
-        assert T == fhat(rep["spec"], xq)  # exact file, exact reader: == the claim
+        assert T == fhat(rep["plan"], xq)  # exact file, exact reader: == the claim
         assert abs(float(T) - f(np.array([[float(v) for v in xq]])).real[0]) <= eps
     assert rep["error"]["max_error"] <= tight_error_bound(d, H, 1.0, rep["N"]) + 2.0**-41 <= eps

@@ -17,7 +17,7 @@ from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
 from tmcheck.theory.sparse import psi
 from tmcheck.theory.lemmas.theorem2 import (
-    _q,
+    rational,
     claim_parts,
     claim_value,
     error_split,
@@ -40,16 +40,16 @@ def circle_construction(N=3):
 
 def test_network_computes_the_claim_exactly():
     c = circle_construction()
-    spec = c.constants["spec"]
-    X = np.array([[_q(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(0), 4)], dtype=object)
+    spec = c.constants["plan"]
+    X = np.array([[rational(v) for v in x] for x in spec.manifold.sample(np.random.default_rng(0), 4)], dtype=object)
     T = evaluate_structured(c.network, X, "exact")
     assert list(T) == [claim_value(spec, x) for x in X]
 
 
 def test_projection_is_exact_so_E2_is_zero():
     c = circle_construction()
-    spec = c.constants["spec"]
-    x = [_q(v) for v in spec.manifold.sample(np.random.default_rng(1), 1)[0]]
+    spec = c.constants["plan"]
+    x = [rational(v) for v in spec.manifold.sample(np.random.default_rng(1), 1)[0]]
     meta = {**c.network.meta, "interaction_pattern": c.network.meta["interaction_pattern"][:1]}
     first = dataclasses.replace(c.network, blocks=c.network.blocks[:1], meta=meta)  # block 1 only
     H1 = forward_structured(first, np.array([x], dtype=object), "exact")[0]
@@ -61,7 +61,7 @@ def test_projection_is_exact_so_E2_is_zero():
 
 def test_float_dense_and_structured_agree():
     c = circle_construction()
-    spec = c.constants["spec"]
+    spec = c.constants["plan"]
     net = theorem2_network(spec, "float64")
     X = spec.manifold.sample(np.random.default_rng(2), 5)
     assert np.max(np.abs(evaluate(net, X, "float64") - evaluate_structured(net, X, "float64"))) < 1e-7
@@ -92,7 +92,7 @@ def test_indicator_ffn_is_exact_and_deep_weights_are_bounded(deep):
 
 def test_error_split_bounds_the_error():
     c = circle_construction(N=6)
-    spec = c.constants["spec"]
+    spec = c.constants["plan"]
     X = spec.manifold.sample(np.random.default_rng(3), 60)
     es = error_split(spec, X)
     assert es["err"] <= spec.multiplicity * (es["E1"].max() + es["E3"].max()) + 1e-12
@@ -115,8 +115,14 @@ def test_sphere_report_runs_and_matches_the_claim():
 
 
 def _numpy_eval(spec: dict, x: np.ndarray) -> float:
-    """From the file format alone (README), with numpy: a dense, independent forward pass."""
-    f = lambda a: np.array(a, dtype=np.float64)  # noqa: E731
+    """From the file format alone (README), with numpy: a dense, independent forward pass (exact "p/q" entries
+    read as floats)."""
+
+    def f(a):
+        return np.vectorize(lambda v: float(Fraction(v)) if isinstance(v, str) else float(v), otypes=[float])(
+            np.array(a, dtype=object)
+        )
+
     H = f(spec["embedding"]["E"]) @ (f(spec["embedding"]["U"]) @ x)[None, :] + f(spec["positional"])
     for blk in spec["blocks"]:
         A = np.zeros_like(H)
@@ -138,7 +144,7 @@ def test_exported_network_within_eps_by_independent_reader(tmp_path):
     rep = theorem2_report("circle", 2, eps, "x0/4", N=5, n_points=100)
     path = netfile.save(rep["network"], tmp_path / "t2.json")
     spec = json.loads(path.read_text())
-    m = rep["spec"].manifold
+    m = rep["plan"].manifold
     f = parse_target("x0/4", 2)
     for x in m.sample(np.random.default_rng(4), 6):
         assert abs(_numpy_eval(spec, x) - f(x[None]).real[0]) <= eps

@@ -20,8 +20,9 @@ import numpy as np
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
 from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot, pivot_threshold
-from tmcheck.theory.lemmas.interaction import interaction_head, kappa_data, minimal_C, paper_C
-from tmcheck.theory.network import CONSTANT, INTERACTION, Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.lemmas.interaction import kappa_data, paper_C
+from tmcheck.theory.network import CONSTANT, INTERACTION, Layer, interaction_vectors, zeros
+from tmcheck.theory.sparse import MINIMAL, Interaction, PositionalFFN, SparseBlock, realize
 
 
 def addition_kernels(c_i, M) -> tuple[list, list]:
@@ -51,21 +52,28 @@ def shift_ffn(l: int, t_from: int, shift, arithmetic: str = "exact") -> tuple[La
     return (Layer(W1, b1), Layer(W2, b2))
 
 
-def addition_block(c: Sequence, M, l: int | None = None, offset: int = 0, box=None) -> Block:
-    """The block for c (D = len(c)) on tokens offset..offset+2D-1 of a sequence of l tokens (default 2D).
+class ShiftFFN(PositionalFFN):
+    """`shift_ffn` as a positional FFN of the composition layer: -M e_0 on the block's tokens from D on."""
 
-    The heads' C is exact for all structured H with ||H||_inf <= box (default M/2, the lemma's domain).
-    """
+    rows = (0,)
+
+    def __init__(self, D: int, M):
+        self.D, self.M = D, M
+
+    def layers(self, l: int, offset: int, M) -> tuple[Layer, ...]:
+        return shift_ffn(l, offset + self.D, self.M)
+
+
+def addition_block(c: Sequence, M) -> SparseBlock:
+    """The block for c (D = len(c)) on tokens 0..2D-1: D Lemma 3 heads (token D+i reads token i, with the exact
+    threshold C* for structured H with ||H||_inf <= M/2, the lemma's domain) and the shift FFN."""
     D = len(c)
-    l = 2 * D if l is None else l
-    box = Fraction(M) / 2 if box is None else Fraction(box)
-    heads = []
+    its = []
     for i, ci in enumerate(c):
         Q, K = addition_kernels(ci, M)
-        t1, t2 = offset + D + i, offset + i
-        C = minimal_C(l, Q, K, box, t1=t1, t2=t2)
-        heads.append(interaction_head(l, t1, t2, 0, Q, K, C))
-    return Block(tuple(heads), shift_ffn(l, offset + D, M))
+        kernels = tuple(tuple(Fraction(v) for v in r) for r in Q), tuple(tuple(Fraction(v) for v in r) for r in K)
+        its.append(Interaction(D + i, i, 0, *kernels, C=MINIMAL))
+    return SparseBlock(its, ShiftFFN(D, Fraction(M)), Fraction(M) / 2, name="addition")
 
 
 def addition(c: Sequence, M) -> Construction:
@@ -85,7 +93,9 @@ def addition(c: Sequence, M) -> Construction:
     if M / 2 < 1:
         raise ValueError(f"M must be >= 2 (||H||_inf <= M/2 and row 4 holds 1), got {M}")
     l = 2 * D
-    blk = addition_block(c, M)
+    block = addition_block(c, M)
+    blocks, _ = realize([block], l, "exact")
+    blk = blocks[0]
 
     def sample(rng, n):
         H = sample_structured(rng, n, l, M / 2, data_rows=(0,))
@@ -102,7 +112,7 @@ def addition(c: Sequence, M) -> Construction:
     return Construction(
         name="lemma5.addition",
         paper="Appendix G, Lemma 5",
-        network=standalone_network(l, [blk], {"name": "lemma5.addition", "c": [str(v) for v in c]}),
+        network=standalone_network(l, blocks, {"name": "lemma5.addition", "c": [str(v) for v in c]}),
         claim=f"row 0 of token D+i becomes x_i - c_i (D = {D}), for H as in Lemma 5 with ||x||_inf <= {M / 2}",
         sample_inputs=sample,
         expected=expected,
@@ -111,5 +121,5 @@ def addition(c: Sequence, M) -> Construction:
         # lemma's own O(lM) has no constant and does not hold for this construction.
         stated_kappa_bound=max(paper_C(l, kap, M / 2), paper_kappa_bound(l, M), kap),
         stated_resources={"L_T": 1, "m": D, "L_FFN": 3, "l": l},
-        reindex=lambda l_new, offset, M_new: addition_block(c, M, l_new, offset, max(M_new, M / 2)),
+        sparse_blocks=[block],
     )

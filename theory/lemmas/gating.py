@@ -14,7 +14,8 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import INTERACTION, Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import INTERACTION, Layer, interaction_vectors, zeros
+from tmcheck.theory.sparse import PositionalFFN
 
 PI_LOWER = Fraction(314159265, 10**8)
 KEEPS = ("prefix", "suffix")
@@ -90,6 +91,19 @@ def gating_ffn(l: int, t_cut: int, keep: str = "prefix", M=1, arithmetic: str = 
     return (Layer(W1, b1), Layer(W2, b2))
 
 
+class GatingFFN(PositionalFFN):
+    """`gating_ffn` as a positional FFN of the composition layer (`sparse.PositionalFFN`): the cut t_cut counts
+    from the block's first token, and the pivot is taken among the l interaction vectors of the sequence."""
+
+    rows = (0, 1)
+
+    def __init__(self, t_cut: int, keep: str):
+        self.t_cut, self.keep = t_cut, keep
+
+    def layers(self, l: int, offset: int, M) -> tuple[Layer, ...]:
+        return gating_ffn(l, self.t_cut + offset, self.keep, M)
+
+
 def paper_kappa_bound(l: int, M) -> Fraction:
     """The proof's weight bound max(1, 8 l M / π) (identity entries and C), a rational upper bound."""
     return max(Fraction(1), 8 * l * Fraction(M) / PI_LOWER)
@@ -97,8 +111,11 @@ def paper_kappa_bound(l: int, M) -> Fraction:
 
 def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
     """Lemma 4 (corrected) as a one-block construction: data rows outside the kept range become 0."""
+    from tmcheck.theory.sparse import SparseBlock, realize
+
     M = domain_bound(M)
-    ffn = gating_ffn(l, t_cut, keep, M)
+    block = SparseBlock([], GatingFFN(t_cut, keep), M, name="gating")
+    blocks, _ = realize([block], l, "exact")
     kept = (lambda t: t < t_cut) if keep == "prefix" else (lambda t: t >= t_cut)
 
     def expected(H):
@@ -108,14 +125,12 @@ def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
                 out[:, 0:2, t] = Fraction(0)
         return out
 
-    def reindex(l_new: int, offset: int, M_new) -> Block:
-        return Block((), gating_ffn(l_new, t_cut + offset, keep, M_new))
-
     return Construction(
         name=f"lemma4.gating.{keep}",
         paper="Appendix G, Lemma 4",
-        network=standalone_network(l, [Block((), ffn)], {"name": "lemma4.gating", "t_cut": t_cut, "keep": keep}),
-        claim=f"B(H) keeps tokens with t {'<' if keep == 'prefix' else '>='} {t_cut} and zeroes the data rows of the others, "
+        network=standalone_network(l, blocks, {"name": "lemma4.gating", "t_cut": t_cut, "keep": keep}),
+        claim=f"B(H) keeps tokens with t {'<' if keep == 'prefix' else '>='} {t_cut} and zeroes the data rows of the "
+        "others, "
         f"for structured H with ||H||_inf <= {M} (0-based)",
         sample_inputs=lambda rng, n: sample_structured(rng, n, l, M),
         expected=expected,
@@ -128,5 +143,5 @@ def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
         },
         stated_kappa_bound=paper_kappa_bound(l, M),
         stated_resources={"L_T": 1, "m": 0, "L_FFN": 2, "l": l},
-        reindex=reindex,
+        sparse_blocks=[block],
     )

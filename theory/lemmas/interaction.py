@@ -391,9 +391,13 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         raise ValueError(f"the output row must be a data row (0 or 1), got {row}; rows 2-4 are immutable")
     M = domain_bound(M)
     Qb, Kb = data_kernels(Q_data, K_data)
+    from tmcheck.theory.sparse import MINIMAL, Interaction, SparseBlock, realize
+
     th = threshold(l, t1, t2, Qb, Kb, M)
+    kernels = tuple(tuple(r) for r in Qb), tuple(tuple(r) for r in Kb)
+    block = SparseBlock([Interaction(t1, t2, row, *kernels, C=MINIMAL if C is None else Fraction(C))], (), M)
+    blocks, _ = realize([block], l, "exact")
     C = th.C if C is None else Fraction(C)
-    head = interaction_head(l, t1, t2, row, Qb, Kb, C)
     kap = kappa_data(Qb, Kb)
     pC = paper_C(l, kap, M)
     crit = critical_input(l, t1, t2, Qb, Kb, M)
@@ -409,28 +413,12 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         out[:, row, t1] = out[:, row, t1] + head_value(out, t1, t2, Qb, Kb)
         return out
 
-    def reindex(l_new: int, offset: int, M_new) -> Block:
-        return Block(
-            (
-                interaction_head(
-                    l_new,
-                    t1 + offset,
-                    t2 + offset,
-                    row,
-                    Qb,
-                    Kb,
-                    minimal_C(l_new, Qb, Kb, M_new, t1=t1 + offset, t2=t2 + offset),
-                ),
-            )
-        )
-
     return Construction(
         name="lemma3.interaction",
         paper="Appendix G, Lemma 3",
-        network=standalone_network(
-            l, [Block((head,), ())], {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}
-        ),
-        claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} (0-based)",
+        network=standalone_network(l, blocks, {"name": "lemma3.interaction", "t1": t1, "t2": t2, "row": row}),
+        claim=f"B(H) = H + σ(<Q^B h_{t1}, K^B h_{t2}>) e_{row} e_{t1}^T for structured H with ||H||_inf <= {M} "
+        "(0-based)",
         sample_inputs=sample,
         expected=expected,
         constants={
@@ -449,7 +437,7 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
         },
         stated_kappa_bound=max(Fraction(1), kap, pC),
         stated_resources={"L_T": 1, "m": 1, "L_FFN": 0, "l": l},
-        reindex=reindex,
+        sparse_blocks=[block],
     )
 
 
@@ -516,3 +504,27 @@ def largest_float_l(
         else:
             good = mid
     return {"l": good, "first_bad": bad, "errors": dict(sorted(errors.items())), "tol": tol, "C": which}
+
+
+# --------------------------------------------------------------------------------------------
+# what `tmcheck lemma interaction` shows
+
+
+def default_kernels(kappa) -> tuple[list, list]:
+    """Q^B = κ [e_0; e_1 + e_4], K^B = κ [e_1; e_0]: b(t, k) = κ^2 (x_t0 x_k1 + (x_t1 + 1) x_k0)."""
+    Q = [[kappa, 0, 0, 0, 0], [0, kappa, 0, 0, kappa]]
+    K = [[0, kappa, 0, 0, 0], [kappa, 0, 0, 0, 0]]
+    return Q, K
+
+
+def attention_pattern(c: Construction, H: np.ndarray) -> np.ndarray:
+    """σ(<Q h_t, K h_k>) for one H (5, l), the lemma's only head: (l[t], l[k]) exact."""
+    head = c.blocks[0].heads[0]
+    S = H.T @ head.Q.T @ head.K @ H  # (t, k): <Q h_t, K h_k>
+    return np.vectorize(lambda v: max(v, 0), otypes=[object])(S)
+
+
+def pattern_input(c: Construction, Q, K) -> np.ndarray:
+    """Of 16 random structured inputs, the one with the largest σ(<Q^B h_t1, K^B h_t2>) (5, l)."""
+    H = c.sample_inputs(np.random.default_rng(0), 16)
+    return H[int(np.argmax(head_value(H, c.constants["t1"], c.constants["t2"], Q, K)))]

@@ -1,7 +1,8 @@
 """Lemma 1 (Section 2.4; proof in Appendix E.1) as one tmcheck-network: f̂(x) = Σ_n f_n φ_n(x) on [0,1]^d.
 
 The construction is a list of sparse blocks (`theory.sparse`, the composition layer shared with
-Theorem 2); its resources come from `theory.spec.lemma1_spec`, which reads the same layout.
+Theorem 2) in a build plan (`lemma1_plan`); its resources come from `theory.spec.lemma1_spec`, which reads
+the same layout. Measuring and reporting live in `lemmas.lemma1_report`.
 
 Token layout (0-based, `spec.Lemma1Layout`): x^i in token i (i < d); s_{i,j} in token d + iN + j
 (j < N); the F factors of patch n (n in {0..N-1}^d, row-major index n̄) in tokens d + dN + n̄F + k
@@ -22,7 +23,6 @@ Blocks (L_T = ⌈log2 d⌉ + 4, as in the paper's B_1 ... B_{log d + 4}):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from collections.abc import Sequence
@@ -56,7 +56,7 @@ from tmcheck.theory.targets import Target, TargetError, grid_N, paper_error_boun
 
 
 @dataclass
-class Lemma1Spec:
+class Lemma1Plan:
     """Everything the network is built from, with the error analysis."""
 
     target: Target
@@ -82,8 +82,8 @@ class Lemma1Spec:
     def prod_base(self) -> int:
         return self.layout.prod_base
 
-    def resources(self, arithmetic: str = "exact") -> resources_spec.ConstructionSpec:
-        """The spec's counts for this grid and these f_n (κ at this arithmetic)."""
+    def stated(self, arithmetic: str = "exact") -> resources_spec.ConstructionSpec:
+        """The resource count (`theory.spec.lemma1_spec`) for this grid and these f_n (κ at this arithmetic)."""
         fmax = max(abs(v) for v in self.fvals)
         return resources_spec.lemma1_spec(
             self.d,
@@ -98,9 +98,9 @@ class Lemma1Spec:
         )
 
 
-def lemma1_spec(
+def lemma1_plan(
     target: Target, H: float, beta: float, eps: float, R=None, grid: str = "tight", N: int | None = None
-) -> Lemma1Spec:
+) -> Lemma1Plan:
     """Grid, values f_n (rounded to multiples of 2^-40) and the sparse blocks of Lemma 1."""
     d = target.d
     N = grid_N(grid, d, H, beta, eps) if N is None else int(N)
@@ -114,8 +114,8 @@ def lemma1_spec(
     R = Fraction(R).limit_denominator(10**12) if not isinstance(R, Fraction) else R
     if R < fmax:
         raise TargetError(f"declared R = {float(R)} but |f| = {float(fmax):.6g} at a grid point")
-    spec = Lemma1Spec(target, d, N, grid, H, beta, eps, R, fvals)
-    lay = spec.layout
+    plan = Lemma1Plan(target, d, N, grid, H, beta, eps, R, fvals)
+    lay = plan.layout
     psi_base, prod_base, F = lay.psi_base, lay.prod_base, lay.F
     blocks = [SparseBlock(psi_interactions(range(d), N, psi_base), psi_ffn(N), F1, name="psi")]
     blocks.append(SparseBlock(copy_interactions(d, N, psi_base, prod_base, F), (), F1, name="copy"))
@@ -123,39 +123,39 @@ def lemma1_spec(
         blocks.append(SparseBlock(its, move_clear_ffn(), F1, name=f"product{k + 1}"))
     blocks.append(SparseBlock(fvalue_interactions(fvals, prod_base, F, R), zero_row0_ffn(), F1, name="f_n"))
     blocks.append(SparseBlock([], shift_row0_ffn(-R * N**d), max(F1, 2 * R), dense=(sum_head(),), name="sum"))
-    spec.blocks = blocks
-    return spec
+    plan.blocks = blocks
+    return plan
 
 
-def lemma1_network(spec: Lemma1Spec, arithmetic: str = "exact") -> Network:
-    d, l = spec.d, spec.l
+def lemma1_network(plan: Lemma1Plan, arithmetic: str = "exact") -> Network:
+    d, l = plan.d, plan.l
     one = F1 if arithmetic == "exact" else 1.0
     U = zeros((l, d), arithmetic)
     for i in range(d):
         U[i, i] = one
     E = zeros((5, 1), arithmetic)
     E[0, 0] = one
-    blocks, pattern = realize(spec.blocks, l, arithmetic)
+    blocks, pattern = realize(plan.blocks, l, arithmetic)
     meta = {
         "name": "lemma1",
         "paper": "Appendix E.1, Lemma 1",
-        "target": spec.target.text,
+        "target": plan.target.text,
         "d": d,
-        "N": spec.N,
-        "grid": spec.grid,
-        "H_f": spec.H,
-        "beta": spec.beta,
-        "eps": spec.eps,
-        "R": str(spec.R),
+        "N": plan.N,
+        "grid": plan.grid,
+        "H_f": plan.H,
+        "beta": plan.beta,
+        "eps": plan.eps,
+        "R": str(plan.R),
         "domain": "[0,1]^d",
         "interaction_pattern": pattern,
     }
     return Network(arithmetic, l, d, U, E, structured_positional(l, arithmetic), blocks, meta=meta)
 
 
-def fhat(spec: Lemma1Spec, x: Sequence) -> Fraction:
+def fhat(plan: Lemma1Plan, x: Sequence) -> Fraction:
     """Σ_n f_n Π_i ψ(3(N-1)(x^i - t_{n^i})) computed directly (the claim's right-hand side)."""
-    return grid_value(spec.fvals, spec.N, x)
+    return grid_value(plan.fvals, plan.N, x)
 
 
 def sample_domain(rng: np.random.Generator, n: int, d: int, N: int) -> np.ndarray:
@@ -207,194 +207,47 @@ def lemma1(
         the module docstring. Hence T(x) = H_final[0, l-1] = Σ_n f_n φ_n(x) = f̂(x) exactly for
         every x in [0,1]^d.
     """
-    spec = lemma1_spec(target, H, beta, eps, R, grid, N)
-    return construction_of(spec, lemma1_network(spec, "exact"))
+    plan = lemma1_plan(target, H, beta, eps, R, grid, N)
+    return construction_of(plan, lemma1_network(plan, "exact"))
 
 
-def construction_of(spec: Lemma1Spec, net: Network) -> Construction:
+def construction_of(plan: Lemma1Plan, net: Network) -> Construction:
     """The Construction of a built Lemma 1 network: rational inputs of [0,1]^d, the claim T = f̂ (computed
     directly), and the spec's counts and κ (`theory.spec.lemma1_spec`) as the stated resources."""
-    l, H, beta, eps, grid = spec.l, spec.H, spec.beta, spec.eps, spec.grid
-    stated = spec.resources(net.arithmetic)
+    l, H, beta, eps, grid = plan.l, plan.H, plan.beta, plan.eps, plan.grid
+    stated = plan.stated(net.arithmetic)
 
     def sample(rng, n):
-        return embed_exact(net, sample_domain(rng, n, spec.d, spec.N))
+        return embed_exact(net, sample_domain(rng, n, plan.d, plan.N))
 
     def expected(Hs):
         out = np.array(Hs, dtype=object)
         for r in range(len(out)):
-            out[r, 0, l - 1] = fhat(spec, out[r, 0, : spec.d])
+            out[r, 0, l - 1] = fhat(plan, out[r, 0, : plan.d])
         return out
 
-    bound = tight_error_bound(spec.d, H, beta, spec.N) + 2.0**-41
+    bound = tight_error_bound(plan.d, H, beta, plan.N) + 2.0**-41
     return Construction(
         name="lemma1.network",
         paper="Appendix E.1, Lemma 1",
         network=net,
-        claim=f"T(x) = Σ_n f_n φ_n(x) exactly for x in [0,1]^{spec.d} (N = {spec.N}), so |T - f| <= {bound:.4g}",
+        claim=f"T(x) = Σ_n f_n φ_n(x) exactly for x in [0,1]^{plan.d} (N = {plan.N}), so |T - f| <= {bound:.4g}",
         sample_inputs=sample,
         expected=expected,
         constants={
-            "N": spec.N,
+            "N": plan.N,
             "grid": grid,
-            "R": spec.R,
+            "R": plan.R,
             "H_f": H,
             "beta": beta,
             "eps": eps,
             "tight_bound": bound,
-            "paper_bound": paper_error_bound(spec.d, H, beta, spec.N),
-            "paper_N": paper_N(spec.d, H, beta, eps),
-            "spec": spec,
+            "paper_bound": paper_error_bound(plan.d, H, beta, plan.N),
+            "paper_N": paper_N(plan.d, H, beta, eps),
+            "plan": plan,
         },
         stated_kappa_bound=stated.kappa,
         stated_resources=stated.stated_resources(),
         compare_rows=(0,),
         compare_cols=lambda l_: [l_ - 1],
     )
-
-
-# --------------------------------------------------------------------------------------------
-# measurement: error against ε and resources against the paper's formulas
-
-
-def resource_table(spec: Lemma1Spec, net: Network) -> list[dict]:
-    """Measured resources against the spec (`theory.spec.lemma1_spec`, same layout) and against the
-    paper's Appendix E.1 counts (B_1 = B(Nd, 7), log d + 4 blocks, Lemma 3's C = 16 d_embd^4 κ_B^2
-    M^2 l^2/π^2 with κ_B = R, M = 1) and O(·) forms at hidden constant 1 (the ratio is the constant hidden)."""
-    from tmcheck.theory.network import resources
-
-    res = resources(net)
-    sp = spec.resources(net.arithmetic)
-    d, l, eps, beta = spec.d, spec.l, spec.eps, spec.beta
-    kB = max(F1, spec.R)
-    paper = [
-        ("L_T (paper)", "log(d) + 4", math.log2(d) + 4, "L_T"),
-        ("L_FFN (paper)", "7 (B_1's FFN)", 7, "L_FFN"),
-        (
-            "kappa (paper)",
-            "16·5^4 κ_B² M² l²/π² (Lemma 3)",
-            float(16 * 5**4 * kB**2 * l * l) / math.pi**2,
-            "kappa_blocks",
-        ),
-        ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "l"),
-        ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d / beta), "m"),
-        ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d / beta), "kappa_blocks"),
-    ]
-    return resources_spec.resource_rows(sp, res, paper)
-
-
-def measure_error(spec: Lemma1Spec, net: Network, n_points: int, backend: str, rng: np.random.Generator) -> dict:
-    """max |T - f| over a dense sample of [0,1]^d (corners, a grid, uniform points), T evaluated by
-    `fast_eval` in the given backend; with the exact backend T is also compared with f̂ (==)."""
-    from tmcheck.theory.fast_eval import evaluate_structured
-    from tmcheck.theory.targets import check_sample
-
-    X = check_sample(spec.d, n_points, rng, per_axis=max(2, min(65, int(round((4 * n_points) ** (1 / spec.d))))))
-    if backend == "exact":
-        X = X[:n_points]
-        Xq = np.array([[Fraction(v).limit_denominator(10**6) for v in x] for x in X], dtype=object)
-        T = evaluate_structured(net, Xq, "exact")
-        mismatches = sum(1 for x, t in zip(Xq, T) if t != fhat(spec, x))
-        Xf = np.vectorize(float)(Xq).astype(np.float64)
-        Tf = np.vectorize(float)(T).astype(np.float64)
-    else:
-        mismatches = None
-        Xf = X
-        Tf = evaluate_structured(net, X, "float64")
-    err = np.abs(Tf - spec.target(Xf).real)
-    worst = int(np.argmax(err))
-    return {
-        "max_error": float(err.max()),
-        "argmax": Xf[worst].tolist(),
-        "n_points": len(Xf),
-        "exact_mismatches": mismatches,
-        "backend": backend,
-    }
-
-
-def lemma1_report(
-    text: str,
-    d: int,
-    eps: float,
-    beta: float,
-    H: float,
-    R=None,
-    grid: str = "tight",
-    N: int | None = None,
-    backend: str = "float64",
-    n_points: int = 2000,
-    seed: int = 0,
-    trials: int = 4,
-    size_limit: int = resources_spec.SIZE_LIMIT,
-) -> dict:
-    """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources, and the verdict
-    (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε).
-    The network's size is estimated from the spec and checked against `size_limit` before any work."""
-    from tmcheck.theory.check import verify
-    from tmcheck.theory.network import resources
-    from tmcheck.theory.targets import check_constants, check_target, parse_target
-
-    check_constants(d, H, beta, eps)
-    resources_spec.lemma1_spec(d, N, eps=eps, H_f=H, beta=beta, grid=grid, with_kappa=False).check_size(size_limit)
-    target = parse_target(text, d)
-    rng = np.random.default_rng(seed)
-    rep = check_target(target, H, beta, None if R is None else float(R), rng)
-    spec = lemma1_spec(target, H, beta, eps, R, grid, N)
-    net = lemma1_network(spec, "exact" if backend == "exact" else "float64")
-    err = measure_error(spec, net, n_points if backend != "exact" else min(n_points, 200), backend, rng)
-    exact_net = net if net.arithmetic == "exact" else lemma1_network(spec, "exact")
-    verdict = verify(construction_of(spec, exact_net), trials, True, seed, error=err["max_error"], eps=eps)
-    return {
-        "target": text,
-        "d": d,
-        "eps": eps,
-        "beta": beta,
-        "H_f": H,
-        "R": float(spec.R),
-        "grid": grid,
-        "N": spec.N,
-        "grid_points": [str(t) for t in grid_points(spec.N)],
-        "paper_N": paper_N(d, H, beta, eps),
-        "tight_bound": tight_error_bound(d, H, beta, spec.N) + 2.0**-41,
-        "paper_bound": paper_error_bound(d, H, beta, spec.N),
-        "sampled_holder_ratio": rep.holder_ratio,
-        "error": err,
-        "within_eps": err["max_error"] <= eps,
-        "resources": resource_table(spec, net),
-        "growth_with_d": growth_table(eps, H, beta, range(1, 7)),
-        "measured": resources(net).as_dict(),
-        "verdict": verdict["verdict"],
-        "ok": verdict["ok"],
-        "check": verdict["check"],
-        "failed": verdict["failed"],
-        "network": net,
-        "spec": spec,
-    }
-
-
-def growth_table(eps: float, H: float = 1.0, beta: float = 1.0, ds=range(1, 9)) -> list[dict]:
-    """l, m (the spec's counts, `theory.spec.lemma1_spec`) and κ ≈ `sufficient_C` with b_max = 2 (the
-    f_n block at R = 1) and c_max = cos(π/2l), as functions of d at fixed ε, for the paper's and the
-    tight N; `ratio_l` = l / (d ε^{-d/β}) is the factor Lemma 1's O(·) hides (it should depend on H_f only)."""
-    out = []
-    for d in ds:
-        for kind in ("paper", "tight"):
-            sp = resources_spec.lemma1_spec(d, eps=eps, H_f=H, beta=beta, grid=kind, with_kappa=False)
-            N, l = sp.N, sp.l
-            lf = float(l) if l < 1e300 else math.inf
-            gap = 2 * math.sin(math.pi / (4 * lf)) ** 2  # 1 - cos(π/2l) without cancellation
-            kappa = 2 / gap if gap > 0 else math.inf
-            order = d * eps ** (-d / beta)
-            out.append(
-                {
-                    "d": d,
-                    "grid": kind,
-                    "N": N,
-                    "l": lf,
-                    "m": float(sp.m) if lf < math.inf else math.inf,
-                    "kappa": kappa,
-                    "ratio_l": lf / order,
-                    "ratio_kappa": kappa / (d * d * eps ** (-2 * d / beta)),
-                }
-            )
-    return out

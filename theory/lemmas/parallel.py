@@ -1,4 +1,5 @@
-"""Transformer parallelisation (Appendix G, Lemma 7): run two blocks side by side on [H1 H2].
+"""Transformer parallelisation (Appendix G, Lemma 7): run two blocks side by side on [H1 H2], as a union of
+sparse blocks (`union`, the composition layer's Lemma 7, which Theorem 2's charts use as well).
 
 Tokens of H1 keep indices 0..l1-1, tokens of H2 move to l1..l1+l2-1, and every token gets the
 interaction vector of the longer sequence (the paper's I'_3,t). Errors of the paper corrected here
@@ -22,7 +23,8 @@ import numpy as np
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import standalone_network, with_positional
 from tmcheck.theory.lemmas.gating import pivot
-from tmcheck.theory.network import DATA, Block, Layer, interaction_vectors, zeros
+from tmcheck.theory.network import Layer, interaction_vectors, zeros
+from tmcheck.theory.sparse import PositionalFFN, SparseBlock, realize
 
 
 def _frac_eye(n: int) -> np.ndarray:
@@ -132,37 +134,91 @@ def parallel_ffn(l: int, split: int, ffn_a, ffn_b, Mz) -> tuple[Layer, ...]:
     return tuple(layers)
 
 
-def _head_bound(head, M) -> Fraction:
+def _interaction_bound(it, M) -> Fraction:
     """sup |<Q^B h, K^B h'>| <= Σ|(Q^B^T K^B)_ab| M^2: what one interaction head can add to one entry."""
-    G = head.Q[DATA].T @ head.K[DATA]
+    Q, K = np.array(it.Q_data, dtype=object), np.array(it.K_data, dtype=object)
+    G = Q.T @ K
     return sum(abs(v) for v in G.reshape(-1)) * Fraction(M) ** 2
 
 
-def parallel_block(c1: Construction, c2: Construction, l: int, offset: int, M) -> Block:
-    """B_3 for c1 on tokens offset.. and c2 right after it, inside a sequence of l tokens."""
-    l1 = c1.network.l
-    b1, b2 = c1.reindex(l, offset, M), c2.reindex(l, offset + l1, M)
-    heads = b1.heads + b2.heads
-    Mz = Fraction(M) + sum(_head_bound(h, M) for h in heads)  # ||MHA(H) + H|| on the data rows
-    return Block(heads, parallel_ffn(l, offset + l1, b1.ffn, b2.ffn, Mz))
+class ParallelFFN(PositionalFFN):
+    """Lemma 7's FFN for two parts side by side: FFN_a on the first part's l_a tokens, FFN_b on the others
+    (`parallel_ffn`, gated by the interaction vectors), sized for the union's heads."""
+
+    def __init__(self, a: SparseBlock, b: SparseBlock, l_a: int, interactions):
+        self.a, self.b, self.l_a, self.interactions = a, b, l_a, tuple(interactions)
+
+    def layers(self, l: int, offset: int, M) -> tuple[Layer, ...]:
+        Mz = Fraction(M) + sum(_interaction_bound(it, M) for it in self.interactions)  # ||MHA(H) + H|| on rows 0-1
+        ffn_a = self.a.ffn_layers(l, offset, M)
+        ffn_b = self.b.ffn_layers(l, offset + self.l_a, M)
+        return parallel_ffn(l, offset + self.l_a, ffn_a, ffn_b, Mz)
+
+
+def _same_layers(f, g) -> bool:
+    return len(f) == len(g) and all(
+        x.W.shape == y.W.shape and (x.W == y.W).all() and (x.b == y.b).all() for x, y in zip(f, g)
+    )
+
+
+def union(parts, name: str = "") -> SparseBlock:
+    """Lemma 7 as a union: parts (block, offset, tokens) side by side become one block whose heads are every part's
+    interactions shifted to its tokens (each head's C recomputed when the union is realized, for the longer
+    sequence and the joint bound M = max M_i), with one FFN: none, the parts' common FFN when every part has the
+    same position-independent layers (all charts of Theorem 2), or for two parts `ParallelFFN`."""
+    parts = list(parts)
+    its = [it.shifted(off) for blk, off, _ in parts for it in blk.interactions]
+    M = max(Fraction(blk.M) for blk, _, _ in parts)
+    dense = tuple(h for blk, _, _ in parts for h in blk.dense)
+    with_ffn = [(blk, off, n) for blk, off, n in parts if isinstance(blk.ffn, PositionalFFN) or blk.ffn]
+    first = parts[0][0].ffn
+    if not with_ffn:
+        ffn = ()
+    elif all(not isinstance(b.ffn, PositionalFFN) and _same_layers(b.ffn, first) for b, _, _ in parts):
+        ffn = tuple(first)
+    elif len(parts) == 2 and parts[1][1] == parts[0][1] + parts[0][2]:
+        (a, off_a, l_a), (b, _, _) = parts
+        ffn = ParallelFFN(_at(a, off_a), b, l_a, its)
+    else:
+        raise ValueError(
+            "Lemma 7 puts two blocks with different FFNs side by side at a time (or any number sharing one)"
+        )
+    return SparseBlock(its, ffn, M, dense, name)
+
+
+def _at(blk: SparseBlock, offset: int) -> SparseBlock:
+    """blk with its positional FFN read `offset` tokens later (a part that does not start at the union's 0)."""
+    if offset == 0 or not isinstance(blk.ffn, PositionalFFN):
+        return blk
+    inner = blk.ffn
+
+    class Shifted(PositionalFFN):
+        rows = inner.rows
+
+        def layers(self, l, off, M):
+            return inner.layers(l, off + offset, M)
+
+    return SparseBlock(blk.interactions, Shifted(), blk.M, blk.dense, blk.name)
 
 
 def parallelize(c1: Construction, c2: Construction) -> Construction:
     """Lemma 7 (corrected): one block B_3 with B_3([H1' H2']) = [B_1(H1) B_2(H2)] on rows 0-1.
 
-    Proof. Heads: every head of c1 (c2) is rebuilt by c1.reindex for l1 + l2 tokens at offset 0
-    (l1), with C recomputed exactly for the box ||H_3||_inf <= max(M1, M2) (Lemma 3); it then
-    writes into the same token and row as before and nothing else, so MHA_3(H_3) = [MHA_1(H_1)
-    MHA_2(H_2)] on the data rows. FFN: `parallel_ffn`, which applies the re-indexed FFN_1 to the
-    tokens < l1 and FFN_2 to the others. Rows 2-4 are never written.
+    Proof. Heads: every head of c1 (c2) is re-indexed to tokens 0.. (l1..) of a sequence of l1 + l2 tokens, and
+    its C recomputed for that sequence and the box ||H_3||_inf <= max(M1, M2) (Lemma 3) when the union is
+    realized; it then writes into the same token and row as before and nothing else, so MHA_3(H_3) = [MHA_1(H_1)
+    MHA_2(H_2)] on the data rows. FFN: `parallel_ffn`, which applies the re-indexed FFN_1 to the tokens < l1 and
+    FFN_2 to the others. Rows 2-4 are never written.
     """
     for c in (c1, c2):
-        if c.reindex is None or len(c.blocks) != 1:
+        if c.sparse_blocks is None or len(c.sparse_blocks) != 1 or len(c.blocks) != 1:
             raise ValueError(f"{c.name}: Lemma 7 parallelises single blocks built from Lemmas 3-6 (or 7)")
     l1, l2 = c1.network.l, c2.network.l
     l = l1 + l2
     M = max(Fraction(c1.constants["M"]), Fraction(c2.constants["M"]))
-    blk = parallel_block(c1, c2, l, 0, M)
+    blk = union([(c1.sparse_blocks[0], 0, l1), (c2.sparse_blocks[0], l1, l2)], name="lemma7.parallel")
+    blk.M = M
+    blocks, _ = realize([blk], l, "exact")
 
     def sample(rng, n):
         return with_positional(np.concatenate([c1.sample_inputs(rng, n), c2.sample_inputs(rng, n)], axis=2), l)
@@ -177,12 +233,12 @@ def parallelize(c1: Construction, c2: Construction) -> Construction:
     return Construction(
         name=f"lemma7.parallel({c1.name},{c2.name})",
         paper="Appendix G, Lemma 7",
-        network=standalone_network(l, [blk], {"name": "lemma7.parallel", "parts": [c1.name, c2.name]}),
+        network=standalone_network(l, blocks, {"name": "lemma7.parallel", "parts": [c1.name, c2.name]}),
         claim=f"B_3([H1' H2']) = [B_1(H1) B_2(H2)] on rows 0-1 with l1 = {l1}, l2 = {l2}; rows 2-4 hold I for l = {l}",
         sample_inputs=sample,
         expected=expected,
         constants={"l1": l1, "l2": l2, "M": M, "parts": [c1.name, c2.name]},
         stated_kappa_bound=None,
         stated_resources={"L_T": 1, "m": r1.m + r2.m, "L_FFN": max(r1.L_FFN, r2.L_FFN) + 2, "l": l},
-        reindex=lambda l_new, offset, M_new: parallel_block(c1, c2, l_new, offset, max(Fraction(M_new), M)),
+        sparse_blocks=[blk],
     )

@@ -12,7 +12,7 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
-from tmcheck.theory.network import Block, Layer, zeros
+from tmcheck.theory.network import Layer, zeros
 
 
 def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[Layer, ...]:
@@ -31,7 +31,11 @@ def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[
 
 def replace(l: int, M=1, src: int = 1, dst: int = 0) -> Construction:
     """Lemma 6 as a one-block construction: row dst becomes a copy of row src on every token."""
+    from tmcheck.theory.sparse import SparseBlock, realize
+
     M = domain_bound(M)
+    block = SparseBlock([], replace_ffn(src, dst), M, name="replace")
+    blocks, _ = realize([block], l, "exact")
 
     def expected(H):
         out = np.array(H, dtype=object)
@@ -41,12 +45,12 @@ def replace(l: int, M=1, src: int = 1, dst: int = 0) -> Construction:
     return Construction(
         name="lemma6.replace",
         paper="Appendix G, Lemma 6",
-        network=standalone_network(l, [Block((), replace_ffn(src, dst))], {"name": "lemma6.replace"}),
+        network=standalone_network(l, blocks, {"name": "lemma6.replace"}),
         claim=f"B(H) equals H with row {dst} replaced by row {src} on every token (0-based), any structured H",
         sample_inputs=lambda rng, n: sample_structured(rng, n, l, M),
         expected=expected,
         constants={"M": M, "src": src, "dst": dst},
         stated_kappa_bound=1,
         stated_resources={"L_T": 1, "m": 0, "L_FFN": 1, "l": l},
-        reindex=lambda l_new, offset, M_new: Block((), replace_ffn(src, dst)),
+        sparse_blocks=[block],
     )

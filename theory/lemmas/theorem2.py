@@ -35,6 +35,7 @@ import numpy as np
 
 from tmcheck.theory import spec as resources_spec
 from tmcheck.theory.construction import Construction
+from tmcheck.theory.lemmas.parallel import union
 from tmcheck.theory.manifolds import Manifold
 from tmcheck.theory.network import Network, structured_positional, zeros
 from tmcheck.theory.sparse import (
@@ -44,12 +45,12 @@ from tmcheck.theory.sparse import (
     ZERO,
     Interaction,
     SparseBlock,
-    _layer,
-    _vec,
     copy_interactions,
+    exact_layer,
     fvalue_interactions,
     grid_points,
     grid_value,
+    kernel_row,
     move_clear_ffn,
     patches,
     product_levels,
@@ -63,7 +64,7 @@ from tmcheck.theory.sparse import (
 from tmcheck.theory.targets import Target, TargetError
 
 
-def _q(v: float) -> Fraction:
+def rational(v: float) -> Fraction:
     """The exact rational value of a float64 (the network's weights are these rationals)."""
     return Fraction(float(v))
 
@@ -75,7 +76,7 @@ def mailbox_ffn(b: int) -> tuple:
     (1 + b)(r - 1) - b r = r - 1 - b = r - S. Row 1 gets -σ(r) = -r (r >= 0 on the domain)."""
     W1 = [[0, 1, 0, 0, 0], [0, 1, 0, 0, 0]]
     W2 = [[1 + b, -b], [0, -1], [0, 0], [0, 0], [0, 0]]
-    return (_layer(W1, [-1, 0]), _layer(W2, [0] * 5))
+    return (exact_layer(W1, [-1, 0]), exact_layer(W2, [0] * 5))
 
 
 def psi_indicator_ffn(N: int, S_I: int, r2: Fraction, L: int, deep: bool = True) -> tuple:
@@ -94,7 +95,7 @@ def psi_indicator_ffn(N: int, S_I: int, r2: Fraction, L: int, deep: bool = True)
     c0 = S_I + r2 - Delta
     W = [list(r) for r in W1p] + [[0, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, k, 0, 0, 0]]
     b = list(b1p) + [-S_I + 1, -S_I, -k * c0]
-    layers = [_layer(W, b)]
+    layers = [exact_layer(W, b)]
     nu = 8  # 5 ψ units, u1, u2, y
 
     def ident(n):
@@ -103,12 +104,12 @@ def psi_indicator_ffn(N: int, S_I: int, r2: Fraction, L: int, deep: bool = True)
     for _ in range(n_scale - 1):
         Wk = ident(nu)
         Wk[7][7] = k
-        layers.append(_layer(Wk, [0] * nu))
+        layers.append(exact_layer(Wk, [0] * nu))
     last = ident(nu) + [[0] * 7 + [1]]
-    layers.append(_layer(last, [0] * 8 + [-1]))  # ..., u2, σ(y) (index 7), σ(y - 1) (index 8)
+    layers.append(exact_layer(last, [0] * 8 + [-1]))  # ..., u2, σ(y) (index 7), σ(y - 1) (index 8)
     row0 = list(o0p) + [1, -1, -1, 1]
     row1 = list(o1p) + [0, 0, 0, 0]
-    layers.append(_layer([row0, row1] + [[0] * 9] * 3, [0] * 5))
+    layers.append(exact_layer([row0, row1] + [[0] * 9] * 3, [0] * 5))
     return tuple(layers)
 
 
@@ -122,7 +123,7 @@ def indicator_hat(s: Fraction, r2: Fraction, Delta: Fraction) -> Fraction:
 
 
 @dataclass
-class Theorem2Spec:
+class Theorem2Plan:
     manifold: Manifold
     target: Target
     eps: float
@@ -138,16 +139,14 @@ class Theorem2Spec:
     multiplicity: int
     H_f: float = 1.0
     R_declared: float = 1.0
-    b: int = 0
-    S_I: int = 0
-    blocks: list = field(default_factory=list)
+    blocks: list = field(default_factory=list)  # `plan_blocks`, filled by theorem2_plan
 
     @property
     def layout(self) -> resources_spec.Theorem2Layout:
         return resources_spec.Theorem2Layout(self.d, self.D, self.N, self.manifold.C_M)
 
-    def resources(self, arithmetic: str = "float64") -> resources_spec.ConstructionSpec:
-        """The spec's counts (N, l, m, L_T, ...) for this atlas, grid and declared H_f, R."""
+    def stated(self, arithmetic: str = "float64") -> resources_spec.ConstructionSpec:
+        """The resource count (`theory.spec.theorem2_spec`: N, l, m, L_T, ...) for this atlas, grid and H_f, R."""
         return resources_spec.theorem2_spec(
             self.manifold,
             eps=self.eps,
@@ -180,7 +179,7 @@ class Theorem2Spec:
 
     @property
     def r2(self) -> Fraction:
-        return _q(self.manifold.r) ** 2
+        return rational(self.manifold.r) ** 2
 
 
 def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
@@ -196,7 +195,7 @@ def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
     return out
 
 
-def theorem2_spec(
+def theorem2_plan(
     m: Manifold,
     target: Target,
     eps: float,
@@ -206,7 +205,7 @@ def theorem2_spec(
     seed: int = 0,
     H_f: float = 1.0,
     R: float = 1.0,
-) -> Theorem2Spec:
+) -> Theorem2Plan:
     """Grid, indicator depth and values for Theorem 2; N = the proven N (`theory.spec.theorem2_spec`)
     unless given, or lowered until l <= max_tokens when that is given.
 
@@ -236,11 +235,11 @@ def theorem2_spec(
                 N -= 1
     if N < 2:
         raise TargetError(f"the grid needs N >= 2, got {N}")
-    V = [[[_q(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
-    c = [[_q(v) for v in m.centres[n]] for n in range(m.C_M)]
-    fvals = [[_q(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
+    V = [[[rational(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
+    c = [[rational(v) for v in m.centres[n]] for n in range(m.C_M)]
+    fvals = [[rational(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
     Rg = max(max(abs(v) for v in fs) for fs in fvals)
-    return Theorem2Spec(
+    plan = Theorem2Plan(
         m,
         target,
         eps,
@@ -257,6 +256,8 @@ def theorem2_spec(
         H_f,
         R,
     )
+    plan.blocks = plan_blocks(plan)
+    return plan
 
 
 def check_declared(
@@ -275,48 +276,56 @@ def check_declared(
         )
 
 
-def build_blocks(spec: Theorem2Spec) -> None:
-    m, d, D, N = spec.manifold, spec.d, spec.D, spec.N
-    lay = spec.layout
-    F = lay.F
-    k = resources_spec.theorem2_constants(m)
-    s, b, S, S_I, a = k.s, k.b, k.S, k.S_I, k.a
-    spec.b, spec.S_I = b, S_I
-    B1, B2, B3, prods, Bf = [], [], [], None, []
-    for n in range(m.C_M):
-        X, z, ind = lay.x_tokens(n), lay.z_tokens(n), lay.indicator(n)
-        psi_base, prod_base = lay.psi_base(n), lay.prod_base(n)
-        V, c = spec.V[n], spec.c[n]
-        for i in range(d):
-            for j in range(D):
-                B1.append(Interaction(z[i], X[j], 1, (ONE, ZERO), (_vec(s * V[j][i], -s * V[j][i] * c[j] + a), ZERO)))
+def chart_blocks(plan: Theorem2Plan, n: int) -> list[SparseBlock]:
+    """Chart n's blocks on its own run of L_c tokens (offsets from 0): chart, ψ + indicator, copy, the product
+    levels and f_n (module docstring). Every chart's blocks have the same FFNs."""
+    m, d, D, N = plan.manifold, plan.d, plan.D, plan.N
+    lay = resources_spec.Theorem2Layout(d, D, N, 1)
+    const = resources_spec.theorem2_constants(m)
+    s, a = const.s, const.a
+    X, z, ind = lay.x_tokens(0), lay.z_tokens(0), lay.indicator(0)
+    psi_base, prod_base = lay.psi_base(0), lay.prod_base(0)
+    V, c = plan.V[n], plan.c[n]
+    chart = []
+    for i in range(d):
         for j in range(D):
-            B1.append(Interaction(X[j], X[j], 1, (E0, ONE), (_vec(1, -(2 * c[j] + 1)), _vec(0, c[j] ** 2 + S))))
-        B2 += psi_interactions(z, N, psi_base)
-        for j in range(D):
-            B2.append(Interaction(ind, X[j], 1, (ONE, ZERO), (_vec(1, Fraction(S_I, D)), ZERO)))
-        B3 += copy_interactions(d, N, psi_base, prod_base, F, extra_tokens=[ind])
-        lv = product_levels(F, N**d, prod_base)
-        prods = lv if prods is None else [p + q for p, q in zip(prods, lv)]
-        Bf += fvalue_interactions(spec.fvals[n], prod_base, F, spec.R)
-    M1, M2 = k.M1, k.M2
+            chart.append(
+                Interaction(z[i], X[j], 1, (ONE, ZERO), (kernel_row(s * V[j][i], -s * V[j][i] * c[j] + a), ZERO))
+            )
+    for j in range(D):
+        K = (kernel_row(1, -(2 * c[j] + 1)), kernel_row(0, c[j] ** 2 + const.S))
+        chart.append(Interaction(X[j], X[j], 1, (E0, ONE), K))
+    psi_ind = psi_interactions(z, N, psi_base)
+    psi_ind += [Interaction(ind, X[j], 1, (ONE, ZERO), (kernel_row(1, Fraction(const.S_I, D)), ZERO)) for j in range(D)]
     blocks = [
-        SparseBlock(B1, mailbox_ffn(b), M1, name="chart"),
-        SparseBlock(B2, psi_indicator_ffn(N, S_I, spec.r2, spec.L_ind, spec.deep), M2, name="psi+indicator"),
-        SparseBlock(B3, (), M2, name="copy"),
+        SparseBlock(chart, mailbox_ffn(const.b), const.M1, name="chart"),
+        SparseBlock(
+            psi_ind, psi_indicator_ffn(N, const.S_I, plan.r2, plan.L_ind, plan.deep), const.M2, name="psi+indicator"
+        ),
+        SparseBlock(copy_interactions(d, N, psi_base, prod_base, lay.F, extra_tokens=[ind]), (), const.M2, name="copy"),
     ]
-    for k, its in enumerate(prods):
-        blocks.append(SparseBlock(its, move_clear_ffn(), M2 if k == 0 else F1, name=f"product{k + 1}"))
-    blocks.append(SparseBlock(Bf, zero_row0_ffn(), F1, name="f_n"))
-    total = spec.R * m.C_M * N**d
-    blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * spec.R), dense=(sum_head(),), name="sum"))
-    spec.blocks = blocks
+    for level, its in enumerate(product_levels(lay.F, N**d, prod_base)):
+        blocks.append(SparseBlock(its, move_clear_ffn(), const.M2 if level == 0 else F1, name=f"product{level + 1}"))
+    blocks.append(
+        SparseBlock(fvalue_interactions(plan.fvals[n], prod_base, lay.F, plan.R), zero_row0_ffn(), F1, name="f_n")
+    )
+    return blocks
 
 
-def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network:
-    if not spec.blocks:
-        build_blocks(spec)
-    m, l, Lc, D = spec.manifold, spec.l, spec.Lc, spec.D
+def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
+    """The network's blocks: per stage, the union (Lemma 7, `parallel.union`) of every chart's block at its run of
+    tokens, sharing the stage's FFN; then the sum block over all charts (one dense head, the shift R C_M N^d)."""
+    Lc, C_M = plan.Lc, plan.manifold.C_M
+    per_chart = [chart_blocks(plan, n) for n in range(C_M)]
+    blocks = [union([(stage[n], n * Lc, Lc) for n in range(C_M)], stage[0].name) for stage in zip(*per_chart)]
+    total = plan.R * C_M * plan.N**plan.d
+    blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * plan.R), dense=(sum_head(),), name="sum"))
+    return blocks
+
+
+def theorem2_network(plan: Theorem2Plan, arithmetic: str = "float64") -> Network:
+    """The tmcheck-network of a plan: x copied into every chart's first D tokens, the plan's blocks realized."""
+    m, l, Lc, D = plan.manifold, plan.l, plan.Lc, plan.D
     one = F1 if arithmetic == "exact" else 1.0
     U = zeros((l, D), arithmetic)
     for n in range(m.C_M):
@@ -324,7 +333,7 @@ def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network
             U[n * Lc + j, j] = one
     E = zeros((5, 1), arithmetic)
     E[0, 0] = one
-    blocks, pattern = realize(spec.blocks, l, arithmetic)
+    blocks, pattern = realize(plan.blocks, l, arithmetic)
     meta = {
         "name": "theorem2",
         "paper": "Appendix E.2, Theorem 2",
@@ -333,14 +342,14 @@ def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network
         "d": m.d,
         "C_M": m.C_M,
         "r": m.r,
-        "N": spec.N,
-        "N_proven": spec.N_proven,
-        "Delta": str(spec.Delta),
-        "L_indicator": spec.L_ind,
-        "deep_indicator": spec.deep,
-        "target": spec.target.text,
-        "eps": spec.eps,
-        "R": str(spec.R),
+        "N": plan.N,
+        "N_proven": plan.N_proven,
+        "Delta": str(plan.Delta),
+        "L_indicator": plan.L_ind,
+        "deep_indicator": plan.deep,
+        "target": plan.target.text,
+        "eps": plan.eps,
+        "R": str(plan.R),
         "interaction_pattern": pattern,
     }
     return Network(arithmetic, l, D, U, E, structured_positional(l, arithmetic), blocks, meta=meta)
@@ -350,35 +359,35 @@ def theorem2_network(spec: Theorem2Spec, arithmetic: str = "float64") -> Network
 # the claim, computed directly, and the error split
 
 
-def claim_parts(spec: Theorem2Spec, x) -> list[tuple[Fraction, Fraction, list]]:
+def claim_parts(plan: Theorem2Plan, x) -> list[tuple[Fraction, Fraction, list]]:
     """Per chart: (L_n(φ_n(x)), 1̂_n(x), φ_n(x)) computed exactly from the network's rational V_n, c_n."""
     x = [Fraction(v) for v in x]
-    s = 1 / (2 * _q(spec.manifold.r))
+    s = 1 / (2 * rational(plan.manifold.r))
     out = []
-    for n in range(spec.manifold.C_M):
-        V, c = spec.V[n], spec.c[n]
-        z = [sum(s * V[j][i] * (x[j] - c[j]) for j in range(spec.D)) + Fraction(1, 2) for i in range(spec.d)]
-        dist2 = sum((x[j] - c[j]) ** 2 for j in range(spec.D))
-        out.append((grid_value(spec.fvals[n], spec.N, z), indicator_hat(dist2, spec.r2, spec.Delta), z))
+    for n in range(plan.manifold.C_M):
+        V, c = plan.V[n], plan.c[n]
+        z = [sum(s * V[j][i] * (x[j] - c[j]) for j in range(plan.D)) + Fraction(1, 2) for i in range(plan.d)]
+        dist2 = sum((x[j] - c[j]) ** 2 for j in range(plan.D))
+        out.append((grid_value(plan.fvals[n], plan.N, z), indicator_hat(dist2, plan.r2, plan.Delta), z))
     return out
 
 
-def claim_value(spec: Theorem2Spec, x) -> Fraction:
-    return sum((Ln * ind for Ln, ind, _ in claim_parts(spec, x)), Fraction(0))
+def claim_value(plan: Theorem2Plan, x) -> Fraction:
+    return sum((Ln * ind for Ln, ind, _ in claim_parts(plan, x)), Fraction(0))
 
 
-def error_split(spec: Theorem2Spec, X: np.ndarray) -> dict:
+def error_split(plan: Theorem2Plan, X: np.ndarray) -> dict:
     """On manifold points X: |T_claim - f|, and per chart E_{n,1} = |f̃_n∘φ_n - L_n∘φ_n| on U_n,
     E_{n,2} = 0 (φ_n is exact; see `theorem2`), E_{n,3} = |f̃_n∘φ_n| |1_{U_n} - 1̂_n| (max over X)."""
-    m = spec.manifold
-    f = spec.target(X).real
+    m = plan.manifold
+    f = plan.target(X).real
     rho = m.partition(X)
     inside = m.in_chart(X)
     E1 = np.zeros(m.C_M)
     E3 = np.zeros(m.C_M)
     T = np.zeros(len(X))
     for k, x in enumerate(X):
-        parts = claim_parts(spec, [_q(v) for v in x])
+        parts = claim_parts(plan, [rational(v) for v in x])
         for n, (Ln, ind, _) in enumerate(parts):
             ft = f[k] * rho[k, n]
             T[k] += float(Ln * ind)
@@ -420,16 +429,15 @@ def theorem2(
     Lemma 7. All charts share each block's FFN (the same N, S, S_I, Δ), so the parallel block is the
       union of the re-indexed heads (C recomputed for l = C_M L_c by `sufficient_C`) and that FFN.
     """
-    spec = theorem2_spec(m, target, eps, N, max_tokens, deep, H_f=H_f, R=R)
-    build_blocks(spec)
-    return construction_of(spec, theorem2_network(spec, arithmetic))
+    plan = theorem2_plan(m, target, eps, N, max_tokens, deep, H_f=H_f, R=R)
+    return construction_of(plan, theorem2_network(plan, arithmetic))
 
 
-def construction_of(spec: Theorem2Spec, net: Network) -> Construction:
+def construction_of(plan: Theorem2Plan, net: Network) -> Construction:
     """The Construction of a built Theorem 2 network: inputs on the manifold, the exact claim, and the
     spec's counts and κ as the stated resources."""
-    m, l = spec.manifold, spec.l
-    stated = spec.resources(net.arithmetic)
+    m, l = plan.manifold, plan.l
+    stated = plan.stated(net.arithmetic)
 
     def sample(rng, n):
         H = np.empty((n, 5, l), dtype=object)
@@ -437,31 +445,31 @@ def construction_of(spec: Theorem2Spec, net: Network) -> Construction:
         H[:, 0:2, :] = Fraction(0)
         for r, x in enumerate(m.sample(n, rng)):
             for c in range(m.C_M):
-                H[r, 0, c * spec.Lc : c * spec.Lc + spec.D] = [_q(v) for v in x]
+                H[r, 0, c * plan.Lc : c * plan.Lc + plan.D] = [rational(v) for v in x]
         return H
 
     def expected(Hs):
         out = np.array(Hs, dtype=object)
         for r in range(len(out)):
-            out[r, 0, l - 1] = claim_value(spec, out[r, 0, : spec.D])
+            out[r, 0, l - 1] = claim_value(plan, out[r, 0, : plan.D])
         return out
 
     return Construction(
         name="theorem2.network",
         paper="Appendix E.2, Theorem 2",
         network=net,
-        claim=f"T(x) = Σ_n L_n(φ_n(x)) 1̂_n(x) exactly on the {m.name} (C_M = {m.C_M}, N = {spec.N}, Δ = {spec.Delta})",
+        claim=f"T(x) = Σ_n L_n(φ_n(x)) 1̂_n(x) exactly on the {m.name} (C_M = {m.C_M}, N = {plan.N}, Δ = {plan.Delta})",
         sample_inputs=sample,
         expected=expected,
         constants={
-            "spec": spec,
-            "N": spec.N,
-            "N_proven": spec.N_proven,
-            "Delta": spec.Delta,
-            "L_ind": spec.L_ind,
-            "mu": spec.multiplicity,
-            "H_est": spec.H_est,
-            "R": spec.R,
+            "plan": plan,
+            "N": plan.N,
+            "N_proven": plan.N_proven,
+            "Delta": plan.Delta,
+            "L_ind": plan.L_ind,
+            "mu": plan.multiplicity,
+            "H_est": plan.H_est,
+            "R": plan.R,
             "resources_spec": stated,
         },
         stated_kappa_bound=stated.kappa,

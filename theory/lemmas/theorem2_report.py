@@ -8,22 +8,28 @@ import math
 import numpy as np
 
 from tmcheck.theory import spec as resources_spec
-from tmcheck.theory.lemmas.theorem2 import Theorem2Spec, build_blocks, error_split, theorem2_network, theorem2_spec
+from tmcheck.theory.lemmas.theorem2 import (
+    Theorem2Plan,
+    construction_of,
+    error_split,
+    theorem2_network,
+    theorem2_plan,
+)
 from tmcheck.theory.network import Network, resources
 from tmcheck.theory.sparse import grid_points
 from tmcheck.theory.targets import TargetError
 
 
-def resource_table(spec: Theorem2Spec, net: Network) -> list[dict]:
+def resource_table(plan: Theorem2Plan, net: Network, measured=None) -> list[dict]:
     """Measured resources against the spec (`theory.spec.theorem2_spec`, same layout and atlas), the
     proof's head count C_M (d N^d + d D) (Step 3) and Theorem 2's orders at hidden constant 1."""
-    res = resources(net)
-    sp = spec.resources(net.arithmetic)
-    d, D, eps, C = spec.d, spec.D, spec.eps, spec.manifold.C_M
+    res = resources(net) if measured is None else measured
+    sp = plan.stated(net.arithmetic)
+    d, D, eps, C = plan.d, plan.D, plan.eps, plan.manifold.C_M
     paper = [
         ("L_T (paper)", "O(log d): log2(d) + 5", math.log2(d) + 5 if d > 1 else 5, "L_T"),
         ("L_FFN (paper)", "O(log 1/ε): log(1/ε)", math.log(1 / eps), "L_FFN"),
-        ("m (proof)", "C_M (d N^d + d D)", C * (d * spec.N**d + d * D), "m"),
+        ("m (proof)", "C_M (d N^d + d D)", C * (d * plan.N**d + d * D), "m"),
         ("l / O(·)", "d ε^{-d/β}", d * eps ** (-d), "l"),
         ("m / O(·)", "d ε^{-d/β}", d * eps ** (-d), "m"),
         ("kappa / O(·)", "d² ε^{-2d/β}", d * d * eps ** (-2 * d), "kappa_blocks"),
@@ -51,14 +57,11 @@ def theorem2_report(
     and max |T - f| <= ε on n_points)."""
     from tmcheck.theory.check import verify
     from tmcheck.theory.fast_eval import evaluate_structured
-    from tmcheck.theory.lemmas.theorem2 import construction_of
     from tmcheck.theory.manifolds import make_manifold
     from tmcheck.theory.targets import parse_target
 
     if not (0 < eps < 1):
         raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
-    from tmcheck.theory import spec as resources_spec
-
     limit = resources_spec.SIZE_LIMIT if size_limit is None else size_limit
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
@@ -66,17 +69,17 @@ def theorem2_report(
         resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed, with_kappa=False).check_size(
             limit
         )
-    spec = theorem2_spec(m, target, eps, N, max_tokens, deep, seed, H_f=H_f, R=R)
-    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=spec.N, deep=deep, seed=seed, with_kappa=False).check_size(
+    plan = theorem2_plan(m, target, eps, N, max_tokens, deep, seed, H_f=H_f, R=R)
+    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=plan.N, deep=deep, seed=seed, with_kappa=False).check_size(
         limit
     )
-    build_blocks(spec)
-    net = theorem2_network(spec, "float64")
+    net = theorem2_network(plan, "exact")
+    measured = resources(net)
     X = m.sample(n_points, np.random.default_rng(seed + 7))
     T = evaluate_structured(net, X, "float64")
-    split = error_split(spec, X)
+    split = error_split(plan, X)
     err = float(np.abs(T - target(X).real).max())
-    verdict = verify(construction_of(spec, theorem2_network(spec, "exact")), trials, True, seed, error=err, eps=eps)
+    verdict = verify(construction_of(plan, net), trials, True, seed, error=err, eps=eps, measured=measured)
     return {
         "manifold": manifold,
         "D": D,
@@ -88,17 +91,17 @@ def theorem2_report(
         "eps": eps,
         "H_f": H_f,
         "R_declared": R,
-        "N": spec.N,
-        "N_proven": spec.N_proven,
-        "proven": spec.N >= spec.N_proven,
-        "mu": spec.multiplicity,
-        "H_chart": spec.H_est,
-        "Delta": str(spec.Delta),
-        "L_indicator": spec.L_ind,
+        "N": plan.N,
+        "N_proven": plan.N_proven,
+        "proven": plan.N >= plan.N_proven,
+        "mu": plan.multiplicity,
+        "H_chart": plan.H_est,
+        "Delta": str(plan.Delta),
+        "L_indicator": plan.L_ind,
         "deep": deep,
         "l": net.l,
-        "m": resources(net).m,
-        "L_T": resources(net).L_T,
+        "m": measured.m,
+        "L_T": measured.L_T,
         "error": err,
         "within_eps": err <= eps,
         "n_points": n_points,
@@ -106,14 +109,14 @@ def theorem2_report(
         "E1_max": float(split["E1"].max()),
         "E2_max": 0.0,
         "E3_max": float(split["E3"].max()),
-        "bound_mu_E": spec.multiplicity * float(split["E1"].max() + split["E3"].max()),
-        "grid_points": [str(t) for t in grid_points(spec.N)],
-        "resources": resource_table(spec, net),
-        "measured": resources(net).as_dict(),
+        "bound_mu_E": plan.multiplicity * float(split["E1"].max() + split["E3"].max()),
+        "grid_points": [str(t) for t in grid_points(plan.N)],
+        "resources": resource_table(plan, net, measured),
+        "measured": measured.as_dict(),
         "verdict": verdict["verdict"],
         "ok": verdict["ok"],
         "check": verdict["check"],
         "failed": verdict["failed"],
         "network": net,
-        "spec": spec,
+        "plan": plan,
     }

@@ -1,0 +1,46 @@
+"""The static reach scan (proofs_check/reach.py): every obligation's check reaches tmcheck.theory, and so does every
+re-check of a finding; the scan itself sees a function that reaches none."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tmcheck.proofs_check import reach, registry
+
+HERE = Path(__file__).parent
+
+
+def test_every_obligation_reaches_theory():
+    scan = reach.scan(registry.all_obligations())
+    assert len(scan) == 97
+    assert sorted(oid for oid, names in scan.items() if not names) == []
+
+
+def test_the_scan_tells_reaching_from_not_reaching():
+    assert reach.reach("tmcheck.proofs_check.registry", "fmt_value") == set()  # formats text, no theory
+    psi = reach.reach("tmcheck.proofs_check.lemma1", "psi_partition_of_unity")
+    assert "tmcheck.theory.sparse" in psi  # through network_psi, a function of its module
+    lip = reach.reach("tmcheck.proofs_check.lemma2_lipschitz", "lipschitz_constant")
+    assert any(n.startswith("tmcheck.theory.backends") for n in lip)  # through the sibling module lipschitz
+
+
+def test_the_scan_on_source_with_and_without_theory(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from tmcheck.theory.bounds import alpha_D\n\n"
+        "def helper(d):\n    return alpha_D(d)\n\n"
+        "def uses(d):\n    return helper(d) + 1\n\n"
+        "def alone(d):\n    return d + 1\n",
+        encoding="utf-8",
+    )
+    assert reach.file_reach(src, "uses") == {"tmcheck.theory.bounds.alpha_D"}
+    assert reach.file_reach(src, "alone") == set()
+
+
+def test_every_recheck_runs_theory_code():
+    path = HERE / "test_counterexamples.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rechecks = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("recheck_")]
+    assert len(rechecks) >= 49
+    assert sorted(name for name in rechecks if not reach.file_reach(path, name)) == []

@@ -1,0 +1,256 @@
+"""Mutation testing of theory/ and proofs_check/ with mutmut (`make mutation`; DESIGN.md, "every check can fail").
+
+mutmut (>= 3) mutates the functions of theory/bounds.py, theory/spec.py, theory/targets.py, theory/lemmas/ and
+proofs_check/ and runs, per mutant, the tests of a fast subset (tests/theory and tests/proofs_check, the
+registry's verdicts one test per obligation, `slow` excluded) that reach the mutated function. A mutant is
+killed when a test fails (a pinned verdict that changes fails its test), survives otherwise.
+
+The package's folders are mapped into the `tmcheck` namespace (pyproject.toml), which mutmut's copy of the tree
+does not know; so the run happens in a work directory laid out as the import sees it (tmcheck/theory, ...,
+tests/), configured by its own setup.cfg, and mutmut's copies take precedence on sys.path there.
+
+    python tools/mutation.py                       # every target; resumes a run left unfinished
+    python tools/mutation.py --files theory/bounds.py --budget-minutes 60
+    python tools/mutation.py --report-only         # mutation/report.json and SURVIVORS.md from what ran
+
+The run is niced (nice -n 10) and uses --workers processes (default 1: the machine is shared). Results are
+read from mutmut's records after each run and written to mutation/report.json (score, counts per file, every
+survivor with its file, line and diff, and the killing test added or the reason it is equivalent, from
+mutation/explanations.json) and mutation/SURVIVORS.md. Mutants not run yet are counted as such, never as
+killed: the score is killed / (killed + survived + timeout + suspicious) over the mutants that ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "mutation"
+WORK = OUT / ".work"  # ignored (mutation/.gitignore)
+PACKAGES = ("theory", "proofs_check", "cli", "empirics", "util")
+TARGETS = ("theory/bounds.py", "theory/spec.py", "theory/targets.py", "theory/lemmas/*.py", "proofs_check/*.py")
+TESTS = ("tests/theory", "tests/proofs_check")
+# mutmut's exit codes (mutmut/stats.py)
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}
+STATUS.update({-24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "caught by type check"})
+
+
+def targets(files: list[str] | None) -> list[str]:
+    """The repository-relative source files to mutate (globs of TARGETS, or those given)."""
+    pats = files or list(TARGETS)
+    out = []
+    for pat in pats:
+        out += sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(pat) if p.name != "__init__.py" or "lemmas" in pat)
+    return sorted(set(out))
+
+
+def prepare(files: list[str]) -> None:
+    """The work directory: tmcheck/<package> copies of the sources (refreshed), tests/, and setup.cfg."""
+    pkg = WORK / "tmcheck"
+    pkg.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGES:
+        dst = pkg / name
+        if dst.exists():
+            shutil.rmtree(dst)
+        shutil.copytree(ROOT / name, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("tests", "docs", "tools"):  # the tests read the generated docs pages and their generators
+        if (WORK / name).exists():
+            shutil.rmtree(WORK / name)
+        shutil.copytree(ROOT / name, WORK / name, ignore=shutil.ignore_patterns("__pycache__", ".work"))
+    only = "\n".join(f"    tmcheck/{f}" for f in files)
+    tests = "\n".join(f"    {t}" for t in TESTS)
+    (WORK / "setup.cfg").write_text(
+        "[mutmut]\n"
+        "source_paths =\n    tmcheck/theory\n    tmcheck/proofs_check\n"
+        "also_copy =\n    tmcheck/cli\n    tmcheck/empirics\n    tmcheck/util\n    tests\n    docs\n    tools\n"
+        f"only_mutate =\n{only}\n"
+        f"pytest_add_cli_args_test_selection =\n{tests}\n"
+        "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -m\n    not slow and not gpu\n    -q\n"
+        # the source-mutation table rewrites functions from their source, which mutmut's trampolines replace;
+        # the structure tests read the repository's layout, which the work directory does not have
+        "    -k\n    not source_mutation\n    --ignore\n    tests/theory/test_structure.py\n"
+        "use_setproctitle = false\n",
+        encoding="utf-8",
+    )
+    # pytest reads its options (markers, import mode) from here
+    shutil.copy(ROOT / "pyproject.toml", WORK / "pyproject.toml")
+
+
+def run(workers: int, budget_minutes: float | None, patterns: list[str]) -> int:
+    """mutmut run in the work directory, niced; stops (resumable) after budget_minutes."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HYPOTHESIS_PROFILE": "ci", "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "mutmut", "run", "--max-children", str(workers), *patterns]
+    proc = subprocess.Popen(cmd, cwd=WORK, env=env, start_new_session=True)
+    try:
+        return proc.wait(timeout=None if budget_minutes is None else budget_minutes * 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 2)  # SIGINT: mutmut stops its workers and keeps what it recorded
+        try:
+            return proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            return proc.wait()
+
+
+def records() -> dict[str, dict]:
+    """Per source file (repository-relative): mutant name -> exit code (None: not run), from mutmut's .meta files."""
+    out = {}
+    for meta in sorted((WORK / "mutants" / "tmcheck").rglob("*.py.meta")):
+        rel = str(meta.relative_to(WORK / "mutants" / "tmcheck"))[: -len(".meta")]
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        out[rel] = data.get("exit_code_by_key", {})
+    return out
+
+
+def status(code) -> str:
+    return "not run" if code is None else STATUS.get(code, "suspicious")
+
+
+def diff(name: str) -> str:
+    """mutmut show: the mutant as a unified diff of its function."""
+    res = subprocess.run(
+        [sys.executable, "-m", "mutmut", "show", name], cwd=WORK, capture_output=True, text=True, timeout=120
+    )
+    return "\n".join(res.stdout.splitlines()[1:]).strip()
+
+
+def line_of(rel: str, d: str) -> int | None:
+    """The source line the diff's first removed line is on (its first occurrence in the file)."""
+    removed = [ln[1:] for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    if not removed:
+        return None
+    lines = (ROOT / rel).read_text(encoding="utf-8").splitlines()
+    want = removed[0].strip()
+    for i, ln in enumerate(lines, 1):
+        if ln.strip() == want:
+            return i
+    return None
+
+
+def explanations() -> dict:
+    path = OUT / "explanations.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def report(files: list[str]) -> dict:
+    recs = records()
+    expl = explanations()
+    per_file, survivors = {}, []
+    for rel in files:
+        codes = recs.get(rel, {})
+        counts: dict[str, int] = {}
+        for name, code in codes.items():
+            counts[status(code)] = counts.get(status(code), 0) + 1
+            if status(code) in ("survived", "timeout", "suspicious"):
+                d = diff(name)
+                entry = {"file": rel, "line": line_of(rel, d), "mutant": name, "status": status(code), "diff": d}
+                why = expl.get(name) or next((v for k, v in expl.items() if fnmatch.fnmatch(name, k)), None)
+                entry["explanation"] = why or {"pending": "not yet explained"}
+                survivors.append(entry)
+        ran = sum(v for k, v in counts.items() if k in ("killed", "survived", "timeout", "suspicious"))
+        per_file[rel] = {
+            "mutants": len(codes),
+            **counts,
+            "score": counts.get("killed", 0) / ran if ran else None,
+        }
+    killed = sum(f.get("killed", 0) for f in per_file.values())
+    ran = sum(sum(f.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious")) for f in per_file.values())
+    total = sum(f["mutants"] for f in per_file.values())
+    explained = [s for s in survivors if "pending" not in s["explanation"]]
+    return {
+        "tool": "mutmut " + _mutmut_version(),
+        "targets": list(TARGETS),
+        "tests": list(TESTS),
+        "mutants": total,
+        "ran": ran,
+        "not_run": sum(f.get("not run", 0) for f in per_file.values()),
+        "killed": killed,
+        "score": killed / ran if ran else None,
+        "score_with_explained_equivalents": (killed + sum(1 for s in explained if "equivalent" in s["explanation"]))
+        / ran
+        if ran
+        else None,
+        "survivors_explained": len(explained),
+        "per_file": per_file,
+        "survivors": survivors,
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def _mutmut_version() -> str:
+    from importlib.metadata import version
+
+    return version("mutmut")
+
+
+def survivors_md(rep: dict) -> str:
+    lines = [
+        "# Surviving mutants",
+        "",
+        f"Generated by `tools/mutation.py` ({rep['tool']}, {rep['generated']}) from mutation/report.json. "
+        f"{rep['ran']} of {rep['mutants']} mutants ran; score {_pct(rep['score'])} "
+        f"({_pct(rep['score_with_explained_equivalents'])} counting the explained equivalent mutants).",
+        "",
+        "| file | mutants | ran | killed | survived | score |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f, c in rep["per_file"].items():
+        ran = sum(c.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious"))
+        lines.append(
+            f"| `{f}` | {c['mutants']} | {ran} | {c.get('killed', 0)} | {c.get('survived', 0)} | {_pct(c['score'])} |"
+        )
+    lines += ["", "## Survivors", ""]
+    for s in rep["survivors"]:
+        e = s["explanation"]
+        why = (
+            e.get("equivalent")
+            and f"equivalent: {e['equivalent']}"
+            or e.get("killed_by")
+            and f"killed by {e['killed_by']}"
+        )
+        lines += [f"### `{s['mutant']}` ({s['file']}:{s['line']}, {s['status']})", "", why or "not yet explained", ""]
+        lines += ["```diff", s["diff"], "```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--files", nargs="*", help="source files (repository-relative globs) instead of every target")
+    ap.add_argument("--workers", type=int, default=1, help="mutmut worker processes (default 1)")
+    ap.add_argument("--budget-minutes", type=float, default=None, help="stop mutmut after this long (resumable)")
+    ap.add_argument("--report-only", action="store_true", help="write the report from the recorded results only")
+    ap.add_argument("--fresh", action="store_true", help="discard recorded results and start over")
+    args = ap.parse_args(argv)
+    files = targets(args.files)
+    if not files:
+        print("tools/mutation.py: no source file matches", file=sys.stderr)
+        return 2
+    if not args.report_only:
+        if args.fresh and WORK.exists():
+            shutil.rmtree(WORK)
+        prepare(targets(None))  # every target is mutated; --files selects which mutants run
+        patterns = [f"tmcheck.{f[:-3].replace('/', '.')}.*" for f in files] if args.files else []
+        rc = run(args.workers, args.budget_minutes, patterns)
+        print(f"tools/mutation.py: mutmut exited with {rc}", file=sys.stderr)
+    rep = report(targets(None))
+    OUT.mkdir(exist_ok=True)
+    (OUT / "report.json").write_text(json.dumps(rep, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (OUT / "SURVIVORS.md").write_text(survivors_md(rep), encoding="utf-8")
+    print(f"mutation score {_pct(rep['score'])} over {rep['ran']} of {rep['mutants']} mutants (mutation/report.json)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
