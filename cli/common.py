@@ -137,3 +137,28 @@ def to_jsonable(obj: Any) -> Any:
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
     sys.stdout.flush()
+
+
+def network_resources_table(res, title: str):
+    """The resources measured from a network's weights (Definition 2) as a rich table."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("resource")
+    table.add_column("measured", justify="right")
+    labels = {
+        "L_T": "blocks L_T",
+        "m": "max heads per block m",
+        "L_FFN": "max FFN depth L_FFN",
+        "w_FFN": "max FFN hidden width w_FFN",
+        "l": "hidden tokens l",
+        "d_embd": "d_embd",
+        "D": "input dim D",
+        "kappa": "kappa = max|theta| (all weights)",
+        "kappa_blocks": "max|theta| (heads and FFNs)",
+        "n_params": "parameters",
+        "n_nonzero": "non-zero parameters",
+    }
+    for key, label in labels.items():
+        table.add_row(label, str(getattr(res, key)))
+    return table

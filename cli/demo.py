@@ -22,9 +22,8 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from tmcheck.cli.common import console, err_console, handle_errors, print_json
+from tmcheck.cli.common import console, err_console, handle_errors, network_resources_table, print_json
 from tmcheck.cli.options import JsonOpt, OutOpt, parse_list
-from tmcheck.cli.network import resource_table
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.examples import random_network, worked_example, worked_example_value
@@ -40,7 +39,9 @@ def stage_network(out: Path, quick: bool) -> str:
     got = evaluate(loaded, xs, "exact")
     want = [worked_example_value(*x) for x in xs]
     assert list(got) == want, "worked example disagrees with its hand computation"
-    console.print(resource_table(resources(loaded), title="worked example: resources measured from the weights"))
+    console.print(
+        network_resources_table(resources(loaded), title="worked example: resources measured from the weights")
+    )
     console.print(f"T(1/2, 3/2) = {got[0]} (hand computation: 3); written to {path}")
     rng = np.random.default_rng(0)
     rnet = random_network(rng, "exact", l=8, D=3, n_blocks=3, n_heads=3)

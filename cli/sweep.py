@@ -1,7 +1,7 @@
 """`tmcheck sweep`: the sweeps of the paper's Section 3 and eq. 3-4, and their status.
 
   tmcheck sweep data DIR       data scaling of pretraining (Figure 2)
-  tmcheck sweep model DIR      model scaling of pretraining (Figure 3, eq. 4; cli/sweep_model.py)
+  tmcheck sweep model DIR      model scaling of pretraining (Figure 3, eq. 4)
   tmcheck sweep synthetic DIR  synthetic manifold regression with known d and β (eq. 3-4)
   tmcheck sweep status DIR     each run's state
 
@@ -27,8 +27,7 @@ from tmcheck.cli.options import (
     parse_list,
     positive_int,
 )
-from tmcheck.cli.sweep_model import model as model_command
-from tmcheck.cli.sweep_options import (
+from tmcheck.cli.options import (  # the sweep executors' options
     ArrayParallelismOpt,
     CpusPerTaskOpt,
     ExecutorOpt,
@@ -98,9 +97,6 @@ def data(
         print_json(rows)
     else:
         console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}")
-
-
-app.command("model")(model_command)  # `tmcheck sweep model` (Figure 3), defined in cli/sweep_model.py
 
 
 def _ints(text: str | None, name: str) -> tuple[int, ...] | None:
@@ -247,3 +243,56 @@ def status(
         table.add_row(r["run"], r["state"], job, r["error"] or "")
     console.print(table)
     console.print(", ".join(f"{n} {k}" for k, n in st["counts"].items() if n), highlight=False)
+
+
+MODEL_DIR = Path("runs/sweep-model")
+
+
+@app.command("model")
+@handle_errors
+def model(
+    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {MODEL_DIR})."),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="tiny or cpu (default: the sweep's own, or tiny for a "
+        "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`).",
+    ),
+    corpus: str | None = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
+    executor: ExecutorOpt = "local",
+    workers: WorkersOpt = None,
+    max_failures: MaxFailuresOpt = None,
+    slurm_partition: PartitionOpt = None,
+    slurm_gpus_per_task: GpusPerTaskOpt = None,
+    slurm_time: SlurmTimeOpt = None,
+    slurm_array_parallelism: ArrayParallelismOpt = None,
+    slurm_cpus_per_task: CpusPerTaskOpt = None,
+    sbatch: SbatchOpt = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
+    from tmcheck.empirics.sweep import run_sweep
+
+    path = sweep_directory(sweep_dir, out, MODEL_DIR)
+    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
+    ex = make_executor(
+        executor,
+        workers,
+        max_failures,
+        slurm_partition,
+        slurm_gpus_per_task,
+        slurm_time,
+        slurm_array_parallelism,
+        slurm_cpus_per_task,
+        sbatch,
+        log,
+    )
+    with run_failures():
+        rows = run_sweep(path, "model", preset, {"corpus": corpus}, log=log, executor=ex)
+    if json_:
+        print_json(rows)
+    else:
+        console.print(
+            f"{len(rows)} runs finished; results in {path / 'results.jsonl'}; `tmcheck report {path}` fits alpha-hat_N"
+        )

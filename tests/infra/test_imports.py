@@ -18,7 +18,7 @@ NO_PRIVATE_IMPORTS = [
     "empirics/lm/checkpoint.py",
     "empirics/lm/pretrain.py",
     "empirics/lm/hf.py",
-    *(f"cli/{m}.py" for m in ("common", "options", "sweep", "sweep_model", "sweep_options", "synth", "train")),
+    *(f"cli/{m}.py" for m in ("common", "options", "sweep", "synth", "train")),
     *(f"cli/{m}.py" for m in ("data", "export", "report")),
 ]
 
