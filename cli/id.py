@@ -24,9 +24,9 @@ from tmcheck.cli.options import (
     DeviceOpt,
     JsonOpt,
     SeedOpt,
+    beta_value,
     nonneg_finite,
     parse_list,
-    positive_finite,
     positive_int,
 )
 
@@ -248,7 +248,7 @@ def ablate(
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
     out: Path = typer.Option(Path("ablate"), "--out", "-o", help="Output directory: ablate.json and fig_ablate.png."),
-    as_json: JsonOpt = False,
+    json_: JsonOpt = False,
 ) -> None:
     """ID against parameters, embedding width, layer and context position (the paper's Figure 4)."""
     from tmcheck.cli.options import parse_list
@@ -276,12 +276,12 @@ def ablate(
         texts = ab.read_texts(text, docs) if text is not None else ab.corpus_texts(corpus, docs)
         members = ab.model_members(source, texts, opts)
         label = f"{', '.join(p.name for p in source)} ({text.name if text else corpus + ' test split'})"
-    log = (lambda s: None) if as_json else (lambda s: err_console.print(s, highlight=False))
+    log = (lambda s: None) if json_ else (lambda s: err_console.print(s, highlight=False))
     result = ab.ablate(members, opts, label, log)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "ablate.json", result)
     figure(result, out / "fig_ablate.png")
-    if as_json:
+    if json_:
         print_json(result)
         return
     table = Table(title=f"ID ablations on {label} (k={k}; {result['intervals']})")
@@ -336,7 +336,7 @@ def corpus(
     beta: float = typer.Option(
         1.0,
         "--beta",
-        callback=positive_finite,
+        callback=beta_value,
         help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1).",
     ),
     seed: SeedOpt = 0,

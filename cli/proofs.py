@@ -13,6 +13,7 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt, VerboseOpt
+from tmcheck.util import progress
 from tmcheck.proofs_check.report import STYLE, gaps, outcome_json, run_selected, totals, wanted_verdict
 
 
@@ -64,8 +65,8 @@ def command(
 
     def start(sec: str, n: int) -> None:
         nonlocal status
-        if console.is_terminal and not json_:
-            status = console.status(f"checking {sec} ({n} obligations)…")
+        if progress.enabled():  # on stderr, also under --json: stdout stays the verdicts
+            status = progress.console().status(f"checking {sec} ({n} obligations)…")
             status.start()
 
     def done(sec: str, outs: list) -> None:
