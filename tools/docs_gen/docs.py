@@ -400,8 +400,10 @@ def _fmt(v) -> str:
 def quiet_sections(doc: dict) -> list[tuple[str, dict, dict]]:
     """(title, section, quiet record) for the parts of a benchmark file that carry a quiet verdict: the
     whole file when its top level does, else each top-level section that does."""
-    if isinstance(doc.get("quiet"), dict):
-        return [("", doc, doc["quiet"])]
+    top = doc.get("quiet")
+    if isinstance(top, dict) and "entries" not in top:  # a file stamped as a whole
+        return [("", doc, top)]
+    # benchmarks/run_all.py stamps each entry a run changed; an unstamped entry was not measured alone
     return [(k, v, v["quiet"]) for k, v in doc.items() if isinstance(v, dict) and isinstance(v.get("quiet"), dict)]
 
 
