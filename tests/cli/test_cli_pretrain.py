@@ -41,21 +41,21 @@ def test_tiny_pipeline(sweep):
             str(d),
             "--window",
             "prefix",
-            "--batch-size",
+            "--batch-points",
             "3600",
             "--final-ln",
             "before",
             "--estimator",
             "mle-mean",
             "--beta",
-            "2",
+            "0.5",
             "--json",
         ],
     )
     assert res.exit_code == 0, res.output
     alt = json.loads(res.stdout)["stories"]
     assert alt["id_options"]["batch_size"] == 3600 and alt["embed_options"]["final_ln"] == "before"
-    assert alt["alpha_D_beta"] == pytest.approx(4 / (4 + alt["d"]))
+    assert alt["alpha_D_beta"] == pytest.approx(1 / (1 + alt["d"]))  # 2β/(2β+d) at β = 1/2
     res = runner.invoke(app, ["report", str(d), "--bootstrap", "100"])
     assert res.exit_code == 0, res.output
     assert "stories" in res.stdout and (d / "report.md").exists() and (d / "fig_scaling.png").exists()
