@@ -135,6 +135,23 @@ def line_of(rel: str, d: str) -> int | None:
     return None
 
 
+def _without_strings(line: str) -> str:
+    """The line with its string literals' contents removed (a crude tokenizer: quotes, escapes, prefixes)."""
+    import re
+
+    return re.sub(r"""([rbfuRBFU]{0,2})("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", '""', line)
+
+
+def text_only(d: str) -> bool:
+    """The mutant changes only the contents of string literals (a message, a note, a label): no number, operator or
+    call, so it cannot change a verdict or a value, only wording that no test pins."""
+    removed = [ln[1:] for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    added = [ln[1:] for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    if not removed or len(removed) != len(added):
+        return False
+    return all(_without_strings(a) == _without_strings(b) for a, b in zip(removed, added))
+
+
 def explanations() -> dict:
     path = OUT / "explanations.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -153,6 +170,8 @@ def report(files: list[str]) -> dict:
                 d = diff(name)
                 entry = {"file": rel, "line": line_of(rel, d), "mutant": name, "status": status(code), "diff": d}
                 why = expl.get(name) or next((v for k, v in expl.items() if fnmatch.fnmatch(name, k)), None)
+                if why is None and text_only(d):
+                    why = {"text": "changes only the words of a message, note or label (no value, verdict or call)"}
                 entry["explanation"] = why or {"pending": "not yet explained"}
                 survivors.append(entry)
         ran = sum(v for k, v in counts.items() if k in ("killed", "survived", "timeout", "suspicious"))
@@ -165,6 +184,7 @@ def report(files: list[str]) -> dict:
     ran = sum(sum(f.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious")) for f in per_file.values())
     total = sum(f["mutants"] for f in per_file.values())
     explained = [s for s in survivors if "pending" not in s["explanation"]]
+    text = sum(1 for s in survivors if "text" in s["explanation"])
     return {
         "tool": "mutmut " + _mutmut_version(),
         "targets": list(TARGETS),
@@ -178,6 +198,9 @@ def report(files: list[str]) -> dict:
         / ran
         if ran
         else None,
+        "score_without_text_mutants": killed / (ran - text) if ran > text else None,
+        "text_only_survivors": text,
+        "no_tests": sum(f.get("no tests", 0) for f in per_file.values()),
         "survivors_explained": len(explained),
         "per_file": per_file,
         "survivors": survivors,
