@@ -53,10 +53,10 @@ def test_near_grid_points():
         assert 0 <= x <= 1
         assert min(abs(x - F(k, N - 1)) for k in range(N)) < F(1, 3 * (N - 1))
     assert lemma1.near_grid((3,), 2, scale=lambda N: 3 * N) == (
-        (3, F(0)),
+        (3, F(1, 36)),
         (3, F(1, 2) - F(1, 36)),
         (3, F(1, 2) + F(1, 36)),
-        (3, F(1)),
+        (3, 1 - F(1, 36)),
     )
 
 
