@@ -80,3 +80,24 @@ def test_memory_and_the_budget_boundary():
     below = round(e_star - 0.001, 3)
     assert memory_bytes(theorem2_spec(m, eps=below, with_kappa=False)) > budget
     assert at["N"] == theorem2_spec(m, eps=e_star, with_kappa=False).N and math.isfinite(at["l"])
+
+
+def test_resource_rows_and_cells():
+    from types import SimpleNamespace
+
+    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells, resource_rows
+
+    sp = SimpleNamespace(L_T=2, m=3, l=10, L_FFN=1, w_FFN=4, kappa=2.5)
+    measured = SimpleNamespace(L_T=2, m=3, l=12, L_FFN=1, w_FFN=2, kappa_blocks=5.0, N=7)
+    rows = resource_rows(sp, measured, [("N", "paper form", 0, "N"), ("m", "m form", 6.0, "m")])
+    assert [r["quantity"] for r in rows] == ["L_T", "m", "l", "L_FFN", "w_FFN", "kappa", "N", "m"]
+    assert rows[2] == {"quantity": "l", "formula": "spec (token layout)", "value": 10.0, "measured": 12.0, "ratio": 1.2}
+    assert rows[5]["measured"] == 5.0 and rows[5]["ratio"] == 2.0  # κ measured over the blocks
+    assert rows[6]["ratio"] != rows[6]["ratio"]  # a zero formula value: ratio nan
+    assert rows[7] == {"quantity": "m", "formula": "m form", "value": 6.0, "measured": 3.0, "ratio": 0.5}
+    cells = resource_cells(rows)
+    assert len(RESOURCE_COLUMNS) == 5 and all(len(c) == 5 for c in cells)
+    assert cells[2] == ("l", "spec (token layout)", "10", "12", "1.2")
+    assert resource_cells([{"quantity": "q", "formula": "f", "value": 123456.0, "measured": 1 / 3, "ratio": 2 / 3}]) == [
+        ("q", "f", "1.235e+05", "0.3333", "0.667")
+    ]
