@@ -98,6 +98,5 @@ def test_resource_rows_and_cells():
     cells = resource_cells(rows)
     assert len(RESOURCE_COLUMNS) == 5 and all(len(c) == 5 for c in cells)
     assert cells[2] == ("l", "spec (token layout)", "10", "12", "1.2")
-    assert resource_cells([{"quantity": "q", "formula": "f", "value": 123456.0, "measured": 1 / 3, "ratio": 2 / 3}]) == [
-        ("q", "f", "1.235e+05", "0.3333", "0.667")
-    ]
+    row = {"quantity": "q", "formula": "f", "value": 123456.0, "measured": 1 / 3, "ratio": 2 / 3}
+    assert resource_cells([row]) == [("q", "f", "1.235e+05", "0.3333", "0.667")]
