@@ -81,3 +81,21 @@ def test_errata_markers():
     for bad in ("no markers", f"{errata.END}\n{errata.START}", f"{errata.START}{errata.START}{errata.END}"):
         with pytest.raises(ValueError, match="README must contain <!-- errata:start --> and then <!-- errata:end -->"):
             errata.replace_section(bad, "NEW")
+
+
+def test_obligation_ids_with_more_dots_and_the_check_kept(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+
+    def check() -> Evidence:
+        return Evidence("d", [Witness({"x": 0}, 1, 2)])
+
+    registry.obligation("lemma1.part.sub", "loc", "claim", "exact", kind=Kind.STEP)(check)
+    obl = registry._REGISTRY["lemma1.part.sub"]
+    assert obl.check is check and obl.section == "lemma1" and obl.judge().searched == 1
+
+
+def test_near_grid_defaults_and_ends():
+    assert lemma1.near_grid((2, 3)) == lemma1.near_grid((2, 3), 4)
+    assert len(lemma1.near_grid((2,))) == 4  # 4 per point, the 2 outside [0, 1] dropped
+    odd = lemma1.near_grid((2,), 3)  # an odd count puts one point on each grid point, 0 and 1 included
+    assert (2, F(0)) in odd and (2, F(1)) in odd and len(odd) == 4

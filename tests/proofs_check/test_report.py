@@ -186,3 +186,28 @@ def test_errata_generate_renders_every_obligation(monkeypatch):
     monkeypatch.setattr(errata, "all_obligations", lambda: obls)
     text = errata.generate()
     assert text.startswith(errata.START) and "lemma3.b" in text and "2 obligations" in text
+
+
+def test_on_section_gets_the_outcomes(fake_registry):
+    got = {}
+    report.run_selected("lemma3", on_section=lambda s, outs: got.update({s: [o.obligation.id for o in outs]}))
+    assert got == {"lemma3": ["lemma3.b", "lemma3.a"]}
+
+
+def test_errata_markers_once_each():
+    one = f"a{errata.START}x{errata.END}b"
+    assert errata.current_section(one) == f"{errata.START}x{errata.END}"
+    for bad in (f"{one}{errata.START}", f"{one}{errata.END}", f"a{errata.END}x{errata.START}b", "none"):
+        with pytest.raises(ValueError, match="once each"):
+            errata.current_section(bad)
+        with pytest.raises(ValueError, match="once each"):
+            errata.replace_section(bad, "S")
+
+
+def test_errata_help(capsys):
+    with pytest.raises(SystemExit):
+        errata.main(["--help"])
+    out = capsys.readouterr().out
+    assert errata.__doc__.splitlines()[0] in " ".join(out.split())
+    assert "--write README" in out and "--check README" in out
+    assert "regenerate the errata section in place" in out and "exit 1 if the errata section is stale" in out

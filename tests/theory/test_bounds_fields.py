@@ -159,3 +159,7 @@ def test_size_guard_message_counts():
         lemma1_spec(2, 300, with_kappa=False).check_size(1000, "--x")
     with pytest.raises(TargetError, match=r"10\^3[0-9]\.[0-9] tokens"):
         lemma1_spec(6, 10**5, with_kappa=False).check_size()
+
+
+def test_theorem1_bound_defaults():
+    assert bounds.theorem1_bound(3, 1e5) == bounds.theorem1_bound(3, 1e5, 1.0, D=1, R=1.0, C_M=1, M=1.0)

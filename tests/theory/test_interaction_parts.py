@@ -125,3 +125,82 @@ def test_uniform_threshold_one_token():
     th = uniform_threshold(1, Q0, K0, Fraction(2))
     assert th.C == 0 and isinstance(th.C, Fraction) and th.pair is None
     assert uniform_threshold(1, Q0, K0, 2.0, "float64").C == 0.0
+
+
+def test_float_error_inputs():
+    from tmcheck.theory.lemmas.interaction import float_error_inputs
+    from tmcheck.theory.network import structured_positional
+
+    l, t1, t2, M = 9, 2, 6, 2
+    H = float_error_inputs(l, t1, t2, Q0, K0, M, np.random.default_rng(5), n_random=3)
+    assert H.shape == (4, 5, l) and H.dtype == np.float64
+    assert np.array_equal(H[:, 2:], np.repeat(structured_positional(l, "float64")[None, 2:], 4, axis=0))
+    th = threshold(l, t1, t2, Q0, K0, float(M), "float64")
+    t, k = th.pair
+    assert np.array_equal(H[0, 0:2, t], th.x_t)
+    if th.x_k is not None and k != t:
+        assert np.array_equal(H[0, 0:2, k], th.x_k)
+    rest = [s for s in range(l) if s not in th.pair]
+    assert not H[0, 0:2, rest].any()
+    want = np.random.default_rng(5).uniform(-M, M, size=(3, 2, l))
+    assert np.array_equal(H[1:, 0:2], want) and (want < 0).any()
+
+
+def test_float_error_measures_one_random_input_by_default(monkeypatch):
+    from tmcheck.theory.lemmas import interaction as mod
+
+    seen = []
+    real = mod.float_error_inputs
+
+    def spy(*args, **kwargs):
+        H = real(*args, **kwargs)
+        seen.append(H.shape[0])
+        return H
+
+    monkeypatch.setattr(mod, "float_error_inputs", spy)
+    mod.float_error(6, 1, 4, Q0, K0, 2, 100.0, np.random.default_rng(0))
+    mod.float_error(6, 1, 4, Q0, K0, 2, 100.0, np.random.default_rng(0), n_random=0)
+    assert seen == [2, 1]
+
+
+def test_uniform_threshold_float_is_float():
+    u = uniform_threshold(4, Q0, K0, 2.0, "float64").C
+    assert isinstance(u, float) and not isinstance(u, Fraction)
+    assert isinstance(uniform_threshold(4, Q0, K0, 2).C, Fraction)
+
+
+def test_largest_float_l_defaults_and_comparisons(monkeypatch):
+    from types import SimpleNamespace
+
+    from tmcheck.theory.lemmas import interaction as mod
+
+    calls, whiches = [], []
+
+    def fake_threshold(l, t1, t2, Q, K, M, arithmetic):
+        whiches.append("minimal")
+        return SimpleNamespace(C=1.0)
+
+    def fake_paper_C(l, kap, M):
+        whiches.append("paper")
+        return Fraction(1)
+
+    def fake_error(l, t1, t2, Q, K, M, C, rng):
+        calls.append((l, t1, t2, float(rng.random())))
+        return l * 1e-12  # exceeds the default tolerance 1e-9 first at l = 1001
+
+    monkeypatch.setattr(mod, "threshold", fake_threshold)
+    monkeypatch.setattr(mod, "paper_C", fake_paper_C)
+    monkeypatch.setattr(mod, "float_error", fake_error)
+    res = mod.largest_float_l(Q0, K0, 2)
+    assert (res["l"], res["first_bad"], res["tol"], res["C"]) == (1000, 1001, 1e-9, "minimal")
+    assert set(whiches) == {"minimal"}
+    seed0 = float(np.random.default_rng(0).random())
+    assert all(r == seed0 for *_, r in calls)
+    assert all((t1, t2) == (l // 3, 2 * l // 3) for l, t1, t2, _ in calls)
+    whiches.clear()
+    assert mod.largest_float_l(Q0, K0, 2, which="paper")["l"] == 1000 and set(whiches) == {"paper"}
+    # an error equal to the tolerance is within it, in the doubling as in the bisection
+    assert mod.largest_float_l(Q0, K0, 2, tol=16e-12, l_max=64)["l"] == 16
+    assert mod.largest_float_l(Q0, K0, 2, tol=24e-12, l_max=64)["l"] == 24
+    calls.clear()
+    assert mod.largest_float_l(Q0, K0, 2, tol=1.0)["first_bad"] is None and max(c[0] for c in calls) == 4096

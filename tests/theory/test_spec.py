@@ -100,3 +100,11 @@ def test_resource_rows_and_cells():
     assert cells[2] == ("l", "spec (token layout)", "10", "12", "1.2")
     row = {"quantity": "q", "formula": "f", "value": 123456.0, "measured": 1 / 3, "ratio": 2 / 3}
     assert resource_cells([row]) == [("q", "f", "1.235e+05", "0.3333", "0.667")]
+
+
+def test_approx_counts():
+    from tmcheck.theory.spec import _approx
+
+    assert _approx(12345) == "1.234e+04" and _approx(10**15 - 1) == "1e+15"
+    assert _approx(10**15) == "10^15.1" and _approx(2 * 10**15) == "10^15.4"
+    assert _approx(10**400).startswith("10^400.")
