@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16, "Done when": tmcheck installs beside dadapy and scikit-dimension in ONE fresh venv, with
+# tmcheck installs beside dadapy and scikit-dimension in ONE fresh venv, with
 # the ranges of pyproject.toml alone (no constraints.txt), and its ID tests pass there.
 # torch==2.13.0 stands for the torch a researcher already has: it is the CPU wheel in /opt/wheels,
 # and without it the torch range would pull a multi-GB CUDA build. Usage: .ci/beside-anchors.sh [VENV]

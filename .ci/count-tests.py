@@ -1,5 +1,5 @@
 """Print how many tests under a directory ran in a pytest JUnit report, by outcome; exit 1 if none
-ran or any failed or skipped. .ci/run uses it to show in the CI log that the SLURM tests ran (issue 14)."""
+ran or any failed or skipped. .ci/run uses it to show in the CI log that the SLURM tests ran."""
 
 import sys
 import xml.etree.ElementTree as ET

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The oldest supported versions (issue 16): a fresh venv with every floor of pyproject.toml pinned
+# The oldest supported versions: a fresh venv with every floor of pyproject.toml pinned
 # (.ci/floors.txt), then the default test suite. Not part of .ci/run (about 9 min on 2 cores, idle
 # machine ~3 min); run it after changing a floor. Usage: .ci/floors.sh [VENV]
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real one-node SLURM cluster on this host for the SLURM tests (issue 14, item 2): Debian's
+# A real one-node SLURM cluster on this host for the SLURM tests: Debian's
 # slurm-wlm and munge (22.05 on bookworm). Idempotent: installs what is missing, writes a minimal
 # slurm.conf for this host, starts munged, slurmctld and slurmd if they are not running, and waits
 # until `sinfo` shows the node idle. Needs root (apt-get, daemons). Exits non-zero with the daemons'

@@ -121,10 +121,10 @@ def ensure_anchor_venv() -> Path | None:
 
 
 def speed(tmp: Path, large: bool = True) -> dict:
-    from tmcheck.empirics.id import make_manifold
+    from tmcheck.empirics.id import validation_points
 
     out = {}
-    X = make_manifold("sphere", 32768, d=16, D=768, noise=1e-3, seed=0)
+    X = validation_points("sphere", 32768, d=16, D=768, noise=1e-3, seed=0)
     path = tmp / "sphere16_32768.npy"
     np.save(path, X)
     data = "S^16 in R^768 (random rotation) + N(0, 1e-3^2) per coordinate, float64"
@@ -159,7 +159,7 @@ def speed(tmp: Path, large: bool = True) -> dict:
 
     if not large:
         return out
-    X = make_manifold("sphere", 131072, d=16, D=768, noise=1e-3, seed=1)
+    X = validation_points("sphere", 131072, d=16, D=768, noise=1e-3, seed=1)
     path = tmp / "sphere16_131072.npy"
     np.save(path, X)
     del X
@@ -175,15 +175,15 @@ def validation_table(sizes=(4096, 32768), D: int = 768) -> list[dict]:
     their chart (3, 2d, 16): the embedding is an isometry, so noise-free estimates do not depend
     on D, only the cost does.
     """
-    from tmcheck.empirics.id import MANIFOLDS, MLE, MLEScaling, TwoNN, estimate_id, make_manifold
+    from tmcheck.empirics.id import VALIDATION_SETS, MLE, MLEScaling, TwoNN, estimate_id, validation_points
     from tmcheck.empirics.id.points import neighbors_without_duplicates
 
     rows = []
-    for name, (d, _) in MANIFOLDS.items():
+    for name, (d, _) in VALIDATION_SETS.items():
         noise = 1e-3 if name == "linear" else 0.0
-        ambient = D if name in ("sphere", "linear") else MANIFOLDS[name][1](d)
+        ambient = D if name in ("sphere", "linear") else VALIDATION_SETS[name][1](d)
         for n in sizes:
-            X = make_manifold(name, n, D=ambient, noise=noise, seed=n)
+            X = validation_points(name, n, D=ambient, noise=noise, seed=n)
             t0 = time.perf_counter()
             _, nb, _ = neighbors_without_duplicates(X, 20)
             row = {

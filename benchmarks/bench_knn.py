@@ -1,4 +1,4 @@
-"""The exact kNN engine against its anchors, in one run (issue 15, item 1; paper Section 5).
+"""The exact kNN engine against its anchors, in one run (paper Section 5).
 
 1. MLE, K = 20, N = 32768, D = 768 (S^16 randomly rotated into R^768, float64): tmcheck's
    ``MLE(k=20, combine='inverse')`` vs scikit-dimension 0.5.0's ``skdim.id.MLE()`` (the same
@@ -229,9 +229,9 @@ def _ratio(a: dict, b: dict, key: str) -> float | None:
 
 
 def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
-    from tmcheck.empirics.id import make_manifold
+    from tmcheck.empirics.id import validation_points
 
-    X = make_manifold("sphere", n, d=16, D=768, noise=1e-3, seed=0)
+    X = validation_points("sphere", n, d=16, D=768, noise=1e-3, seed=0)
     path = tmp / f"sphere16_{n}.npy"
     np.save(path, X)
     out = {

@@ -1,9 +1,9 @@
 """Lemma 1 networks through the structured evaluator (theory.fast_eval): time for 100 inputs.
 
-Goals (issue 4): float64, 100 inputs in < 60 s on 2 cores for d=4, N=5 (l = 2524, m = 2500) and
+Goals: float64, 100 inputs in < 60 s on 2 cores for d=4, N=5 (l = 2524, m = 2500) and
 d=8, N=2 (l = 2072, m = 2048); exact, d=2, N=5 and d=4, N=3 in < 60 s. Then the largest instances
 built and verified (float: |T - f̂| <= 1e-3 at every input, f̂ computed exactly; exact: T == f̂ at
-every input) within 60 s, growing N per d. Also (issue 15, item 3) the whole-process wall time of
+every input) within 60 s, growing N per d. Also the whole-process wall time of
 `tmcheck lemma 1 --d 2 --eps 0.1 --target "sin(3*x0)*x1"` (goal < 10 s on 2 cores; build, error on the
 dense sample, and the exact check_construction verdict), with the load average beside it. Writes
 benchmarks/results/lemma1.json (`--cli-only`: just the CLI figure, merged into the existing file).

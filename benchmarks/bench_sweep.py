@@ -1,4 +1,4 @@
-"""Sweep executors (issue 14): `--workers 2` against `--workers 1`, and the SLURM path's cost per run.
+"""Sweep executors: `--workers 2` against `--workers 1`, and the SLURM path's cost per run.
 
     python benchmarks/bench_sweep.py [--preset tiny] [--cases w1,w2,w1-1core] [--slurm-runs 8]
 

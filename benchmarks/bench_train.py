@@ -9,7 +9,7 @@ Also measured: torch.compile of our model (compile seconds and tokens/s), and, f
 training k seeds in one process with torch.func.stack_module_state + vmap against k models one after
 another. Results: benchmarks/results/train.json.
 
-Target (issue 15): ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. The CUDA figures
+Target: ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. The CUDA figures
 (tokens/s and MFU of the 125M configuration in bf16) are measured by benchmarks/gpu_check.sh.
 """
 

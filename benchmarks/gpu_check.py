@@ -1,4 +1,4 @@
-"""The prepared GPU check (issue 15 item 4): one command, under 8 minutes on one H200.
+"""The prepared GPU check: one command, under 8 minutes on one H200.
 
 Stages (benchmarks/gpu_stages.py), each in its own process with a time limit (a stage that runs over is killed with its
 children, recorded as "timeout", and the next stage starts), in this order:

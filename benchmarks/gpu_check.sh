@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The prepared GPU check of issue 15 item 4, one command (see benchmarks/gpu_check.py for the stages):
+# The prepared GPU check, one command (see benchmarks/gpu_check.py for the stages):
 #   bash benchmarks/gpu_check.sh                 # on a CUDA machine: writes benchmarks/results/gpu.json
 #   bash benchmarks/gpu_check.sh --cpu-smoke     # tiny sizes on the CPU, CPU against CPU (tests the script)
 # Python: $PYTHON, else .venv/bin/python, else python3 (on the GPU machine: the image's, which holds a

@@ -152,7 +152,7 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     import torch
 
     from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
-    from tmcheck.empirics.id import estimate_id, make_manifold
+    from tmcheck.empirics.id import estimate_id, validation_points
     from tmcheck.empirics.id.knn import kneighbors
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
     from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
@@ -162,7 +162,7 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     cpu = torch.device("cpu")
     torch.set_float32_matmul_precision("highest")  # float32 means float32 (no TF32) on both sides
     checks = {}
-    X = make_manifold("sphere", s["knn_n"], d=8, D=s["knn_dim"], noise=0.01, seed=1)
+    X = validation_points("sphere", s["knn_n"], d=8, D=s["knn_dim"], noise=0.01, seed=1)
 
     def knn(name, **kw):
         ref = kneighbors(X, K, device="cpu", **kw)
@@ -332,12 +332,12 @@ def stage_throughput(dev, small: bool, faults: set) -> dict:
 
 def stage_id_large(dev, small: bool, faults: set) -> dict:
     """kNN + MLE at N = 10^6, D = 768 on the device (S^16 in R^768, known d = 16)."""
-    from tmcheck.empirics.id import MLE, make_manifold
+    from tmcheck.empirics.id import MLE, validation_points
     from tmcheck.empirics.id.knn import kneighbors
 
     s = SIZES[small]
     t0 = time.perf_counter()
-    X = make_manifold("sphere", s["id_n"], d=s["id_d"], D=s["id_D"], seed=0)
+    X = validation_points("sphere", s["id_n"], d=s["id_d"], D=s["id_D"], seed=0)
     t_data = time.perf_counter() - t0
     _reset_peak(dev)
     t0 = time.perf_counter()

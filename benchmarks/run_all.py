@@ -1,18 +1,112 @@
 """`make bench`: run main() of every benchmarks/bench_*.py module, in name order, or only those
-named on the command line (`python -m benchmarks.run_all id fit`, `make bench BENCH="id fit"`)."""
+named on the command line (`python -m benchmarks.run_all id fit`, `make bench BENCH="id fit"`).
+
+Each benchmark runs alone, in its own process under the machine's `quiet` tool (../shared/tools/quiet,
+or $TMCHECK_QUIET): a machine-wide lock, a wait for a quiet machine, and afterwards the share of the
+machine other processes took. That verdict is written into every entry of benchmarks/results/*.json
+the run changed, as ``"quiet": {"verdict", "other_cpu_share", "load_before", "wall_s", "date", "benchmark"}``;
+the documentation quotes only entries whose verdict is "quiet". Without the tool (``--no-quiet``, or
+none found) the entries get ``"verdict": "unchecked"``.
+"""
 
 from __future__ import annotations
 
+import datetime
 import importlib
+import json
+import os
 import pkgutil
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+VERDICT = re.compile(
+    r"quiet: load before (?P<load>[\d.]+); wall (?P<wall>[\d.]+) s; own CPU [\d.]+ s; other processes "
+    r"[\d.]+ CPU s = (?P<share>\d+)% of the machine: (?P<verdict>.+)$"
+)
+
+
+def quiet_tool() -> Path | None:
+    """The `quiet` wrapper: $TMCHECK_QUIET, else ../shared/tools/quiet beside the checkout."""
+    env = os.environ.get("TMCHECK_QUIET")
+    for p in [Path(env)] if env else [HERE.parents[1] / "shared" / "tools" / "quiet"]:
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def parse_verdict(stderr: str) -> dict | None:
+    """The quiet tool's last verdict line, parsed; None when there is none."""
+    for line in reversed(stderr.splitlines()):
+        m = VERDICT.search(line.strip())
+        if m:
+            verdict = "quiet" if m["verdict"].strip() == "quiet" else "DISTURBED"
+            return {
+                "verdict": verdict,
+                "other_cpu_share": int(m["share"]) / 100,
+                "load_before": float(m["load"]),
+                "wall_s": float(m["wall"]),
+            }
+    return None
+
+
+def _snapshot() -> dict[str, dict]:
+    out = {}
+    for p in sorted(RESULTS.glob("*.json")):
+        try:
+            out[p.name] = json.loads(p.read_text())
+        except (OSError, ValueError):
+            out[p.name] = {}
+    return out
+
+
+def stamp(before: dict[str, dict], verdict: dict, name: str) -> list[str]:
+    """Write the verdict into every top-level entry of results/*.json that changed since `before`."""
+    from tmcheck.util import atomic
+
+    stamped = []
+    for file, now in _snapshot().items():
+        old = before.get(file, {})
+        changed = [k for k, v in now.items() if k != "quiet" and old.get(k) != v and isinstance(v, dict)]
+        if not changed:
+            continue
+        for k in changed:
+            now[k]["quiet"] = {**verdict, "benchmark": name}
+        now["quiet"] = {**verdict, "benchmark": name, "entries": changed}
+        atomic.write_text(RESULTS / file, json.dumps(now, indent=2) + "\n")
+        stamped += [f"{file}:{k}" for k in changed]
+    return stamped
+
+
+def run_one(name: str, use_quiet: bool) -> int:
+    """Run one benchmark in a child process (under the quiet tool when there is one), then stamp."""
+    tool = quiet_tool() if use_quiet else None
+    cmd = [sys.executable, "-m", "benchmarks.run_all", "--inner", name]
+    before = _snapshot()
+    t0 = time.perf_counter()
+    proc = subprocess.run([str(tool), *cmd] if tool else cmd, cwd=HERE.parent, stderr=subprocess.PIPE, text=True)
+    sys.stderr.write(proc.stderr)
+    verdict = parse_verdict(proc.stderr) if tool else None
+    if verdict is None:
+        verdict = {"verdict": "unchecked", "other_cpu_share": None, "load_before": os.getloadavg()[0]}
+        verdict["wall_s"] = time.perf_counter() - t0
+    verdict["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    stamped = stamp(before, verdict, name)
+    print(f"=== {name}: {verdict['verdict']}; stamped {', '.join(stamped) or 'nothing'}", flush=True)
+    return proc.returncode
+
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
-    names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    if argv[:1] == ["--inner"]:
+        importlib.import_module(f"benchmarks.{argv[1]}").main()
+        return 0
+    use_quiet = "--no-quiet" not in argv
+    argv = [a for a in argv if a != "--no-quiet"]
+    names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     wanted = [f"bench_{a.removeprefix('bench_')}" for a in argv]
     unknown = sorted(set(wanted) - set(names))
     if unknown:
@@ -22,12 +116,11 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    status = 0
     for name in wanted or names:
         print(f"=== {name}", flush=True)
-        t0 = time.perf_counter()
-        importlib.import_module(f"benchmarks.{name}").main()
-        print(f"=== {name} done in {time.perf_counter() - t0:.0f}s", flush=True)
-    return 0
+        status = run_one(name, use_quiet) or status
+    return status
 
 
 if __name__ == "__main__":

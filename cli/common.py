@@ -1,10 +1,19 @@
-"""Shared CLI plumbing: consoles, JSON output, and one-line errors with exit code 2."""
+"""Shared CLI plumbing: consoles, JSON output, and one-line errors with exit code 2.
+
+`handle_errors` is where bad input becomes one line on stderr and exit 2: tmcheck's own errors
+(ValueError and its subclasses: SchemaError, CheckpointError, ...), OSError, and every exception type
+a library raises on bad data: `LIBRARY_ERRORS` by module and name (safetensors, csv, pickle, zip,
+zlib, tar, and the bare Exception that tokenizers raises; tmcheck never raises a bare Exception), and a
+RuntimeError raised inside torch, numpy, safetensors, tokenizers or transformers (raised by tmcheck's
+own code it stays a bug: a traceback, exit 1).
+"""
 
 from __future__ import annotations
 
 import functools
 import json
 import math
+import os
 import sys
 from fractions import Fraction
 from typing import Any
@@ -29,8 +38,54 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     raise typer.Exit(code)
 
 
+# (module, class name) of the exceptions libraries raise on bad data, matched without importing them
+LIBRARY_ERRORS = {
+    ("safetensors_rust", "SafetensorError"),
+    ("safetensors._safetensors_rust", "SafetensorError"),
+    ("_csv", "Error"),
+    ("csv", "Error"),
+    ("_pickle", "UnpicklingError"),
+    ("pickle", "UnpicklingError"),
+    ("zipfile", "BadZipFile"),
+    ("zlib", "error"),
+    ("tarfile", "ReadError"),
+    ("tarfile", "TarError"),
+    ("builtins", "EOFError"),
+    ("builtins", "Exception"),  # only Rust extensions raise it bare: tokenizers on a malformed tokenizer.json
+}
+LIBRARIES = ("torch", "numpy", "safetensors", "tokenizers", "transformers", "scipy")
+
+
+def raised_in_library(exc: BaseException) -> str | None:
+    """The library whose code raised `exc` (its innermost Python frame), or None for tmcheck's own."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is None:
+        return None
+    parts = last.replace(os.sep, "/").split("/")
+    for lib in LIBRARIES:
+        if lib in parts and ("site-packages" in parts or "dist-packages" in parts):
+            return lib
+    return None
+
+
+def library_error(exc: BaseException) -> str | None:
+    """One line for an exception a library raised on bad data, or None when `exc` is not one."""
+    key = (type(exc).__module__, type(exc).__name__)
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    if key in LIBRARY_ERRORS:
+        return f"bad data ({type(exc).__name__}): {first}"
+    if isinstance(exc, RuntimeError) and (lib := raised_in_library(exc)) is not None:
+        return f"bad data for {lib}: {first}"
+    return None
+
+
 def handle_errors(func: Callable) -> Callable:
-    """Turn expected library errors (ValueError and friends, OSError) into one-line messages."""
+    """Turn expected errors (ValueError and friends, OSError, a library's errors on bad data) into
+    one-line messages, exit 2."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -50,6 +105,11 @@ def handle_errors(func: Callable) -> Callable:
             fail(f"out of memory{detail}: lower the sizes")
         except RecursionError:
             fail("input nested too deeply (RecursionError)")
+        except Exception as exc:
+            line = library_error(exc)
+            if line is None:
+                raise
+            fail(line)
 
     return wrapper
 
@@ -77,3 +137,28 @@ def to_jsonable(obj: Any) -> Any:
 def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
     sys.stdout.flush()
+
+
+def network_resources_table(res, title: str):
+    """The resources measured from a network's weights (Definition 2) as a rich table."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("resource")
+    table.add_column("measured", justify="right")
+    labels = {
+        "L_T": "blocks L_T",
+        "m": "max heads per block m",
+        "L_FFN": "max FFN depth L_FFN",
+        "w_FFN": "max FFN hidden width w_FFN",
+        "l": "hidden tokens l",
+        "d_embd": "d_embd",
+        "D": "input dim D",
+        "kappa": "kappa = max|theta| (all weights)",
+        "kappa_blocks": "max|theta| (heads and FFNs)",
+        "n_params": "parameters",
+        "n_nonzero": "non-zero parameters",
+    }
+    for key, label in labels.items():
+        table.add_row(label, str(getattr(res, key)))
+    return table

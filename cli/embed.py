@@ -2,13 +2,12 @@
 
 MODEL is a tmcheck checkpoint (file or run directory) or a local transformers directory of a causal
 LM (GPT-2, Pythia, ...) or an encoder (BERT, MiniLM, ...); nothing is downloaded. Batches are padded
-with an attention mask (the result does not depend on --batch-size) and the tokenizer's special
+with an attention mask (the result does not depend on --batch-docs) and the tokenizer's special
 tokens are not counted as points unless --special-tokens include. Library: tmcheck.empirics.lm.embed.
 """
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import typer
@@ -16,12 +15,19 @@ import typer
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import DeviceOpt, JsonOpt, SeedOpt, nonneg_int, positive_int
 
+# `--out` named a file; `--batch-size` meant documents here and points per ID batch in `id estimate`.
+RENAMED_OPTIONS = {("embed",): {"--out": "--output", "--batch-size": "--batch-docs"}}
+
 
 @handle_errors
 def command(
     model: Path = typer.Argument(..., help="tmcheck checkpoint or run directory, or a transformers model directory."),
     text: Path = typer.Option(..., "--text", help="Text file; documents are separated by blank lines."),
-    out: Path = typer.Option(Path("embeddings.npy"), "--out", help="Output .npy of shape (points, width)."),
+    output: Path = typer.Option(
+        Path("embeddings.safetensors"),
+        "--output",
+        help="Output file, (points, width): .safetensors (metadata inside) or .npy (metadata in a .json beside).",
+    ),
     tokenizer: Path | None = typer.Option(
         None, "--tokenizer", help="tokenizer.json (tmcheck checkpoints; default: the one saved with the run)."
     ),
@@ -36,9 +42,9 @@ def command(
     tokens_per_doc: int = typer.Option(
         32, "--tokens-per-doc", callback=positive_int, help="Hidden states kept per document."
     ),
-    batch_size: int = typer.Option(
+    batch_docs: int = typer.Option(
         16,
-        "--batch-size",
+        "--batch-docs",
         callback=positive_int,
         help="Documents per forward pass (masked padding: the embeddings do not depend on it).",
     ),
@@ -47,17 +53,21 @@ def command(
     ),
     device: DeviceOpt = "auto",
     seed: SeedOpt = 0,
-    as_json: JsonOpt = False,
+    json_: JsonOpt = False,
 ) -> None:
-    """Embed the documents of a text file and write the hidden states to a .npy file."""
-    import numpy as np
-
+    """Embed the documents of a text file and write the hidden states with their metadata."""
     from tmcheck.empirics.device import resolve_device
-    from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
-    from tmcheck.util.atomic import write_bytes
+    from tmcheck.empirics.lm.embed import (
+        EMBEDDING_FORMATS,
+        EmbedOptions,
+        embed_documents,
+        encode_text,
+        load_model,
+        save_embeddings,
+    )
 
-    if out.suffix != ".npy":
-        raise ValueError(f"--out must end in .npy, got {out}")
+    if output.suffix not in EMBEDDING_FORMATS:
+        raise ValueError(f"--output must end in {' or '.join(EMBEDDING_FORMATS)}, got {output}")
     if not text.is_file():
         raise FileNotFoundError(2, "no such text file", str(text))
     if tokenizer is not None:
@@ -70,7 +80,7 @@ def command(
         final_ln=final_ln,
         layer=layer,
         seed=seed,
-        batch_docs=batch_size,
+        batch_docs=batch_docs,
         special_tokens=special_tokens,
     )
     lm = load_model(model)
@@ -82,23 +92,21 @@ def command(
     ids = encode_text(lm, docs, tokenizer)
     _check_vocabulary(lm, ids, tokenizer)
     X = embed_documents(lm, ids, opts)
-    buf = io.BytesIO()
-    np.save(buf, X)
-    write_bytes(out, buf.getvalue())
     info = {
-        "model": lm.source,
+        "model": str(lm.source),
         "kind": lm.kind,
         "documents": len(docs),
         "shape": list(X.shape),
-        "out": str(out),
         **opts.as_dict(),
     }
-    if as_json:
+    written = save_embeddings(output, X, info)
+    info["output"] = [str(p) for p in written]
+    if json_:
         print_json(info)
     else:
         console.print(
             f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
-            f"layer {layer if layer is not None else 'last'}) to {out}"
+            f"layer {layer if layer is not None else 'last'}) to {', '.join(info['output'])}"
         )
 
 

@@ -1,6 +1,8 @@
 """`tmcheck export`: our checkpoints in other formats (a transformers GPT-2 directory).
 
-Library: tmcheck.empirics.lm.hf.export_hf.
+`export hf RUN OUT` takes a run directory (what `tmcheck train --out` or a sweep wrote) or a checkpoint
+file; OUT is a directory. `--overwrite` replaces only a directory an earlier export wrote, never the
+current directory, the run or a directory above it. Library: tmcheck.empirics.lm.hf.export_hf.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from pathlib import Path
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import JsonOpt
+from tmcheck.cli.options import JsonOpt, MaxParamsOpt
 
 app = typer.Typer(no_args_is_help=True, help="Export trained models (GPT-2 directory for transformers).")
 
@@ -21,13 +23,17 @@ def hf(
     run: Path = typer.Argument(..., help="Checkpoint file or run directory (its best checkpoint)."),
     out: Path = typer.Argument(..., help="Output directory (must not exist unless --overwrite)."),
     tokenizer: Path | None = typer.Option(None, "--tokenizer", help="tokenizer.json (default: found beside the run)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing OUT."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace OUT if an earlier `tmcheck export hf` wrote it (nothing else)."
+    ),
+    max_params: MaxParamsOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Write RUN as a GPT-2 directory: AutoModelForCausalLM and AutoTokenizer load it offline."""
+    from tmcheck.empirics import schema
     from tmcheck.empirics.lm.hf import export_hf
 
-    row = export_hf(run, out, tokenizer, overwrite=overwrite)
+    row = export_hf(run, out, tokenizer, overwrite=overwrite, max_params=max_params or schema.MAX_PARAMS)
     if json_:
         print_json(row)
     else:

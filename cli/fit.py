@@ -9,104 +9,28 @@ Library: tmcheck.empirics.fit; expressions: tmcheck.empirics.fit.columns (sympy,
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.table import Table
 
 from tmcheck.cli.common import console, err_console, handle_errors, print_json, to_jsonable
-from tmcheck.cli.options import BetaOpt, BootstrapOpt, JsonOpt, SeedOpt, nonneg_int, parse_list, positive_finite
+from tmcheck.cli.options import (
+    BetaOpt,
+    BootstrapOpt,
+    JsonOpt,
+    SeedOpt,
+    nonneg_int,
+    parse_list,
+    positive_finite,
+    positive_int,
+)
 
-
-def read_table(path: Path) -> tuple[dict, list[str]]:
-    """All columns of a CSV as lists of strings, and the header."""
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        rows = list(reader)
-        header = list(reader.fieldnames or [])
-    if not rows:
-        raise ValueError(f"{path}: no data rows")
-    return {h: [r.get(h) for r in rows] for h in header}, header
-
-
-def _finite(values: np.ndarray, name: str) -> np.ndarray:
-    bad = np.flatnonzero(~np.isfinite(values))
-    if len(bad):
-        raise ValueError(f"column {name!r} has {len(bad)} NaN or infinite value(s) (first at data row {bad[0] + 1})")
-    return values
-
-
-def prepare(
-    path: Path, xs: list[str], y: str, group: str | None, derive: list[str], where: str | None, drop_top: int
-) -> dict:
-    """Columns read, derived (in order), filtered and trimmed: {"x": {name: array}, "y", "group", "steps"}.
-    Empty, non-numeric, NaN or infinite values in a column the fit uses are bad input (ValueError)."""
-    from tmcheck.empirics.fit import columns as fit_expr
-
-    raw, header = read_table(path)
-    cols = {}
-    for h in header:
-        try:
-            cols[h] = np.array([float(v) for v in raw[h]])
-        except (TypeError, ValueError):  # a text column: usable as --group only
-            continue
-    steps = []
-
-    def aliases(used):
-        steps.extend(f"{n} := column {c!r}" for n, c in used.items() if n != c and f"{n} := column {c!r}" not in steps)
-
-    for spec in derive:
-        name, values, used = fit_expr.derive(spec, cols)
-        aliases(used)
-        cols[name] = values
-        steps.append(f"derived {spec}")
-    keep = np.ones(len(raw[header[0]]), bool)
-    if where:
-        keep, used = fit_expr.where(where, cols)
-        aliases(used)
-        steps.append(f"kept {int(keep.sum())} of {len(keep)} rows where {where}")
-    if not keep.any():
-        raise ValueError(f"no rows satisfy --where {where!r}")
-    data = {}
-    for n in xs + [y]:
-        c = fit_expr.resolve(n, {**dict.fromkeys(header), **cols})
-        if c not in cols:
-            bad = next(i for i, v in enumerate(raw[c]) if not _is_number(v))
-            raise ValueError(f"column {c!r} row {bad + 1}: {raw[c][bad]!r} is not a number")
-        aliases({n: c})
-        data[n] = _finite(cols[c][keep], c)
-    labels = None
-    if group is not None:
-        if group not in raw:
-            raise ValueError(f"{path}: no column {group!r}; columns are {', '.join(header)}")
-        labels = np.array([str(v or "").strip() for v in raw[group]], dtype=object)[keep]
-        blank = np.array([v == "" or v.lower() == "nan" for v in labels], dtype=bool)
-        if blank.all():
-            raise ValueError(f"group column {group!r} is empty or NaN in every row")
-        if blank.any():
-            raise ValueError(f"group column {group!r} is empty or NaN in {int(blank.sum())} row(s)")
-    if drop_top:
-        if drop_top >= len(data[y]):
-            raise ValueError(f"--drop-top {drop_top} leaves no rows ({len(data[y])} rows)")
-        drop = np.zeros(len(data[y]), bool)
-        drop[np.argsort(data[y], kind="stable")[len(drop) - drop_top :]] = True
-        data = {k: v[~drop] for k, v in data.items()}
-        labels = None if labels is None else labels[~drop]
-        steps.append(f"dropped the {drop_top} highest-{y} rows")
-    return {"x": {n: data[n] for n in xs}, "y": data[y], "group": labels, "steps": steps}
-
-
-def _is_number(v) -> bool:
-    try:
-        float(v)
-    except (TypeError, ValueError):
-        return False
-    return True
+# `--out` named a file here, while everywhere else it names a directory.
+RENAMED_OPTIONS = {("fit",): {"--out": "--output"}}
 
 
 def _prediction(d: float | None, d_ci: str | None, kind: str, beta: float) -> dict | None:
@@ -122,40 +46,6 @@ def _prediction(d: float | None, d_ci: str | None, kind: str, beta: float) -> di
     if len(ci) != 2 or not ci[0] <= d <= ci[1]:
         raise typer.BadParameter("give LO,HI around --d, e.g. 2.8,3.4", param_hint="--d-ci")
     return {"kind": kind, "beta": beta, "d_hat": d, "d_ci": list(ci)}
-
-
-def _one_dimensional(n, y, form, level, prediction, tolerance, coverage_reps, bootstrap, seed, beta) -> dict:
-    from tmcheck.empirics.fit import exponent_report
-    from tmcheck.theory.bounds import id_from_alpha_D
-
-    rep = exponent_report(
-        n,
-        y,
-        level=level,
-        forms=(form,),
-        prediction=prediction,
-        tolerance=tolerance,
-        coverage_reps=coverage_reps,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
-    e = rep["fits"][form]
-    a = e["alpha"]
-    implied = id_from_alpha_D(a, beta) if 0 < a < 1 else float("nan")
-    return {
-        "n_points": len(y),
-        "params": e["params"],
-        "alpha": a,
-        "interval": e["interval"],
-        "status": e["status"],
-        "flags": e["flags"],
-        "implied_d": implied,
-        "fit": e,
-        "range": rep["range"],
-        "curvature": rep["curvature"],
-        "prediction": (rep["prediction"] or {}).get(form),
-        "words": rep["words"],
-    }
 
 
 def _warn(label: str, status: str, flags: list) -> None:
@@ -243,109 +133,76 @@ def command(
     compare: bool = typer.Option(
         False, "--compare", help="Also choose among the 1-D forms by leave-largest-out error."
     ),
-    plot: Path | None = typer.Option(None, "--plot", help="Write a figure (data, law, band) here."),
-    out: Path | None = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
+    plot: Path | None = typer.Option(None, "--plot", help="Write a figure (data, law, band) to this file."),
+    output: Path | None = typer.Option(None, "--output", help="Also write the result as JSON to this file."),
+    max_rows: int = typer.Option(
+        100_000, "--max-rows", callback=positive_int, help="Refuse a table with more data rows than this."
+    ),
     seed: SeedOpt = 0,
-    as_json: JsonOpt = False,
+    json_: JsonOpt = False,
 ) -> None:
     """Fit a scaling law to FILE (paper Sec. 5; Hoffmann et al. 2022) with intervals of measured coverage.
+
+    Exit status: 0, or 1 when a prediction test (--d) says "inconsistent"; "not decidable at this
+    precision" exits 0 with those words on stdout; 2 on bad input.
 
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
-    from tmcheck.empirics.fit import FORMS, choose_form, fit_law
+    from tmcheck.empirics.fit.table import fit_table, fits_of, verdicts
 
-    if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
     if not (math.isfinite(level) and 0 < level < 1):
         raise typer.BadParameter(f"must lie in (0, 1), got {level}", param_hint="--level")
     xs = [c.strip() for c in x.split(",") if c.strip()]
-    if form == "joint" and len(xs) != 2:
-        raise ValueError("--form joint needs two --x columns, e.g. --x N,D")
-    if form != "joint" and len(xs) != 1:
-        raise ValueError(f"--form {form} needs one --x column")
-    if form != "joint" and (loss is not None or huber_delta is not None):
-        raise ValueError(
-            "--loss/--huber-delta apply to --form joint; the 1-D forms use the squared loss, "
-            "for which their intervals' coverage is measured"
-        )
-    prediction = _prediction(d, d_ci, kind, beta)
-    data = prepare(file, xs, y, group, derive or [], where, drop_top)
-    Y = data["y"]
-    payload = {"file": str(file), "x": xs, "y": y, "form": form, "preprocessing": data["steps"]}
-    if form == "joint":
-        X = np.stack([data["x"][c] for c in xs], axis=1)
-        groups = np.unique(X, axis=0, return_inverse=True)[1].ravel()
-        result = fit_law(
-            X,
-            Y,
-            form="joint",
-            groups=groups,
-            bootstrap=bootstrap,
-            seed=seed,
-            ci_level=level,
-            beta=beta,
-            loss=loss,
-            huber_delta=huber_delta,
-        )
-        payload.update(result.as_dict())
-        payload["ci_method"] = "percentile bootstrap over configurations (coverage not measured for the joint law)"
-        if plot is not None:
-            from tmcheck.empirics.fit.plot import plot_joint
-
-            plot_joint(result, X, Y, plot, level, labels=tuple(xs), ylabel=y)
-    else:
-        n = data["x"][xs[0]]
-        labels = data["group"]
-        names = [None] if labels is None else list(dict.fromkeys(labels))
-        rows = {g: np.ones(len(Y), bool) if g is None else labels == g for g in names}
-        results = {
-            g: _one_dimensional(
-                n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps, bootstrap, seed, beta
-            )
-            for g, sel in rows.items()
-        }
-        if labels is None:
-            payload.update(results[None])
-        else:
-            payload["groups"] = results
-        if compare:
-            payload["model_choice"] = {str(g): choose_form(n[sel], Y[sel]) for g, sel in rows.items()}
-        if plot is not None:
-            from tmcheck.empirics.fit.plot import plot_1d
-
-            curves = [
-                {"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel], "entry": results[g]["fit"]}
-                for g, sel in rows.items()
-            ]
-            plot_1d(curves, plot, form, level, xlabel=xs[0], ylabel=y, bootstrap=bootstrap, seed=seed)
-    if out is not None:
+    payload = fit_table(
+        file,
+        xs,
+        y,
+        form,
+        group=group,
+        derive=derive or [],
+        where=where,
+        drop_top=drop_top,
+        loss=loss,
+        huber_delta=huber_delta,
+        level=level,
+        prediction=_prediction(d, d_ci, kind, beta),
+        tolerance=tolerance,
+        beta=beta,
+        bootstrap=bootstrap,
+        coverage_reps=coverage_reps,
+        compare=compare,
+        seed=seed,
+        max_rows=max_rows,
+        plot=plot,
+    )
+    if output is not None:
         from tmcheck.util.atomic import write_text
 
-        write_text(out, json.dumps(to_jsonable(payload), indent=2) + "\n")
+        write_text(output, json.dumps(to_jsonable(payload), indent=2) + "\n")
+    results = fits_of(payload)
     if form == "joint":
         _warn("", payload["status"], payload["flags"])
-    else:
-        for g, r in results.items():
-            _warn("" if g is None else f"group {g}: ", r["status"], r["flags"])
-    if as_json:
+    for g, r in results.items():
+        _warn("" if g is None else f"group {g}: ", r["status"], r["flags"])
+    if json_:
         print_json(payload)
-        return
-    for step in data["steps"]:
-        console.print(step, highlight=False)
-    if form == "joint":
-        _print_joint(payload, file)
     else:
+        for step in payload["preprocessing"]:
+            console.print(step, highlight=False)
+        if form == "joint":
+            _print_joint(payload, file)
         for g, r in results.items():
             _print_1d("" if g is None else f" ({group} = {g})", form, r)
-    if "model_choice" in payload:
-        for g, mc in payload["model_choice"].items():
+        for g, mc in payload.get("model_choice", {}).items():
             errs = ", ".join(f"{k} {v:.4g}" for k, v in mc["errors"].items())
             console.print(
                 f"leave-largest-out log RMSE{'' if g == 'None' else f' ({g})'}: {errs}; choice: {mc['choice']}"
             )
-    if plot is not None:
-        console.print(f"plot written to {plot}")
+        if plot is not None:
+            console.print(f"plot written to {plot}")
+    if any(v == "inconsistent" for v in verdicts(payload)):
+        raise typer.Exit(1)
 
 
 def _print_joint(p: dict, file: Path) -> None:

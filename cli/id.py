@@ -1,15 +1,16 @@
 """`tmcheck id`: intrinsic-dimension estimation (paper Section 5, "Estimating the ID of text").
 
 `estimate` runs one estimator under a named protocol on points from .npy, .pt or .safetensors;
-`synth` writes a point cloud of known dimension from the validation set. Library:
-tmcheck.empirics.id.
+`synth` writes a point cloud of known dimension from the validation set; `ablate` the ID against the
+embedding model (Figure 4); `corpus` the ID of each corpus of a pretraining sweep and the predicted
+alpha_D (Section 3), with every place where the paper's code departs from its text an option recorded
+in id.json (--window prefix, --batch-points 3600, --final-ln before, --estimator mle-mean).
+Library: tmcheck.empirics.id, tmcheck.empirics.lm.embed.corpus_id.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import io
 import warnings
 from pathlib import Path
@@ -18,9 +19,26 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import console, err_console, handle_errors, print_json, to_jsonable
-from tmcheck.cli.options import BootstrapOpt, DeviceOpt, JsonOpt, SeedOpt, nonneg_finite, positive_int
+from tmcheck.cli.options import (
+    BootstrapOpt,
+    DeviceOpt,
+    JsonOpt,
+    SeedOpt,
+    nonneg_finite,
+    parse_list,
+    positive_finite,
+    positive_int,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension of point clouds (paper Sec. 5).")
+
+# `--batch-size` meant points per ID batch here and documents per forward pass in `embed`; `--out` a file.
+RENAMED_OPTIONS = {
+    ("id", "estimate"): {"--batch-size": "--batch-points", "--out": "--output"},
+    ("id", "synth"): {"--out": "--output"},
+    ("id", "corpus"): {"--batch-size": "--batch-points"},
+}
+MAX_POINTS = 200_000  # the full protocol's exact search is N^2 D: about a minute at this N on 2 cores
 
 
 def _notes(caught) -> None:
@@ -48,8 +66,14 @@ def estimate(
     protocol: str = typer.Option(
         "full", "--protocol", help="full: all points at once; paper: random disjoint batches, mean of batch estimates."
     ),
-    batch_size: int = typer.Option(
-        4096, "--batch-size", callback=positive_int, help="Batch size of the paper protocol."
+    batch_points: int = typer.Option(
+        4096, "--batch-points", callback=positive_int, help="Points per batch of the paper protocol."
+    ),
+    max_points: int = typer.Option(
+        MAX_POINTS,
+        "--max-points",
+        callback=positive_int,
+        help="Refuse the full protocol on more points than this (its exact search costs N^2 D).",
     ),
     bootstrap: BootstrapOpt = 200,
     device: DeviceOpt = "auto",
@@ -62,17 +86,23 @@ def estimate(
     ),
     key: str | None = typer.Option(None, "--key", help="Tensor name inside a .pt dict or .safetensors file."),
     seed: SeedOpt = 0,
-    out: Path | None = typer.Option(None, "--out", help="Also write the result as JSON here (atomically)."),
-    as_json: JsonOpt = False,
+    output: Path | None = typer.Option(None, "--output", help="Also write the result as JSON to this file."),
+    json_: JsonOpt = False,
 ) -> None:
     """Estimate the intrinsic dimension of the rows of FILE."""
     from tmcheck.empirics.id import estimate_id, load_points
+    from tmcheck.util import progress
 
     X = load_points(file, key=key)
     shape = getattr(X, "shape", ())
-    show = not as_json and len(shape) == 2 and shape[0] >= PROGRESS_MIN_POINTS
+    if protocol == "full" and len(shape) == 2 and shape[0] > max_points:
+        raise ValueError(
+            f"{shape[0]:,} points: the full protocol's exact search ({shape[0]:,}^2 x {shape[1]} work) is refused "
+            f"above --max-points {max_points:,}; use --protocol paper (batches of --batch-points) or raise it"
+        )
+    show = progress.enabled() and len(shape) == 2 and shape[0] >= PROGRESS_MIN_POINTS
     status = (
-        err_console.status(
+        progress.console().status(
             f"{estimator} on {shape[0]:,} x {shape[1]} points: exact kNN search, then the "
             f"estimate ({bootstrap} bootstrap resamples)"
         )
@@ -86,7 +116,7 @@ def estimate(
             estimator=estimator,
             k=k,
             protocol=protocol,
-            batch_size=batch_size,
+            batch_size=batch_points,
             bootstrap=bootstrap,
             duplicates=duplicates,
             device=device,
@@ -95,13 +125,13 @@ def estimate(
         )
     _notes(caught)
     payload = {"file": str(file), "shape": list(X.shape), **result.as_dict()}
-    if out is not None:
+    if output is not None:
         import json
 
         from tmcheck.util.atomic import write_text
 
-        write_text(out, json.dumps(to_jsonable(payload), indent=2) + "\n")
-    if as_json:
+        write_text(output, json.dumps(to_jsonable(payload), indent=2) + "\n")
+    if json_:
         print_json(payload)
         return
     _table(file, X.shape, estimator, result)
@@ -150,41 +180,41 @@ def synth(
         0.0, "--noise", callback=nonneg_finite, help="Gaussian noise s.d. per ambient coordinate."
     ),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
-    out: Path = typer.Option(Path("points.npy"), "--out", help="Output .npy file (written atomically)."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    output: Path = typer.Option(Path("points.npy"), "--output", help="Output .npy file (written atomically)."),
+    json_: JsonOpt = False,
 ) -> None:
     """Write N points of a manifold with known intrinsic dimension (the validation set) to a .npy file."""
     import numpy as np
 
     from tmcheck.util.atomic import write_bytes
-    from tmcheck.empirics.id import MANIFOLDS, make_manifold
+    from tmcheck.empirics.id import VALIDATION_SETS, validation_points
 
     from tmcheck.theory.manifolds import MAX_SAMPLE_BYTES
 
-    if out.suffix != ".npy":
-        raise ValueError(f"--out must end in .npy, got {out}")
+    if output.suffix != ".npy":
+        raise ValueError(f"--output must end in .npy, got {output}")
     if 8 * n * ambient > MAX_SAMPLE_BYTES:  # the float64 sample before the float32 copy
         raise ValueError(
             f"--n {n} x --D {ambient} points need {8 * n * ambient / 1e9:.3g} GB "
             f"(limit {MAX_SAMPLE_BYTES / 1e9:.3g} GB); lower --n or --D"
         )
-    X = make_manifold(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
+    X = validation_points(manifold, n, d=d, D=ambient, noise=noise, seed=seed, dtype=np.float32)
     buf = io.BytesIO()
     np.save(buf, X)
-    write_bytes(out, buf.getvalue())
+    write_bytes(output, buf.getvalue())
     info = {
-        "out": str(out),
+        "output": str(output),
         "manifold": manifold,
-        "d": d if d is not None else MANIFOLDS[manifold][0],
+        "d": d if d is not None else VALIDATION_SETS[manifold][0],
         "D": ambient,
         "n": n,
         "noise": noise,
         "seed": seed,
     }
-    if as_json:
+    if json_:
         print_json(info)
     else:
-        console.print(f"wrote {n} points of {manifold} (d={info['d']}) in R^{ambient} to {out}")
+        console.print(f"wrote {n} points of {manifold} (d={info['d']}) in R^{ambient} to {output}")
 
 
 @app.command()
@@ -271,5 +301,88 @@ def _ablate_cell(e: dict) -> str:
     return f"{e['d']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
 
 
-if importlib.util.find_spec("tmcheck.cli.id_corpus") is not None:
-    importlib.import_module("tmcheck.cli.id_corpus").register(app)
+@app.command("corpus")
+@handle_errors
+def corpus(
+    sweep_dir: Path = typer.Argument(..., help="A sweep directory (tmcheck sweep data)."),
+    corpus_name: list[str] | None = typer.Option(
+        None, "--corpus", help="Corpora, comma-separated or repeated (default: all)."
+    ),
+    layer: int | None = typer.Option(None, "--layer", help="Block, 1-based; 0 = input embeddings (default: last)."),
+    window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
+    final_ln: str = typer.Option(
+        "after", "--final-ln", help="after or before the final LayerNorm (paper code: before for nanoGPT checkpoints)."
+    ),
+    context: int | None = typer.Option(
+        None, "--context", callback=positive_int, help="Tokens per document (default: the preset's)."
+    ),
+    tokens_per_doc: int | None = typer.Option(
+        None,
+        "--tokens-per-doc",
+        callback=positive_int,
+        help="Embedded tokens per document (default: the preset's; paper: 32).",
+    ),
+    estimator: str = typer.Option(
+        "mle",
+        "--estimator",
+        help="mle (inverse mean) or mle-mean (mean of per-point estimates), or any estimator of `tmcheck id estimate`.",
+    ),
+    k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours (paper: K=20)."),
+    protocol: str = typer.Option("paper", "--protocol", help="paper (batches, mean of batch estimates) or full."),
+    batch_points: int = typer.Option(
+        4096, "--batch-points", callback=positive_int, help="Points per ID batch (paper text 4096, paper code 3600)."
+    ),
+    bootstrap: BootstrapOpt = 200,
+    beta: float = typer.Option(
+        1.0,
+        "--beta",
+        callback=positive_finite,
+        help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1).",
+    ),
+    seed: SeedOpt = 0,
+    device: DeviceOpt = "auto",
+    json_: JsonOpt = False,
+) -> None:
+    """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (written to id.json)."""
+    from tmcheck.empirics.lm.embed import EmbedOptions, IDOptions, corpus_id
+    from tmcheck.util import progress
+    from tmcheck.empirics.report.common import format_interval
+    from tmcheck.empirics.sweep import SweepDir
+
+    sweep = SweepDir(sweep_dir)
+    config, preset = sweep.read_config(), sweep.preset()
+    if config["kind"] != "pretrain":
+        raise ValueError(
+            f"{sweep_dir} is a {config['kind']} sweep; `id corpus` embeds the corpora of a pretraining sweep"
+        )
+    names = [c for item in corpus_name for c in parse_list(item, "--corpus")] if corpus_name else config["corpora"]
+    eo = EmbedOptions(
+        context=preset.id_context if context is None else context,
+        tokens_per_doc=preset.id_tokens_per_doc if tokens_per_doc is None else tokens_per_doc,
+        window=window,
+        final_ln=final_ln,
+        layer=layer,
+        seed=seed,
+    )
+    io = IDOptions(estimator=estimator, k=k, protocol=protocol, batch_size=batch_points, bootstrap=bootstrap, beta=beta)
+    res = {}
+    with progress.bar(len(names), "embedding and estimating the ID") as advance:
+        for name in names:  # one corpus at a time: corpus_id merges each into id.json
+            res[name] = corpus_id(sweep_dir, [name], eo, io, device)[name]
+            advance()
+    if json_:
+        print_json(res)
+        return
+    table = Table(title=f"ID of test-set embeddings ({estimator}, K={k}, protocol {protocol}); alpha_D = 2b/(2b+d)")
+    for col in ("corpus", "points", "d", "95% CI", "alpha_D (b=1)", f"alpha_D (b={beta:g})"):
+        table.add_column(col, justify="left" if col == "corpus" else "right")
+    for c, e in res.items():
+        table.add_row(
+            c,
+            str(e["points"]),
+            f"{e['d']:.2f}",
+            format_interval(e["d_ci"], 2),
+            f"{e['alpha_D']:.3f}",
+            f"{e['alpha_D_beta']:.3f}",
+        )
+    console.print(table)

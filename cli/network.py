@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from tmcheck.cli.common import UserError, console, handle_errors, print_json
+from tmcheck.cli.common import UserError, console, handle_errors, network_resources_table, print_json
 from tmcheck.cli.options import JsonOpt, positive_int
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import MAX_BITS, evaluate
@@ -73,26 +73,4 @@ def info_cmd(
             {"file": str(file), "arithmetic": net.arithmetic, "decoder": net.decoder, **res.as_dict(), "meta": net.meta}
         )
         return
-    console.print(resource_table(res, title=f"{file.name} ({net.arithmetic})"))
-
-
-def resource_table(res, title: str) -> Table:
-    table = Table(title=title)
-    table.add_column("resource")
-    table.add_column("measured", justify="right")
-    labels = {
-        "L_T": "blocks L_T",
-        "m": "max heads per block m",
-        "L_FFN": "max FFN depth L_FFN",
-        "w_FFN": "max FFN hidden width w_FFN",
-        "l": "hidden tokens l",
-        "d_embd": "d_embd",
-        "D": "input dim D",
-        "kappa": "kappa = max|theta| (all weights)",
-        "kappa_blocks": "max|theta| (heads and FFNs)",
-        "n_params": "parameters",
-        "n_nonzero": "non-zero parameters",
-    }
-    for key, label in labels.items():
-        table.add_row(label, str(getattr(res, key)))
-    return table
+    console.print(network_resources_table(res, title=f"{file.name} ({net.arithmetic})"))

@@ -3,7 +3,11 @@
 The corpus is a built-in one (`--corpus`), one's own text file (`--text`) or directory (`--corpus-dir`),
 split and deduplicated like the built-in ones; `--n-layer/--n-embd/--n-head/--block-size` override the
 preset's model; `--init-from` fine-tunes a local GPT-2 directory (e.g. one written by `tmcheck export hf`).
-Library: tmcheck.empirics.lm.pretrain.train_lm over tmcheck.empirics.lm.train.train.
+
+`--out DIR` is the run: DIR/best.pt, last.pt, result.json, run.json, with the tokenized data in
+DIR/data/; every command that takes a run (`export hf DIR`, `embed DIR`, ...) takes DIR. A directory
+an older tmcheck wrote (the run in DIR/run/) is resumed there. A directory that holds other files is
+refused. Library: tmcheck.empirics.lm.pretrain.train_lm over tmcheck.empirics.lm.train.train.
 """
 
 from __future__ import annotations
@@ -24,6 +28,26 @@ def _corpus(corpus: str, text: Path | None, corpus_dir: Path | None) -> str:
     if corpus_dir is not None:
         return f"dir:{corpus_dir.resolve()}"
     return corpus
+
+
+RUN_FILES = ("run.json", "best.pt", "last.pt", "result.json", "data")  # what a run directory may hold
+
+
+def run_directory(out: Path) -> Path:
+    """Where `train --out DIR` writes the run: DIR itself (new, empty, or a run of tmcheck), DIR/run for
+    a directory an older tmcheck wrote; a directory holding other files, or a link, is refused."""
+    if out.is_symlink():
+        raise ValueError(f"{out} is a symbolic link; --out names the run directory itself")
+    if not out.exists():
+        return out
+    if not out.is_dir():
+        raise ValueError(f"{out} exists and is not a directory; --out names the run directory")
+    if (out / "run" / "run.json").is_file() and not (out / "run.json").exists():
+        return out / "run"
+    others = sorted(p.name for p in out.iterdir() if p.name not in RUN_FILES and not p.name.startswith("."))
+    if others:
+        raise ValueError(f"{out} exists and is not a tmcheck run (it holds {others[0]}); use an empty or new directory")
+    return out
 
 
 @handle_errors
@@ -48,7 +72,7 @@ def command(
     threads: int = typer.Option(0, "--threads", min=0, help="CPU threads (0: all cores)."),
     compile_: bool = typer.Option(False, "--compile/--no-compile", help="torch.compile the model."),
     seed: SeedOpt = 0,
-    out: OutOpt = Path("runs/train"),
+    out: OutOpt = Path("runs/train"),  # the run directory itself
     device: DeviceOpt = "auto",
     json_: JsonOpt = False,
 ) -> None:
@@ -77,6 +101,7 @@ def command(
 
         tok = init_tokenizer(init_from)
         spec = replace(spec, tokenizer=str(tok.resolve()), vocab_size=load_tokenizer(tok).get_vocab_size())
+    run_dir = run_directory(out)
     data_dir = out / "data"
     meta = prepare_dataset(spec, data_dir)
     full = meta["splits"]["train"]["tokens"]
@@ -85,12 +110,13 @@ def command(
         raise ValueError(
             f"--tokens {n:,} exceeds the training split of {name!r} ({full:,} tokens with preset {preset})"
         )
-    row = train_lm(p, data_dir, n, seed, out / "run", progress=not json_, init=init_from)
+    # the trainer's bar (steps, loss, tokens/s) is drawn on stderr, also under --json
+    row = train_lm(p, data_dir, n, seed, run_dir, progress=True, init=init_from)
     if json_:
         print_json(row)
     else:
         console.print(
             f"{name}, n = {n:,} tokens: test loss {row['test_loss']:.4f} nats/token at step "
             f"{row['best_step']} (best validation {row['best_val']:.4f}); {row['steps']} steps, "
-            f"{row['tokens_seen'] / max(row['seconds'], 1e-9):,.0f} tokens/s; checkpoint {out / 'run' / 'best.pt'}"
+            f"{row['tokens_seen'] / max(row['seconds'], 1e-9):,.0f} tokens/s; run {run_dir} (best.pt)"
         )

@@ -1,5 +1,6 @@
-"""The 2x2 figure of the ID ablations (paper Figure 4): d-hat against non-embedding parameters,
-embedding width, layer and context position; one line per estimator, its 95% interval as a band."""
+"""The figure of the ID ablations (paper Figure 4): d-hat against non-embedding parameters, embedding
+width, layer and context position (the panels a result holds); one line per estimator, its 95%
+interval as a band."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.report.common import caption as wrap_caption
 from tmcheck.empirics.report.common import pyplot, save_figure
 
 TITLES = {
@@ -38,29 +40,35 @@ def _bin(positions) -> str:
     return str(lo) if hi == lo + 1 else f"{lo}-{hi - 1}"
 
 
-def figure(result: dict, path: Path) -> None:
+def panels(result: dict) -> list[str]:
+    """The panels the result holds, in the paper's order (params, width, layer, position)."""
+    return [p for p in TITLES if result["panels"].get(p) is not None]
+
+
+def draw(result: dict):
+    """The figure of the measured panels only (a panel a result lacks is not drawn: one model gives no
+    parameter or width curve), in a 2x2 grid when there are four, else in one row. Returns the figure."""
     plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7.5))
-    for ax, panel in zip(axes.flat, TITLES):
+    shown = panels(result)
+    if not shown:
+        raise ValueError("the ablation result holds no panel to draw")
+    rows, cols = (2, 2) if len(shown) == 4 else (1, len(shown))
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.9 * rows + 0.5), squeeze=False)
+    banded = False
+    for ax, panel in zip(axes.flat, shown):
         title, xlabel, logx = TITLES[panel]
+        data = result["panels"][panel]
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("estimated ID d-hat")
         ax.grid(True, which="both", alpha=0.3)
-        data = result["panels"].get(panel)
-        if data is None:
-            why = "needs two or more models" if panel in ("params", "width") else "too few points per bin"
-            ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center", transform=ax.transAxes, fontsize=9)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            continue
         for name in result["options"]["estimators"]:
             pts = [p for p in data["points"] if p["estimates"][name]["d"] is not None]  # refused clouds left out
             x = np.array([p["x"] for p in pts], float)
             d = np.array([p["estimates"][name]["d"] for p in pts])
             cis = [p["estimates"][name]["ci"] for p in pts]
             ax.plot(x, d, marker="o", ms=4, color=COLORS.get(name), label=name)
-            if all(c is not None for c in cis):
+            if pts and all(c is not None for c in cis):
                 ax.fill_between(
                     x,
                     [c[0] for c in cis],
@@ -69,6 +77,7 @@ def figure(result: dict, path: Path) -> None:
                     alpha=0.2,
                     label=f"{name} 95% interval",
                 )
+                banded = True
         if logx:
             ax.set_xscale("log")
             ticks = sorted({p["x"] for p in data["points"]})
@@ -83,11 +92,15 @@ def figure(result: dict, path: Path) -> None:
             ax.set_xticks(sorted({int(p["x"]) for p in data["points"]}))
         where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
         ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
-        ax.legend(fontsize=7)
-    fig.suptitle(
-        f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})\n"
-        f"bands: 95% intervals ({result['intervals']})",
-        fontsize=9,
-    )
+        ax.legend(fontsize=7, loc="upper left" if panel != "position" else "upper right")
+    text = f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})"
+    if banded:
+        text += f"\nbands: 95% intervals ({result['intervals']})"
+    wrap_caption(fig, text)
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig
+
+
+def figure(result: dict, path: Path) -> None:
+    """Draw the ablation figure and write it atomically to `path`."""
+    save_figure(draw(result), path)

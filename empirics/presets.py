@@ -1,10 +1,16 @@
 """Presets: every sweep kind's settings as one dataclass family, in one registry (paper Section 3).
 
 `Preset` is the base (a name, notes, plain-data round trip); `PretrainPreset` configures the
-pretraining data-scaling sweep (kind "pretrain", Figure 2), `SynthPreset` the synthetic manifold
-regression (kind "synthetic", eq. 3-4). `PRESETS[kind][name]` holds the named presets of each kind.
-A new kind subclasses Preset with its `kind` (the subclass registers itself for `preset_from_dict`)
-and adds its dictionary of named presets to PRESETS.
+pretraining data-scaling sweep (kind "pretrain", Figure 2), `ModelPreset` the model-scaling sweep
+(kind "model", Figure 3, eq. 4), `SynthPreset` the synthetic manifold regression (kind "synthetic",
+eq. 3-4). `PRESETS[kind][name]` holds the named presets of each kind. A new kind subclasses Preset
+with its `kind` (the subclass registers itself for `preset_from_dict`) and adds its dictionary of
+named presets to PRESETS.
+
+Fields are declared with their bounds (tmcheck.empirics.schema: `Count` is at least 1, ...), so a
+preset read from a config.json is checked by the one schema (a wrong type or value is one line
+naming the field); `validate` adds the relations between fields. `config_options` names the other
+settings a sweep's config.json stores beside the preset (pretraining: its corpora).
 
 Pretraining: the training-set sizes n (in tokens) form a geometric grid from `n_min` up to the full
 training split, whose size is the corpus's training tokens capped at `n_max`; the largest run
@@ -15,26 +21,58 @@ Timings are for 2 CPU cores unless stated; GPU figures are design targets, not m
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
+from pydantic import AfterValidator, Field
+
+from tmcheck.empirics import schema
+from tmcheck.empirics.data.corpora import check_corpus
 from tmcheck.empirics.lm.gpt import GPTConfig
-from tmcheck.empirics.lm.train import TrainConfig
+from tmcheck.empirics.lm.train import SCHEDULES, TrainConfig
+from tmcheck.empirics.schema import Count, Fraction, NonNegative, NonNegativeFloat, PositiveFloat
+
+Corpus = Annotated[str, AfterValidator(check_corpus)]  # a corpus tmcheck can load (refused otherwise)
+Vocabulary = Annotated[int, Field(ge=258, le=schema.MAX_VOCAB)]  # 256 bytes, <|endoftext|>, a merge
 
 
-def _from_plain(tp: Any, value: Any) -> Any:
-    """A JSON value back as the annotated type: lists to tuples, dicts to dataclasses."""
-    if dataclasses.is_dataclass(tp) and isinstance(value, dict):
-        hints = typing.get_type_hints(tp)
-        return tp(**{k: _from_plain(hints.get(k, Any), v) for k, v in value.items()})
-    if typing.get_origin(tp) is tuple and isinstance(value, list):
-        args = typing.get_args(tp)
-        inner = args[0] if args else Any
-        return tuple(_from_plain(inner, v) for v in value)
-    return value
+def non_embedding_params(n_layer: int, n_embd: int) -> int:
+    """Parameters of our GPT without token and position embeddings (Kaplan et al.'s N, the paper's
+    Figure 3 axis): per block 12 C^2 + 13 C (attention 4 C^2 + 4 C, MLP 8 C^2 + 5 C, two LayerNorms
+    4 C), plus the final LayerNorm 2 C. The output head is tied to the token embedding."""
+    return n_layer * (12 * n_embd**2 + 13 * n_embd) + 2 * n_embd
+
+
+def check_model(model: GPTConfig, where: str) -> None:
+    """A GPT configuration within the schema's bounds (positive sizes, heads dividing the width)."""
+    schema.validate(schema.GPTShape, asdict(model), f"{where}: model")
+
+
+def check_train(train: TrainConfig, where: str) -> None:
+    """A trainer configuration that can run: positive counts, finite rates, a known schedule."""
+    bad = [
+        (name, want)
+        for name, ok, want in (
+            ("max_steps", train.max_steps >= 1, ">= 1"),
+            ("lr", math.isfinite(train.lr) and train.lr > 0, "a finite number > 0"),
+            ("min_lr", math.isfinite(train.min_lr) and 0 <= train.min_lr <= train.lr, "between 0 and lr"),
+            ("warmup_steps", train.warmup_steps >= 0, ">= 0"),
+            ("weight_decay", math.isfinite(train.weight_decay) and train.weight_decay >= 0, "a finite number >= 0"),
+            ("grad_clip", math.isfinite(train.grad_clip) and train.grad_clip >= 0, "a finite number >= 0"),
+            ("grad_accum", train.grad_accum >= 1, ">= 1"),
+            ("eval_every", train.eval_every >= 1, ">= 1"),
+            ("patience", train.patience >= 0, ">= 0"),
+            ("schedule", train.schedule in SCHEDULES, f"one of {', '.join(SCHEDULES)}"),
+            ("cooldown", train.cooldown >= (1 if train.schedule == "plateau" else 0), ">= 1 under schedule plateau"),
+            ("threads", train.threads >= 0, ">= 0"),
+        )
+        if not ok
+    ]
+    if bad:
+        name, want = bad[0]
+        raise schema.SchemaError(f"{where}: train.{name}: expected {want}, got {getattr(train, name)!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,6 +81,7 @@ class Preset:
 
     kind: ClassVar[str] = ""
     classes: ClassVar[dict[str, type]] = {}  # kind -> its preset class; subclasses register themselves
+    config_options: ClassVar[dict[str, Any]] = {}  # config.json's settings beside the preset: name -> type
     name: str
     notes: str = ""
 
@@ -56,15 +95,24 @@ class Preset:
 
     @classmethod
     def from_dict(cls, d: dict) -> Preset:
-        """The preset a config.json stores (unknown keys refused, missing ones take their defaults)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"a {cls.kind} preset has no setting {unknown[0]!r}")
-        return _from_plain(cls, dict(d))
+        """The preset a config.json stores: the schema's types and bounds (unknown fields refused,
+        missing ones take their defaults), then `validate`."""
+        p = schema.validate(cls, d, f"a {cls.kind} preset")
+        p.validate()
+        return p
 
     def validate(self) -> None:
-        """Raise ValueError (one line) if the preset cannot run; the base accepts everything."""
+        """SchemaError (a ValueError, one line) naming the first field that cannot run."""
+        schema.check(self, f"preset {self.name!r}")
+        self.check_relations()
+
+    def check_relations(self) -> None:
+        """The relations between fields that their declared bounds cannot express; none in the base."""
+
+    @classmethod
+    def config_corpora(cls, config: Mapping) -> list[str]:
+        """The corpora a config of this kind (or a preset's own fields) would read; none in the base."""
+        return []
 
     def with_overrides(self, **overrides) -> Preset:
         """The preset with the given fields replaced (None values ignored), validated."""
@@ -78,20 +126,35 @@ class PretrainPreset(Preset):
     """A pretraining data-scaling sweep (kind "pretrain"): data, model, optimisation and grid."""
 
     kind: ClassVar[str] = "pretrain"
-    corpora: tuple[str, ...]  # corpora of the sweep (`--corpus` overrides)
+    config_options: ClassVar[dict[str, Any]] = {"corpora": tuple[Corpus, ...]}
+    corpora: tuple[Corpus, ...]  # corpora of the sweep (`--corpus` overrides)
     model: GPTConfig  # vocab_size is taken from the tokenizer
     train: TrainConfig
-    batch_size: int = 32  # sequences per micro-batch
-    vocab_size: int = 1024  # BPE vocabulary
-    tokenizer_bytes: int = 4_000_000  # bytes of training text the BPE sees
-    n_min: int = 16_384  # smallest training-set size, tokens
-    n_max: int = 10**9  # cap on the full training split, tokens
-    n_sizes: int = 5  # points of the geometric grid
-    seeds: tuple[int, ...] = (0, 1)  # training seeds per size
-    max_eval_tokens: int = 32_768  # tokens of the val and test splits used for losses
-    id_docs: int = 256  # test documents embedded for the ID (paper: the whole test set)
-    id_context: int = 1024  # tokens per document fed to the model (paper: 1024)
-    id_tokens_per_doc: int = 32  # embedded tokens per document (paper: 32)
+    batch_size: Count = 32  # sequences per micro-batch
+    vocab_size: Vocabulary = 1024  # BPE vocabulary
+    tokenizer_bytes: Count = 4_000_000  # bytes of training text the BPE sees
+    n_min: Count = 16_384  # smallest training-set size, tokens
+    n_max: Count = 10**9  # cap on the full training split, tokens
+    n_sizes: Count = 5  # points of the geometric grid
+    seeds: tuple[NonNegative, ...] = (0, 1)  # training seeds per size
+    max_eval_tokens: Count = 32_768  # tokens of the val and test splits used for losses
+    id_docs: Count = 256  # test documents embedded for the ID (paper: the whole test set)
+    id_context: Count = 1024  # tokens per document fed to the model (paper: 1024)
+    id_tokens_per_doc: Count = 32  # embedded tokens per document (paper: 32)
+
+    @classmethod
+    def config_corpora(cls, config: Mapping) -> list[str]:
+        preset = config.get("preset") if isinstance(config.get("preset"), Mapping) else {}
+        return [*(config.get("corpora") or ()), *(preset.get("corpora") or ())]
+
+    def check_relations(self) -> None:
+        where = f"preset {self.name!r}"
+        if not self.corpora or not self.seeds:
+            raise schema.SchemaError(f"{where}: corpora and seeds: expected at least one of each")
+        if self.n_max < self.n_min:
+            raise schema.SchemaError(f"{where}: n_max: expected >= n_min={self.n_min:,}, got {self.n_max:,}")
+        check_model(self.model, where)
+        check_train(self.train, where)
 
     def grid(self, train_tokens: int) -> list[int]:
         """Geometric grid of n from n_min to the full training split (already capped near n_max when the
@@ -152,12 +215,13 @@ PRETRAIN: dict[str, PretrainPreset] = {
         id_docs=200,
         id_context=256,
         id_tokens_per_doc=32,
-        notes="three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
-        "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
-        "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo`. Sized "
-        "down from n up to 128,000 with a 400-step cap (issue 12 item 6): there the runs from n = 22,000 up "
-        "stopped on the cap, and a prose run at n = 129,665 was still improving after 900 steps (8 epochs), "
-        "more than 2 shared cores allow for 30 runs; one thread per run (no gain from two, bench_train)",
+        notes=(
+            "three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
+            "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
+            "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo` re-runs a sample. "
+            "Sized down from n up to 128,000 with a 400-step cap, where the larger runs stopped on the cap; one "
+            "thread per run"
+        ),
     ),
     "cpu-small": PretrainPreset(
         name="cpu-small",
@@ -219,53 +283,212 @@ PRETRAIN: dict[str, PretrainPreset] = {
 
 
 @dataclass(frozen=True, kw_only=True)
+class ModelPreset(Preset):
+    """A model-scaling sweep (kind "model"): one corpus, a width x depth grid at a fixed n, and a data arm."""
+
+    kind: ClassVar[str] = "model"
+    config_options: ClassVar[dict[str, Any]] = {"corpus": Corpus}
+    corpus: Corpus  # the one corpus (`--corpus` overrides)
+    model: GPTConfig  # context and head size of every model; n_layer/n_embd from the grid
+    train: TrainConfig
+    widths: tuple[Count, ...]  # n_embd of the grid
+    depths: tuple[Count, ...]  # n_layer of the grid
+    head_dim: Count = 16  # n_head = n_embd // head_dim (at least 1)
+    batch_size: Count = 32
+    vocab_size: Vocabulary = 512
+    tokenizer_bytes: Count = 2_000_000
+    n_max: Count = 10**9  # the fixed n: the training split, capped here (tokens)
+    data_ns: tuple[Count, ...] = ()  # data arm: smaller training-set sizes (the full n is added)
+    data_layers: Count = 1  # data arm's model
+    data_width: Count = 32
+    seeds: tuple[NonNegative, ...] = (0,)
+    max_eval_tokens: Count = 32_768
+    id_docs: Count = 256  # test documents embedded for d-hat
+    id_context: Count = 256
+    id_tokens_per_doc: Count = 32
+    beta: Annotated[float, Field(gt=0, le=1)] = 1.0  # smoothness in alpha_N = 2 beta / d (the paper: 1)
+
+    @classmethod
+    def config_corpora(cls, config: Mapping) -> list[str]:
+        preset = config.get("preset") if isinstance(config.get("preset"), Mapping) else {}
+        return [c for c in (config.get("corpus"), preset.get("corpus")) if c]
+
+    def check_relations(self) -> None:
+        if not self.widths or not self.depths:
+            raise ValueError("a model preset needs positive widths and depths")
+        if len(set(self.grid())) < 3:
+            raise ValueError("a model-scaling sweep needs at least 3 distinct model sizes")
+        for w in (*self.widths, self.data_width):
+            if w > self.head_dim and w % self.head_dim:  # narrower models get one head of their width
+                raise ValueError(f"width {w} is not divisible by head_dim {self.head_dim}")
+        if any(n >= self.n_max for n in self.data_ns):
+            raise ValueError(f"data_ns must lie in [1, n_max={self.n_max:,})")
+        if not self.seeds:
+            raise ValueError("a model preset needs at least one seed")
+        check_model(self.model, f"preset {self.name!r}")
+        check_train(self.train, f"preset {self.name!r}")
+
+    def heads(self, width: int) -> int:
+        return max(1, width // self.head_dim)
+
+    def grid(self) -> list[tuple[int, int]]:
+        """(n_layer, n_embd) of the model arm, smallest N first."""
+        return sorted({(L, w) for L in self.depths for w in self.widths}, key=lambda s: non_embedding_params(*s))
+
+    def sized(self, n_layer: int, n_embd: int) -> ModelPreset:
+        """This preset with its GPT resized: what train_lm trains."""
+        return replace(self, model=replace(self.model, n_layer=n_layer, n_embd=n_embd, n_head=self.heads(n_embd)))
+
+
+MODEL: dict[str, ModelPreset] = {
+    "tiny": ModelPreset(
+        name="tiny",
+        corpus="stories",
+        model=GPTConfig(block_size=32),
+        train=TrainConfig(max_steps=60, lr=3e-3, min_lr=3e-4, warmup_steps=5, eval_every=10, patience=2, threads=1),
+        widths=(8, 16, 32),
+        depths=(1,),
+        head_dim=8,
+        batch_size=16,
+        vocab_size=320,
+        tokenizer_bytes=200_000,
+        n_max=20_000,
+        data_ns=(3_000, 8_000),
+        data_layers=1,
+        data_width=16,
+        max_eval_tokens=2_048,
+        id_docs=64,
+        id_context=32,
+        id_tokens_per_doc=8,
+        notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests",
+    ),
+    "cpu": ModelPreset(
+        name="cpu",
+        corpus="sql",
+        model=GPTConfig(block_size=64),
+        train=TrainConfig(max_steps=2500, lr=3e-3, min_lr=3e-4, warmup_steps=50, eval_every=50, patience=4, threads=1),
+        widths=(16, 32, 64, 128),
+        depths=(1, 2),
+        head_dim=16,
+        batch_size=16,
+        vocab_size=512,
+        n_max=1_000_000,
+        data_ns=(62_500, 125_000, 250_000, 500_000),
+        data_layers=1,
+        data_width=64,
+        max_eval_tokens=16_384,
+        id_docs=400,
+        id_context=64,
+        id_tokens_per_doc=16,
+        notes=(
+            "SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N over 2.1 decades at n = 1M tokens (2.5"
+            " epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes); one thread per "
+            "run"
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
 class SynthPreset(Preset):
     """A synthetic-regression sweep (kind "synthetic"): the problem grid, the model, the optimiser."""
 
     kind: ClassVar[str] = "synthetic"
-    dims: tuple[int, ...] = (1, 2, 4)  # intrinsic dimensions d of the data-scaling sweep
-    betas: tuple[float, ...] = (1.0, 0.5)
-    ns: tuple[int, ...] = (64, 160, 400, 1000, 2500, 6400)  # training-set sizes (validation included)
-    seeds: tuple[int, ...] = (0, 1, 2)
+    dims: tuple[Count, ...] = (1, 2, 4)  # intrinsic dimensions d of the data-scaling sweep
+    betas: tuple[Annotated[float, Field(gt=0, le=1)], ...] = (1.0, 0.5)
+    ns: tuple[Count, ...] = (64, 160, 400, 1000, 2500, 6400)  # training-set sizes (validation included)
+    seeds: tuple[NonNegative, ...] = (0, 1, 2)
     manifold: str = "torus"
-    D: int = 16
+    D: Count = 16
     target: str = "holder"
     density: str = "uniform"
-    noise: float = 0.5
-    n_test: int = 20_000  # held-out points, the same for every run
-    val_fraction: float = 0.2
-    min_val: int = 16
+    noise: NonNegativeFloat = 0.5
+    n_test: Count = 20_000  # held-out points, the same for every run
+    val_fraction: Fraction = 0.2
+    min_val: Count = 16
     size: str = "fixed"  # "fixed" width, or "theory": FFN width ∝ n^{d/(2β+d)}, `ffn_width` at max(ns)
-    d_embd: int = 8
-    n_blocks: int = 2
-    n_heads: int = 2
-    ffn_width: int = 32
+    d_embd: Count = 8
+    n_blocks: Count = 2
+    n_heads: Count = 2
+    ffn_width: Count = 32
     attention: str = "relu"
-    batch_size: int = 128
-    epochs: int = 60  # optimizer steps = epochs * n_train / batch_size, clipped to [min_steps, max_steps]
+    batch_size: Count = 128
+    epochs: Count = 60  # optimizer steps = epochs * n_train / batch_size, clipped to [min_steps, max_steps]
     schedule: str = "cosine"  # TrainConfig.schedule: "plateau" trains until the validation loss stops improving
-    cooldown: int = 0  # steps of the final decay under schedule "plateau"
-    min_steps: int = 800
-    max_steps: int = 3000
-    lr: float = 1e-2
-    weight_decay: float = 1e-4
-    eval_every: int = 50
-    patience: int = 10
+    cooldown: NonNegative = 0  # steps of the final decay under schedule "plateau"
+    min_steps: Count = 800
+    max_steps: Count = 3000
+    lr: PositiveFloat = 1e-2
+    weight_decay: NonNegativeFloat = 1e-4
+    eval_every: Count = 50
+    patience: NonNegative = 10
     baselines: tuple[str, ...] = ("knn", "krr")
-    krr_max_n: int = 10**6  # kernel ridge regression (O(n³), on the CPU) only up to this n
-    model_dims: tuple[int, ...] = ()  # model-scaling sweep (empty: none)
-    model_betas: tuple[float, ...] = (0.5,)
-    model_widths: tuple[int, ...] = (2, 6, 18, 54)
-    model_n: int = 6400
-    model_noise: float = 0.0  # eq. (4) is about approximation: no label noise
-    model_seeds: tuple[int, ...] = (0,)
-    problem_seed: int = 0
+    krr_max_n: Count = 10**6  # kernel ridge regression (O(n³), on the CPU) only up to this n
+    model_dims: tuple[Count, ...] = ()  # model-scaling sweep (empty: none)
+    model_betas: tuple[Annotated[float, Field(gt=0, le=1)], ...] = (0.5,)
+    model_widths: tuple[Count, ...] = (2, 6, 18, 54)
+    model_n: Count = 6400
+    model_noise: NonNegativeFloat = 0.0  # eq. (4) is about approximation: no label noise
+    model_seeds: tuple[NonNegative, ...] = (0,)
+    problem_seed: NonNegative = 0
     device: str = "auto"
 
-    def validate(self) -> None:
-        from tmcheck.empirics.sweep.synthetic import check_preset
+    def check_relations(self) -> None:
+        """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
+        from tmcheck.empirics.synthetic.problem import validation_size
 
-        check_preset(self)
+        if self.size not in SIZES:
+            raise ValueError(f"unknown size rule {self.size!r}; expected one of {', '.join(SIZES)}")
+        for m in self.baselines:
+            if m not in METHODS[1:]:
+                raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
+        if self.schedule not in SCHEDULES or (self.schedule == "plateau" and self.cooldown < 1):
+            raise ValueError(
+                f"schedule must be one of {', '.join(SCHEDULES)} (plateau with cooldown >= 1), "
+                f"got {self.schedule!r} with cooldown {self.cooldown}"
+            )
+        if not 1 <= self.min_steps <= self.max_steps:
+            raise ValueError(f"need 1 <= min_steps <= max_steps, got {self.min_steps} and {self.max_steps}")
+        if not self.ns or not self.seeds:
+            raise ValueError("the data-scaling grid needs at least one n and one seed")
+        for d in {*self.dims, *self.model_dims}:
+            for beta in {*self.betas, *self.model_betas}:
+                self.problem(d, beta, self.noise)
+        for n in (*self.ns, self.model_n):
+            validation_size(n, self.val_fraction, self.min_val)
+        self.model_config(self.ffn_width)
+
+    def problem(self, d: int, beta: float, noise: float):
+        """The regression problem of (d, beta) under this preset: manifold, target, density, seed."""
+        from tmcheck.empirics.synthetic.problem import Problem
+
+        return Problem(
+            manifold=self.manifold,
+            d=d,
+            D=self.D,
+            target=self.target,
+            beta=beta,
+            density=self.density,
+            noise=noise,
+            seed=self.problem_seed,
+        )
+
+    def model_config(self, width: int):
+        """The regression transformer of this preset with FFN width `width`."""
+        from tmcheck.empirics.synthetic.model import ModelConfig
+
+        return ModelConfig(
+            D=self.D,
+            d_embd=self.d_embd,
+            n_blocks=self.n_blocks,
+            n_heads=self.n_heads,
+            ffn_width=width,
+            attention=self.attention,
+        )
+
+
+SIZES = ("fixed", "theory")  # the synthetic sweep's width rules
+METHODS = ("transformer", "knn", "krr")  # the synthetic sweep's methods: the model and its baselines
 
 
 SYNTHETIC: dict[str, SynthPreset] = {
@@ -300,12 +523,12 @@ SYNTHETIC: dict[str, SynthPreset] = {
         patience=10,
         schedule="plateau",
         cooldown=500,
-        notes="d in {1,2,4}, beta in {1, 1/2}, n from 64 to 2000, 3 seeds, no model sweep; every transformer "
-        "trains at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), "
-        "then cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n "
-        "up to 6400 with 1,500-4,000 steps (issue 12 item 6): "
-        "there most runs from n = 640 up stopped on the cap, and a run at n = 6400 (d = 4, beta = 1) needed "
-        "6,750 steps to stop on patience, more than 2 shared cores allow for 18 such runs",
+        notes=(
+            "d in {1,2,4}, beta in {1, 1/2}, n from 64 to 2000, 3 seeds, no model sweep; every transformer trains"
+            " at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), then "
+            "cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n up "
+            "to 6400, where most runs from n = 640 up stopped on the cap"
+        ),
     ),
     "demo": SynthPreset(
         name="demo",
@@ -344,13 +567,12 @@ SYNTHETIC: dict[str, SynthPreset] = {
         model_widths=(4, 16, 64, 256, 1024),
         model_n=10_000,
         model_seeds=(0,),
-        notes="the full grid; sized for one H200 in under 10 minutes (about 180k transformer steps at ~2 ms "
-        "plus kernel ridge up to n=3000 on the host), device-agnostic, not measured here",
+        notes="the full grid, sized for one H200 (device-agnostic); not measured here",
     ),
 }
 
 
-PRESETS: dict[str, dict[str, Preset]] = {"pretrain": PRETRAIN, "synthetic": SYNTHETIC}
+PRESETS: dict[str, dict[str, Preset]] = {"pretrain": PRETRAIN, "model": MODEL, "synthetic": SYNTHETIC}
 
 
 def get_preset(name: str, kind: str = "pretrain", **overrides) -> Preset:

@@ -181,7 +181,8 @@ def verdict_lines(rep: dict) -> list[str]:
     lines = [f"check {k} FAILS: {d['detail']}" for k, d in rep["check"]["results"].items() if not d["passed"]]
     why = "" if rep["ok"] else f" ({', '.join(rep['failed'])})"
     lines.append(
-        f"verdict: {rep['verdict']}{why}: check_construction ({', '.join(rep['check']['results'])}) and max |T - f| <= ε"
+        f"verdict: {rep['verdict']}{why}: check_construction ({', '.join(rep['check']['results'])}) "
+        "and max |T - f| <= ε"
     )
     return lines
 

@@ -15,7 +15,7 @@ from tmcheck.cli.common import console
 
 def stage(out: Path, quick: bool) -> str:
     from tmcheck.empirics.fit import EPOCH_CHINCHILLA, chinchilla_points, fit_law
-    from tmcheck.empirics.id import MANIFOLDS, estimate_id, make_manifold
+    from tmcheck.empirics.id import VALIDATION_SETS, estimate_id, validation_points
     from tmcheck.empirics.reference import CHINCHILLA_CSV, reference_path
 
     n = 1024 if quick else 8192
@@ -23,8 +23,8 @@ def stage(out: Path, quick: bool) -> str:
     for c in ("manifold", "true d", "mle", "twonn", "paper protocol (batches of 512)"):
         table.add_column(c)
     worst = 0.0
-    for name, (d, _) in MANIFOLDS.items():
-        X = make_manifold(name, n, D=64, seed=1)
+    for name, (d, _) in VALIDATION_SETS.items():
+        X = validation_points(name, n, D=64, seed=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mle = estimate_id(X, "mle", bootstrap=0).dimension
@@ -33,7 +33,7 @@ def stage(out: Path, quick: bool) -> str:
         worst = max(worst, abs(mle - d) / d)
         table.add_row(name, str(d), f"{mle:.2f}", f"{two:.2f}", f"{paper:.2f}")
     console.print(table)
-    summary = f"ID: MLE within {worst:.0%} of the true d on {len(MANIFOLDS)} manifolds"
+    summary = f"ID: MLE within {worst:.0%} of the true d on {len(VALIDATION_SETS)} manifolds"
     x, y = chinchilla_points(reference_path(CHINCHILLA_CSV))
     r = fit_law(x, y, form="joint", bootstrap=0 if quick else 200)
     cmp = ", ".join(f"{k} {r.params[k]:.3f} (Epoch {EPOCH_CHINCHILLA[k][0]})" for k in ("E", "alpha", "beta"))

@@ -1,29 +1,71 @@
-"""Demo stage: the data-scaling experiment end to end (sweep, ID, report) with the cpu-demo preset,
-or tiny when quick. Writes everything under out/pretrain-<preset>/; the summary line shows, per
-corpus, the offset law's α̂ with its interval and that interval's measured coverage, and the verdict
-of the prediction test (issue 12)."""
+"""Demo stage: the data-scaling experiment (the paper's Figure 2, Section 3).
+
+By default, the cheapest committed run of each corpus of results/pretrain is trained again from
+scratch (same seeds, one thread) and its test loss printed beside the committed row's; the committed
+report itself is rebuilt by the reports stage. With --full the whole experiment runs again (sweep,
+ID, report) under out/pretrain-full and its fits are set beside the committed ones. Without committed
+results (a wheel install) the tiny preset runs end to end instead. The summary line shows, per corpus,
+the offset law's α̂ with its interval and that interval's measured coverage, and the verdict."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tmcheck.cli.common import console
+from tmcheck.cli.stages.replay import committed, fits_side_by_side, replay_sample, replay_words, run_full
 
 
-def stage(out: Path, quick: bool) -> str:
+def stage(out: Path, quick: bool, full: bool = False, results: Path | None = None) -> str | tuple[str, bool]:
+    exp = committed(results, "pretrain")
+    if exp is None:
+        return tiny_sweep(out)
+    if full:
+        return full_run(exp, out)
+    res = replay_sample(exp, out, quick)
+    return "results/pretrain: " + replay_words(res), res["equal"]
+
+
+def tiny_sweep(out: Path) -> str:
+    """The pipeline end to end on the tiny preset (sweep, ID, report): what runs without committed results."""
     from tmcheck.empirics.lm.embed import corpus_id
     from tmcheck.empirics.report import build_report, summary
-    from tmcheck.empirics.sweep import local, run_sweep
+    from tmcheck.empirics.sweep import run_sweep
 
-    preset = "tiny" if quick else "cpu-demo"
-    sweep_dir = Path(out) / f"pretrain-{preset}"
-    log = lambda s: console.print(s, highlight=False)  # noqa: E731
-    # the full preset's 30 runs go to a pool filling the machine (as `sweep data` does); tiny stays in-process
-    run_sweep(sweep_dir, "pretrain", preset, log=log, executor=local(1 if quick else None, log=log))
+    console.print("no committed results here (run from a checkout, or pass --results DIR): the tiny preset instead")
+    sweep_dir = Path(out) / "pretrain-tiny"
+    run_sweep(sweep_dir, "pretrain", "tiny", log=lambda s: console.print(s, highlight=False))
     corpus_id(sweep_dir)
     rep = build_report(sweep_dir)
     console.print(summary(rep), highlight=False, soft_wrap=True)
-    return f"{preset}: " + "; ".join(f"{c}: {offset_summary(e)}" for c, e in rep["table"].items())
+    return "tiny: " + "; ".join(f"{c}: {offset_summary(e)}" for c, e in rep["table"].items())
+
+
+def full_run(exp, out: Path) -> str:
+    import json
+
+    from tmcheck.empirics.lm.embed import corpus_id
+    from tmcheck.empirics.report import build_report
+    from tmcheck.empirics.sweep import SweepDir
+
+    log = lambda s: console.print(s, highlight=False)  # noqa: E731  (a one-line logger)
+    sweep_dir, seconds = run_full(exp, out, "pretrain", SweepDir(exp.path).preset(), log)
+    corpus_id(sweep_dir)
+    rep = build_report(sweep_dir, second_ids=True)
+    old = json.loads((exp.path / "report.json").read_text())
+    fits_side_by_side(old, rep, _entries)
+    return f"cpu-demo from scratch in {seconds / 60:.1f} min: " + "; ".join(
+        f"{c}: {offset_summary(e)}" for c, e in rep["table"].items()
+    )
+
+
+def _entries(old: dict, new: dict):
+    for c in new["table"]:
+        cells = []
+        for rep in (old, new):
+            e = rep["table"].get(c)
+            f = e["exponent"]["fits"]["loglog"] if e and e["exponent"] else None
+            cells.append(f"{f['alpha']:.3f} [{f['interval']['lo']:.3f}, {f['interval']['hi']:.3f}]" if f else "—")
+        yield c, *cells
 
 
 def offset_summary(e: dict) -> str:

@@ -138,15 +138,24 @@ def prose_large_docs() -> list[str]:
     return docs
 
 
-def prepare(name: str, root: Path | None = None, install: bool = True) -> Path:
-    """Install the Debian packages of corpus `name`, extract its documents, write them to the data root."""
+STAGES = ("install", "extract", "write")  # what `prepare` reports to `on_stage` as each one ends
+
+
+def prepare(name: str, root: Path | None = None, install: bool = True, on_stage=None) -> Path:
+    """Install the Debian packages of corpus `name`, extract its documents, write them to the data root.
+
+    `on_stage(stage)` is called as each of STAGES ends (a progress bar's advance)."""
+    done = on_stage or (lambda stage: None)
     if name not in PACKAGES:
         raise ValueError(f"nothing to prepare for {name!r}; optional corpora are {', '.join(PACKAGES)}")
     if install:
         apt_install(PACKAGES[name])
+    done(STAGES[0])
     docs = sql_docs() if name == "sql" else prose_large_docs()
     if not docs:
         raise OSError(f"no documents found for {name!r} after installing {', '.join(PACKAGES[name])}")
+    done(STAGES[1])
     path = prepared_path(name, root or data_root())
     atomic.write_text(path, "".join(json.dumps(d) + "\n" for d in docs))
+    done(STAGES[2])
     return path

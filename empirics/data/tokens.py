@@ -1,9 +1,11 @@
 """Tokenizer and token shards: byte-level BPE (`tokenizers`) and numpy memmaps on disk.
 
-A prepared dataset is a directory:
+Every file is written atomically under a temporary name (tmcheck.util.atomic), so a file or a link
+left by an interrupted preparation is replaced, never written through. A prepared dataset is a
+directory:
     tokenizer.json            the BPE, saved with the run
     {train,val,test}.bin      token ids (uint16, or uint32 for vocabularies over 65535), documents
-                              concatenated with <|endoftext|> after each
+                              concatenated with <|endoftext|> after each (one id at least)
     {train,val,test}.idx.npy  start offset of each document in the .bin file
     dataset.json              counts and provenance; written last, so its presence means "complete"
 """
@@ -17,18 +19,26 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.util import atomic
 from tmcheck.empirics.data.corpora import SPLITS, load_corpus, source_digest, split_corpus
+from tmcheck.empirics.schema import MAX_VOCAB
+from tmcheck.util import atomic
 
 EOT = "<|endoftext|>"
+
+
+def check_vocab(vocab_size: int) -> int:
+    """A BPE vocabulary size tmcheck trains: 258 (256 bytes, <|endoftext|>, one merge) to MAX_VOCAB (the
+    BPE trainer aborts the whole process, SIGABRT, on vocabularies far beyond that); ValueError otherwise."""
+    if not 257 + 1 <= vocab_size <= MAX_VOCAB:
+        raise ValueError(f"vocab_size must lie in [258, {MAX_VOCAB:,}], got {vocab_size:,}")
+    return vocab_size
 
 
 def train_tokenizer(docs: list[str], vocab_size: int, max_bytes: int = 4_000_000):
     """Byte-level BPE trained on the first documents up to max_bytes; id 0 is <|endoftext|>."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    if vocab_size < 257 + 1:
-        raise ValueError(f"vocab_size must be at least 258 (256 bytes + {EOT} + one merge), got {vocab_size}")
+    check_vocab(vocab_size)
     sample, total = [], 0
     for d in docs:
         sample.append(d)
@@ -100,7 +110,7 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
     digest = source_digest(spec.corpus)
     if meta_path.exists():
         meta = json.loads(meta_path.read_text())
-        if meta["spec"] != asdict(spec):
+        if not isinstance(meta, dict) or meta.get("spec") != asdict(spec):
             raise ValueError(f"{out} holds a dataset prepared with a different spec; use a new directory")
         if meta.get("source_sha256") != digest:
             raise ValueError(f"{out} was prepared from other contents of {spec.corpus}; use a new directory")
@@ -121,11 +131,11 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
     for s in SPLITS:
         cap = spec.max_train_tokens if s == "train" else spec.max_eval_tokens
         ids, starts = encode_docs(tok, splits[s], cap, spec.min_test_docs if s == "test" else 0)
-        arr = np.memmap(out / f"{s}.bin", dtype=dtype_for(spec.vocab_size), mode="w+", shape=(max(len(ids), 1),))
-        arr[: len(ids)] = ids
-        arr.flush()
-        del arr
-        np.save(out / f"{s}.idx.npy", starts)
+        # each file under a temporary name, renamed into place: never written through a link left there
+        with atomic.writer(out / f"{s}.bin") as f:
+            (ids if len(ids) else np.zeros(1, np.int64)).astype(dtype_for(spec.vocab_size)).tofile(f)
+        with atomic.writer(out / f"{s}.idx.npy") as f:
+            np.save(f, starts)
         counts[s] = {"documents": int(len(starts)), "tokens": int(len(ids)), "documents_available": len(splits[s])}
     meta = {
         "spec": asdict(spec),
@@ -150,6 +160,7 @@ def open_split(path: Path, split: str) -> np.ndarray:
 
 def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, seed: int = 0) -> dict:
     """Documents, bytes, BPE tokens (tokenizer trained on this corpus) and gzip ratio, per split and total."""
+    check_vocab(vocab_size)
     docs = load_corpus(name, root, seed=seed)
     splits = split_corpus(docs)
     tok = train_tokenizer(splits["train"], vocab_size)

@@ -68,9 +68,10 @@ def coverage(
     for method in methods:
         lo, hi = res[method]["lo"], res[method]["hi"]
         inside = (lo <= law["alpha"]) & (law["alpha"] <= hi)
+        width = (hi - lo)[np.isfinite(hi - lo)]
         out[method] = {
             "coverage": float(np.mean(inside)),
-            "median_width": float(np.nanmedian(hi - lo)),
+            "median_width": float(np.median(width)) if len(width) else float("nan"),
             "reps": int(len(lo)),
         }
     return out

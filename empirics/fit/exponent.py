@@ -21,6 +21,9 @@ from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
 
 FORMS_1D = ("loglog", "offset")
 NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"
+# A flat or increasing loss, or alpha at the end of its search range: any interval is the search's artefact.
+ARTEFACTS = frozenset({"not_decreasing", "B_zero", "alpha_at_edge"})
+NOISE_FLOOR = 1e-9  # an SD of log loss below this is rounding, not noise: no coverage is simulated at it
 
 
 def check_rows(sizes, losses, form: str) -> tuple[np.ndarray, np.ndarray]:
@@ -91,8 +94,10 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     rmse = float(np.sqrt(np.mean((np.log(pred) - np.log(y)) ** 2)))
     sizes, idx = size_index(n)
     sigma, source = float(res["noise"][0]), res["noise_source"]
-    if not sigma > 0:  # identical seeds (deterministic runs): the residuals are the only noise left
+    if not sigma > NOISE_FLOOR:  # identical seeds (deterministic runs): the residuals are the only noise left
         sigma, source = float(np.sqrt(fit["rss"][0] / max(len(y) - N_PARAMS[form], 1))), "residuals"
+    if not sigma > NOISE_FLOOR:  # rounding, not noise: nothing random to simulate
+        sigma = 0.0
     flags = flags_1d(n, y, form, params)
     intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
     design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
@@ -115,6 +120,17 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     )
     method = choice["method"]
     lo, hi = intervals[method]
+    status = _status(flags)
+    codes = {f["code"] for f in flags}
+    withheld = None
+    if status != "converged" and not (lo <= params["alpha"] <= hi):
+        withheld = f"no interval: the {status} fit's {method} interval [{lo:.3f}, {hi:.3f}] excludes its own estimate"
+    elif sigma == 0 and status != "converged":
+        withheld = f"no interval: a {status} fit with no noise to measure its coverage at"
+    elif codes & ARTEFACTS:
+        withheld = f"no interval: {next(f['message'] for f in flags if f['code'] in ARTEFACTS)}"
+    if withheld:
+        lo = hi = float("nan")
     open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
     cov_text = (
         f"measured coverage {choice['coverage']:.0%} at this design"
@@ -123,7 +139,7 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     )
     if not choice["calibrated"] and np.isfinite(choice["shortfall"]):
         cov_text += f"; not calibrated: {choice['shortfall']:.0%} short of {target:.0%}"
-    text = (
+    text = withheld or (
         f"[{lo:.3f}, {hi:.3f}] ({level:.0%} {method}; {cov_text}"
         + ("; open: reaches the end of the search range" if open_end else "")
         + ")"
@@ -137,7 +153,7 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
         "alpha": params["alpha"],
         "params": params,
         "rmse_log": rmse,
-        "status": _status(flags),
+        "status": status,
         "flags": flags,
         "interval": {"lo": lo, "hi": hi, "level": level, "method": method, "open": open_end, **choice, "text": text},
         "intervals": intervals,
@@ -150,6 +166,39 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
         q = np.quantile(e[np.isfinite(e)], [(1 - level) / 2, (1 + level) / 2])
         entry["E_interval"] = {"lo": float(q[0]), "hi": float(q[1]), "method": "parametric"}
     return entry, draws
+
+
+def _undecided(test: dict, entry: dict) -> dict:
+    """A prediction test on a degenerate or ill-posed fit decides nothing: its verdict says why."""
+    if entry["status"] == "converged":
+        return test
+    why = "; ".join(f["message"] for f in entry["flags"])
+    verdict = f"not decidable: {entry['status']} fit"
+    return {**test, "verdict": verdict, "edge": False, "words": f"{verdict} ({why})"}
+
+
+def _no_test(entry: dict, kw: dict, level: float, tolerance: float) -> dict:
+    """The prediction test of a fit with no residual degrees of freedom: nothing to decide with."""
+    runs, p = sum(entry["design"]["seeds_per_size"]), N_PARAMS[entry["form"]]
+    verdict = "not decidable: too few runs"
+    nan = float("nan")
+    return {
+        "kind": kw.get("kind", "D"),
+        "beta": kw.get("beta", 1.0),
+        "d_source": "none",
+        "alpha_pred": nan,
+        "alpha_pred_ci": [nan, nan],
+        "difference": nan,
+        "difference_ci": [nan, nan],
+        "p_value": nan,
+        "p_value_floor": nan,
+        "level": level,
+        "tolerance": tolerance,
+        "verdict": verdict,
+        "edge": False,
+        "exact": False,
+        "words": f"{verdict} ({runs} runs for the {p} parameters of the {entry['form']} law: no residual left)",
+    }
 
 
 def fit_exponent(
@@ -230,7 +279,9 @@ def range_sensitivity(
         }
         if prediction is not None:
             draws = profile_samples(np.log(n[sel]), y[sel], res["fit"], "loglog", rng)
-            t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
+            t = prediction_test(
+                draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=(e["lo"], e["hi"]), **prediction
+            )
             e["verdict"], e["difference_ci"] = t["verdict"], t["difference_ci"]
         entries.append(e)
     wins = [e for e in entries if e["range"].startswith("window")]
@@ -287,10 +338,17 @@ def exponent_report(
     for form in forms:
         entry, draws = _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)
         fits[form] = entry
-        if prediction is not None:
-            tests[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **prediction)
-        for name, kw in (predictions or {}).items():
-            named.setdefault(name, {})[form] = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, **kw)
+        iv = (entry["interval"]["lo"], entry["interval"]["hi"])
+        for name, kw in [(None, prediction)] * (prediction is not None) + list((predictions or {}).items()):
+            if np.isfinite(draws).sum() < 2:  # as many parameters as runs: no residual to draw from
+                t = _no_test(entry, kw, level, tolerance)
+            else:
+                t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=iv, **kw)
+                t = _undecided(t, entry)
+            if name is None:
+                tests[form] = t
+            else:
+                named.setdefault(name, {})[form] = t
     out = {
         "fits": fits,
         "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),

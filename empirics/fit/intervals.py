@@ -96,6 +96,8 @@ def profile_interval(logn, Y, fit, form, level):
 def profile_samples(logn, y, fit, form, rng, size=4000):
     """Draws from the profile's confidence distribution of alpha for one data set (y: (m,))."""
     df = len(y) - N_PARAMS[form]
+    if df < 1:  # as many parameters as points: no residual, no confidence distribution
+        return np.full(size, np.nan)
     if form == "loglog":
         xc = logn - logn.mean()
         se = np.sqrt(fit["rss"][0] / df / (xc @ xc))

@@ -25,6 +25,50 @@ def _pyplot():
     return plt
 
 
+def tick_text(v: float) -> str:
+    """3000 as "3,000", 2e6 as "2e6", 0.05 as "0.05": short, plain text (no mathtext)."""
+    if not np.isfinite(v) or v == 0:
+        return f"{v:g}"
+    if 1e3 <= abs(v) < 1e5:
+        return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
+    if abs(v) >= 1e5 or abs(v) < 1e-3:
+        mantissa, exponent = f"{v:.2e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return f"{v:.3g}"
+
+
+def readable_log_axes(ax) -> None:
+    """Log axes a paper would print: plain numbers at 1-2-5 (or every digit) steps chosen by the span,
+    no labelled minor ticks, so short spans never read "3×10³4×10³" or "6×10⁰"."""
+    from matplotlib import ticker
+
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if axis.get_scale() != "log" or not (0 < lo < hi):
+            continue
+        decades = np.log10(hi / lo)
+        subs = (1.0,) if decades > 4 else (1.0, 2.0, 5.0) if decades > 1.2 else (1.0, 2.0, 3.0, 5.0, 7.0)
+        if decades < 0.4:
+            subs = tuple(float(v) for v in range(1, 10))
+        axis.set_major_locator(ticker.LogLocator(base=10, subs=subs, numticks=12))
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: tick_text(v)))
+        axis.set_minor_locator(ticker.LogLocator(base=10, subs="auto", numticks=12))
+        axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def thin_overlapping_ticks(fig, ax) -> None:
+    """Hide every other tick label of an axis until its labels no longer overlap (after drawing)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for axis in (ax.xaxis, ax.yaxis):
+        for _ in range(4):
+            labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+            boxes = [t.get_window_extent(renderer) for t in labels]
+            if not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False)):
+                break
+            for t in labels[1::2]:
+                t.set_visible(False)
+
+
 def _band(samples_pred, level):
     return np.nanquantile(samples_pred, [(1 - level) / 2, (1 + level) / 2], axis=0)
 
@@ -46,6 +90,7 @@ def plot_1d(
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     colors = plt.get_cmap("tab10")
+    banded = 0
     for i, c in enumerate(curves):
         color = colors(i % 10)
         n, y, e = np.asarray(c["n"], float), np.asarray(c["y"], float), c["entry"]
@@ -56,24 +101,31 @@ def plot_1d(
         preds = s["E_samples"][0][:, None] + s["B_samples"][0][:, None] * grid[None, :] ** -s["samples"][0][:, None]
         lo, hi = _band(preds, level)
         iv = e["interval"]
+        shown = np.isfinite(iv["lo"]) and np.isfinite(lo).all() and np.isfinite(hi).all()
+        interval = f"[{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']})" if shown else "(no interval)"
         ax.scatter(n, y, s=16, color=color, zorder=3)
         ax.plot(
             grid,
             p["E"] + p["B"] * grid ** -p["alpha"],
             color=color,
             lw=2,
-            label=f"{c['label']}: α̂ = {p['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']})",
+            label=f"{c['label']}: α̂ = {p['alpha']:.3f} {interval}",
         )
-        ax.fill_between(grid, lo, hi, color=color, alpha=0.3, lw=0)
-        ax.plot(grid, lo, grid, hi, color=color, lw=0.6, ls="--")  # band edges stay visible when it is thin
+        if shown:  # a withheld interval (a degenerate fit) gets no band either
+            banded += 1
+            ax.fill_between(grid, lo, hi, color=color, alpha=0.3, lw=0)
+            ax.plot(grid, lo, grid, hi, color=color, lw=0.6, ls="--")  # band edges stay visible when thin
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{LAW_TEXT[form]}; shaded: {level:.0%} pointwise band (parametric bootstrap)", fontsize=9)
+    band = f"shaded: {level:.0%} pointwise band (parametric bootstrap)" if banded else "no band (no interval)"
+    ax.set_title(f"{LAW_TEXT[form]}; {band}", fontsize=9)
     ax.legend(fontsize=7, title=f"{form} law, α̂ with its {level:.0%} interval", title_fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
+    readable_log_axes(ax)
     fig.tight_layout()
+    thin_overlapping_ticks(fig, ax)
     savefig(fig, path, dpi=120)
     plt.close(fig)
 
@@ -118,7 +170,9 @@ def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"),
     ax.set_xlabel(labels[0])
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, title="joint law at three D slices", title_fontsize=7)
+    readable_log_axes(ax)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
+    thin_overlapping_ticks(fig, ax)
     savefig(fig, path, dpi=120)
     plt.close(fig)

@@ -5,6 +5,11 @@ alpha-hat enters through draws from the confidence distribution of the interval 
 (`tmcheck.empirics.fit.intervals`); d enters as known (synthetic data), as bootstrap draws of d-hat, or
 (when only an interval of d-hat is stored) as a normal with that interval. The two are independent
 (different data: the loss curve and the embeddings), so the difference is drawn pairwise at random.
+With d known the prediction is a number, and the difference's interval is the method's own interval of
+alpha-hat shifted by it (exact: no Monte Carlo error at the tolerance's edge).
+
+A verdict whose half-width (consistent against not decidable) or whose nearer end (inconsistent) lies
+within EDGE of the tolerance is labelled "at the edge": a little more or less data could flip it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from scipy import stats
 from tmcheck.theory.bounds import alpha_D, alpha_N
 
 DRAWS = 4000
+EDGE = 0.1  # a verdict within 10% of the tolerance is at the edge
 
 
 def _predicted(kind: str, d: float, beta: float) -> float:
@@ -55,10 +61,15 @@ def prediction_test(
     level: float = 0.95,
     tolerance: float = 0.1,
     seed: int = 0,
+    alpha_interval=None,
 ) -> dict:
     """Interval of alpha-hat - alpha_pred, a two-sided p-value for "no difference", and the verdict:
     "consistent at <level>" (interval contains 0 and its half-width <= tolerance), "inconsistent"
-    (interval excludes 0), or "not decidable at this precision" (contains 0 but wider than +-tolerance)."""
+    (interval excludes 0), or "not decidable at this precision" (contains 0 but wider than +-tolerance).
+
+    alpha_interval: the (lo, hi) interval of alpha-hat at `level` that the draws come from; with a
+    known d the difference's interval is taken from it exactly. "edge" says whether the verdict lies
+    within EDGE x tolerance of flipping."""
     rng = np.random.default_rng(seed)
     a = np.asarray(alpha_samples, dtype=np.float64)
     a = a[np.isfinite(a)]
@@ -69,22 +80,33 @@ def prediction_test(
     diff = rng.choice(a, len(pred)) - pred
     q = [(1 - level) / 2, (1 + level) / 2]
     lo, hi = (float(v) for v in np.quantile(diff, q))
+    exact = d is not None and alpha_interval is not None and all(np.isfinite(alpha_interval))
+    if exact:
+        shift = float(pred[0])
+        lo, hi = float(alpha_interval[0]) - shift, float(alpha_interval[1]) - shift
+        d_source = "known d (the interval of alpha-hat, shifted: exact)"
     p_lo, p_hi = (float(v) for v in np.quantile(pred, q))
     p_value = min(1.0, 2 * min(np.mean(diff <= 0), np.mean(diff >= 0)))
     p_floor = 1.0 / len(diff)
+    half = (hi - lo) / 2
     if not lo <= 0 <= hi:
         verdict = "inconsistent"
-    elif (hi - lo) / 2 > tolerance:
-        verdict = "not decidable at this precision"
+        margin = min(abs(lo), abs(hi))
+        edge = margin <= EDGE * tolerance
+        edge_words = f"at the edge: the interval misses 0 by {margin:.3g}, within {EDGE:.0%} of the tolerance"
     else:
-        verdict = f"consistent at {level:.0%}"
+        verdict = "not decidable at this precision" if half > tolerance else f"consistent at {level:.0%}"
+        edge = abs(half - tolerance) <= EDGE * tolerance
+        edge_words = f"at the edge: half-width {half:.3f} within {EDGE:.0%} of the tolerance +-{tolerance:g}"
     d_point = d if d is not None else d_hat if d_hat is not None else float(np.median(d_draws))
     centre = float(_predicted(kind, float(d_point), beta))
     p_text = f"p < {p_floor:.1g}" if p_value < p_floor else f"p = {p_value:.2g}"
     name = "alpha_D = 2beta/(2beta+d)" if kind == "D" else "alpha_N = 2beta/d"
     words = (
         f"alpha-hat - {name}: {float(np.median(diff)):+.3f} [{lo:+.3f}, {hi:+.3f}] ({level:.0%}), {p_text}; "
-        f"{verdict}" + (f" (tolerance +-{tolerance:g})" if verdict.startswith("not decidable") else "")
+        f"{verdict}"
+        + (f" (tolerance +-{tolerance:g})" if verdict.startswith("not decidable") and not edge else "")
+        + (f" ({edge_words})" if edge else "")
     )
     return {
         "kind": kind,
@@ -99,5 +121,56 @@ def prediction_test(
         "level": level,
         "tolerance": tolerance,
         "verdict": verdict,
+        "edge": bool(edge),
+        "exact": bool(exact),
         "words": words,
     }
+
+
+def predict_exponents(
+    d: float | None = None,
+    beta: float = 1.0,
+    alpha_N: float | None = None,
+    alpha_D_obs: float | None = None,
+    d_ci=None,
+    alpha_hat: float | None = None,
+    alpha_ci=None,
+    tolerance: float = 0.1,
+) -> dict:
+    """The exponents from an ID (eq. 3-4), or one exponent from the other (Section 3, Table 1); with
+    `alpha_hat` and its 95% interval `alpha_ci`, the prediction test against alpha_D (normal draws from
+    that interval; exact when d is known). Exactly one of d, alpha_N, alpha_D_obs. ValueError on bad input."""
+    from tmcheck.theory import bounds
+
+    given = [k for k, v in (("--id", d), ("--alpha-n", alpha_N), ("--alpha-d", alpha_D_obs)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of --id, --alpha-n, --alpha-d")
+    if d is not None:
+        out = {"d": d, "beta": beta, "alpha_D": bounds.alpha_D(d, beta), "alpha_N": bounds.alpha_N(d, beta)}
+    elif alpha_N is not None:
+        a_d = bounds.alpha_D_from_alpha_N(alpha_N)
+        out = {"alpha_N": alpha_N, "alpha_D": a_d, "implied_d": 2 * beta / alpha_N, "beta": beta}
+    else:
+        a_n = bounds.alpha_N_from_alpha_D(alpha_D_obs)
+        out = {"alpha_D": alpha_D_obs, "alpha_N": a_n, "implied_d": bounds.id_from_alpha_D(alpha_D_obs, beta)}
+        out["beta"] = beta
+    if d_ci is not None:
+        if d is None:
+            raise ValueError("--id-ci needs --id")
+        if d_ci[0] <= 0:
+            raise ValueError("--id-ci: the intrinsic dimension is positive")
+        # both exponents decrease in d, so the interval maps end to end
+        out["alpha_D_ci"] = [bounds.alpha_D(d_ci[1], beta), bounds.alpha_D(d_ci[0], beta)]
+        out["alpha_N_ci"] = [bounds.alpha_N(d_ci[1], beta), bounds.alpha_N(d_ci[0], beta)]
+    if alpha_hat is not None:
+        if d is None:
+            raise ValueError("--alpha-hat needs --id (the prediction it is tested against)")
+        if alpha_ci is None:
+            raise ValueError("--alpha-hat needs --alpha-ci (its 95% interval): a test needs the uncertainty")
+        sd = (alpha_ci[1] - alpha_ci[0]) / (2 * stats.norm.ppf(0.975))
+        draws = alpha_hat + sd * np.random.default_rng(0).standard_normal(DRAWS)
+        d_kw = {"d": d} if d_ci is None else {"d_hat": d, "d_ci": list(d_ci)}
+        out["test"] = prediction_test(
+            draws, kind="D", beta=beta, tolerance=tolerance, alpha_interval=tuple(alpha_ci), **d_kw
+        )
+    return out

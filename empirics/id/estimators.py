@@ -3,12 +3,19 @@
 Every estimator subclasses ``sklearn.base.BaseEstimator``: ``__init__`` only stores parameters, so
 ``clone``, ``get_params`` and ``set_params`` work; ``fit(X)`` returns self; learned state ends in
 ``_``: ``dimension_``, ``dimension_pw_`` (pointwise values), ``ci_`` (an interval, or None),
-``n_used_``, ``n_duplicates_``, ``n_features_in_``. ``fit_transform(X)`` returns the pointwise
-estimates of all N rows (a removed duplicate gets the value of the row kept for it); ``fit_pw`` and
-``fit_transform_pw`` are scikit-dimension's names (``smooth=True`` adds ``dimension_pw_smooth_``, the
-mean over each point and its k neighbours). ``fit_distances`` takes precomputed sorted kNN distances
-(self excluded), so several estimators can share one search. scikit-dimension's spellings
-``n_neighbors=`` and ``K=`` are accepted for ``k``.
+``n_used_``, ``n_duplicates_``, ``n_features_in_``; ``dimension_pw_[representative_]`` gives all N
+rows (a removed duplicate gets the value of the row kept for it). ``fit_distances`` takes precomputed
+sorted kNN distances (self excluded), so several estimators can share one search.
+
+scikit-dimension's interface is accepted with scikit-dimension's meanings, each checked against it
+(tests/empirics/test_id_skdim_meaning.py): ``fit_transform`` and ``transform`` return the ID;
+``MLE().fit(X, n_neighbors=, comb=, smooth=)`` (comb 'mle', 'mean', 'median'), with k lowered to N - 1
+and a warning when N <= k; ``fit_pw(X, n_neighbors=100, smooth=)`` of TwoNN and GRIDE refits the
+estimator in each point's neighbourhood (MLE's pointwise values come from one fit, as in
+scikit-dimension); ``transform_pw``, ``fit_transform_pw``. Refused in one line, because they would
+compute another number: ``MLE(K=...)`` (scikit-dimension's default ignores K; tmcheck's is ``k`` or
+``n_neighbors``) and ``MLE.fit_transform`` without ``comb`` (scikit-dimension's defaults to 'mean'
+there and to 'mle' in fit).
 
 - ``MLE``: Levina & Bickel (2004). With T_j the j-th neighbour distance,
   m_k(x) = (k - 1) / sum_{j<k} log(T_k / T_j). ``combine='inverse'`` is MacKay & Ghahramani's
@@ -31,13 +38,18 @@ not the estimator's bias (MLEScaling and MLECurve show that).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
 
 from tmcheck.empirics.id.points import prepare
 from tmcheck.empirics.id.knn import kneighbors
 
-COMBINATIONS = ("inverse", "mean")
+COMBINATIONS = ("inverse", "mean", "median")
+# scikit-dimension's comb= values, by meaning
+SKDIM_COMB = {"mle": "inverse", "mean": "mean", "median": "median"}
 DEFAULT_K = 20  # the paper's K
 _BOOT_CELLS = 1 << 17  # resampled values held at once by the vectorised bootstrap (cache-sized blocks)
 
@@ -63,17 +75,51 @@ def bootstrap_counts(n: int, n_boot: int, rng):
 
 
 def _combine(pw: np.ndarray, combine: str, axis=None):
-    """Mean ('mean') or inverse mean of inverses ('inverse') of pointwise values along axis."""
+    """Mean ('mean'), median ('median') or inverse mean of inverses ('inverse') of pointwise values."""
     if combine == "mean":
         return np.mean(pw, axis=axis)
+    if combine == "median":
+        return np.median(pw, axis=axis)
     with np.errstate(divide="ignore"):
         return 1.0 / np.mean(1.0 / pw, axis=axis)
 
 
+def _smoothed(pw: np.ndarray, neighbors: np.ndarray) -> np.ndarray:
+    """Each point's value averaged with its neighbours' (scikit-dimension's ``smooth``)."""
+    return (pw + pw[neighbors].sum(axis=1)) / (1 + neighbors.shape[1])
+
+
+def _refit_in_neighbourhoods(est, X: np.ndarray, nbrs: np.ndarray) -> np.ndarray:
+    """est's ID on each row's neighbourhood X[nbrs[i]], from the sorted distances inside it (float64,
+    in blocks of bounded memory); a neighbourhood holding duplicate points goes through est.fit, which
+    applies the duplicate policy."""
+    import torch
+
+    need = est._n_neighbors_needed()
+    m = nbrs.shape[1]
+    if need >= m:
+        raise ValueError(f"{type(est).__name__} needs {need + 1} points per neighbourhood, n_neighbors gives {m}")
+    out = np.empty(len(nbrs))
+    block = max(1, (1 << 24) // (m * m))
+    for b0 in range(0, len(nbrs), block):
+        idx = nbrs[b0 : b0 + block]
+        P = torch.from_numpy(X[idx])  # (b, m, D)
+        dist = torch.cdist(P, P).sort(dim=-1).values.numpy()[:, :, 1 : need + 1]  # (b, m, need), self dropped
+        for j, d in enumerate(dist):
+            row = b0 + j
+            out[row] = est.fit(X[idx[j]]).dimension_ if (d[:, 0] <= 0).any() else est.fit_distances(d).dimension_
+    return out
+
+
 def _resolve_k(est) -> int:
-    """k, or the same value under skdim's spellings n_neighbors / K (default 20, the paper's K);
-    conflicting values are refused."""
-    given = {n: getattr(est, n) for n in ("k", "n_neighbors", "K") if getattr(est, n, None) is not None}
+    """k, or the same value as n_neighbors (default 20, the paper's K); conflicting values are refused,
+    and so is K, which in scikit-dimension means another thing."""
+    if getattr(est, "K", None) is not None:
+        raise ValueError(
+            "K is scikit-dimension's neighbourhood size for neighborhood_based=False, which its default ignores "
+            "(it uses fit(X, n_neighbors=20)); tmcheck's neighbours per point are k= (or n_neighbors=)"
+        )
+    given = {n: getattr(est, n) for n in ("k", "n_neighbors") if getattr(est, n, None) is not None}
     values = set(given.values())
     if len(values) > 1:
         raise ValueError(f"conflicting neighbour counts {given}: give one of k, n_neighbors, K")
@@ -83,20 +129,26 @@ def _resolve_k(est) -> int:
     return int(k)
 
 
-class _IDEstimator(BaseEstimator):
+class IDEstimator(BaseEstimator):
     """Shared fit: check the points, apply the duplicate policy, run the kNN engine once."""
 
     def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
+        tags.transformer_tags = TransformerTags()  # transform exists (scikit-dimension's: it returns the ID)
         return tags
 
     def _n_neighbors_needed(self) -> int:
         raise NotImplementedError
 
-    def fit(self, X, y=None):
-        """Estimate the ID of the rows of X (N, D); y is ignored. Returns self."""
+    def fit(self, X, y=None, smooth: bool = False):
+        """Estimate the ID of the rows of X (N, D); y is ignored. Returns self. ``smooth`` also sets
+        ``dimension_pw_smooth_`` (each point's value averaged with its k neighbours', as scikit-dimension)."""
+        for attr in ("dimension_pw_smooth_",):
+            self.__dict__.pop(attr, None)
         k = self._n_neighbors_needed()
         p = prepare(X, k, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
         self.fit_distances(p.neighbors.distances)
@@ -105,26 +157,71 @@ class _IDEstimator(BaseEstimator):
         self.duplicate_rtol_ = p.rtol
         self.representative_ = p.representative
         self.neighbor_indices_ = p.neighbors.indices
-        return self
-
-    def fit_transform(self, X, y=None):
-        """Fit, and return the pointwise estimates of all N rows (N,)."""
-        return self.fit(X).dimension_pw_[self.representative_]
-
-    def fit_pw(self, X, y=None, smooth: bool = False):
-        """scikit-dimension's name: fit, with ``dimension_pw_`` (and ``dimension_pw_smooth_`` when smooth)."""
-        self.fit(X)
         if smooth:
-            pw = self.dimension_pw_
-            self.dimension_pw_smooth_ = (pw + pw[self.neighbor_indices_].sum(axis=1)) / (
-                1 + self.neighbor_indices_.shape[1]
-            )
+            self.dimension_pw_smooth_ = _smoothed(self.dimension_pw_, self.neighbor_indices_)
         return self
 
-    def fit_transform_pw(self, X, y=None, smooth: bool = False):
-        """scikit-dimension's name: the pointwise estimates of the rows used (and the smoothed ones)."""
-        self.fit_pw(X, smooth=smooth)
-        return (self.dimension_pw_, self.dimension_pw_smooth_) if smooth else self.dimension_pw_
+    # scikit-dimension's interface, with its meanings (tests/empirics/test_id_skdim_meaning.py checks
+    # each against the installed scikit-dimension). A "local" estimator (MLE) has pointwise values from
+    # one fit; a "global" one (TwoNN, GRIDE) gets them by refitting in every point's neighbourhood.
+    POINTWISE = "global"
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return the ID (a float), as scikit-dimension does."""
+        return self.fit(X, **fit_params).dimension_
+
+    def transform(self, X=None):
+        """The ID of the last fit (X, when given, must have the fitted width), as scikit-dimension."""
+        from sklearn.utils.validation import check_array
+
+        check_is_fitted(self, "dimension_")
+        if X is not None:
+            X = check_array(X)
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
+        return self.dimension_
+
+    def fit_pw(self, X, y=None, smooth: bool = False, n_neighbors: int = 100, precomputed_knn=None, n_jobs=None):
+        """Pointwise IDs in ``dimension_pw_``: scikit-dimension's ``fit_pw`` of a global estimator, the
+        estimator refitted on each point's ``n_neighbors`` nearest neighbours (the point itself not among
+        them); ``smooth`` adds ``dimension_pw_smooth_``, each point's value averaged with its neighbours'.
+        A local estimator (MLE) has its pointwise values from one fit with its own k instead."""
+        if precomputed_knn is not None:
+            raise ValueError("precomputed_knn: tmcheck finds the exact neighbours itself; leave it out")
+        if self.POINTWISE == "local":
+            return self.fit(X, smooth=smooth)
+        X = np.asarray(X)
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 3:
+            raise ValueError(f"n_neighbors must be an integer >= 3, got {n_neighbors!r}")
+        if X.ndim != 2 or len(X) <= n_neighbors:
+            raise ValueError(f"fit_pw needs more than n_neighbors = {n_neighbors} rows, got shape {np.shape(X)}")
+        self.fit(X)
+        X = np.asarray(X, dtype=np.float64)
+        nbrs = kneighbors(X, n_neighbors, device=self.device).indices
+        local = clone(self)
+        if "bootstrap" in local.get_params():
+            local.set_params(bootstrap=0)
+        self.dimension_pw_ = _refit_in_neighbourhoods(local, X, nbrs)
+        if smooth:
+            self.dimension_pw_smooth_ = _smoothed(self.dimension_pw_, nbrs)
+        return self
+
+    def transform_pw(self, X=None):
+        """The pointwise IDs of the last fit_pw (and the smoothed ones when it was smooth)."""
+        check_is_fitted(self, "dimension_pw_")
+        smooth = getattr(self, "dimension_pw_smooth_", None)
+        return self.dimension_pw_ if smooth is None else (self.dimension_pw_, smooth)
+
+    def fit_transform_pw(self, X, y=None, smooth: bool = False, n_neighbors: int = 100, **kw):
+        """fit_pw, then transform_pw."""
+        if self.POINTWISE == "local":
+            self.fit(X, smooth=smooth, **({"n_neighbors": kw["n_neighbors"]} if "n_neighbors" in kw else {}))
+        else:
+            self.fit_pw(X, smooth=smooth, n_neighbors=n_neighbors, **kw)
+        return self.transform_pw()
 
     def _rng(self):
         return np.random.default_rng(self.seed)
@@ -136,7 +233,7 @@ class _IDEstimator(BaseEstimator):
             raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
 
 
-class MLE(_IDEstimator):
+class MLE(IDEstimator):
     """Levina-Bickel maximum-likelihood ID from the k nearest neighbours of every point.
 
     k (alias n_neighbors, K): neighbours per point (default: the paper's K = 20). combine: 'inverse'
@@ -145,6 +242,8 @@ class MLE(_IDEstimator):
     'error'; rtol: near-duplicate tolerance relative to the points' norms (None: 16 eps of their
     dtype). device: 'auto', 'cpu', 'cuda'.
     """
+
+    POINTWISE = "local"
 
     def __init__(
         self,
@@ -179,6 +278,43 @@ class MLE(_IDEstimator):
             raise ValueError(f"combine must be one of {COMBINATIONS}, got {self.combine!r}")
         return k
 
+    def fit(self, X, y=None, smooth: bool = False, n_neighbors=None, comb=None, n_jobs=None, **kw):
+        """Fit; scikit-dimension's ``fit(X, n_neighbors=20, comb='mle', smooth=False)`` is accepted with
+        its meanings (n_neighbors: k for this fit; comb: 'mle' = combine 'inverse', 'mean', 'median');
+        n_jobs is ignored (the engine uses the threads torch has)."""
+        if kw:
+            raise TypeError(
+                f"MLE.fit got {', '.join(kw)}: tmcheck takes smooth, n_neighbors and comb "
+                "(precomputed kNN arrays: use fit_distances)"
+            )
+        n = len(X) if hasattr(X, "__len__") else 0
+        k = n_neighbors if n_neighbors is not None else _resolve_k(self)
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 3 <= n <= k:
+            warnings.warn(f"k = {k} >= the {n} points: k = {n - 1} (as scikit-dimension does)", stacklevel=2)
+            n_neighbors = n - 1
+        if n_neighbors is None and comb is None:
+            return super().fit(X, smooth=smooth)
+        if comb is not None and comb not in SKDIM_COMB:
+            raise ValueError(f"comb must be one of {', '.join(SKDIM_COMB)} (scikit-dimension's), got {comb!r}")
+        once = clone(self).set_params(
+            k=n_neighbors if n_neighbors is not None else _resolve_k(self),
+            n_neighbors=None,
+            combine=SKDIM_COMB[comb] if comb is not None else self.combine,
+        )
+        once.fit(X, smooth=smooth)
+        self.__dict__.update({a: v for a, v in vars(once).items() if a.endswith("_") and not a.startswith("_")})
+        return self
+
+    def fit_transform(self, X, y=None, comb=None, **fit_params):
+        """The ID of ``fit(X, comb=...)``. scikit-dimension's MLE combines by 'mle' in fit but by 'mean'
+        in fit_transform, so a call without comb would mean two things: comb is required here."""
+        if comb is None:
+            raise ValueError(
+                "MLE.fit_transform needs comb= ('mle', 'mean' or 'median'): scikit-dimension's fit_transform "
+                "defaults to 'mean', its fit to 'mle'; or use fit(X).dimension_"
+            )
+        return self.fit(X, comb=comb, **fit_params).dimension_
+
     def fit_distances(self, distances):
         """Fit from sorted kNN distances (N, >= k), self excluded."""
         k = self._n_neighbors_needed()
@@ -187,13 +323,8 @@ class MLE(_IDEstimator):
         self.ci_ = None
         if self.bootstrap:
             pw = self.dimension_pw_
-            with np.errstate(divide="ignore"):
-                v = pw if self.combine == "mean" else 1.0 / pw  # both combinations are a mean of v
-            means = np.concatenate(
-                [v[idx].mean(axis=1) for idx in bootstrap_indices(len(v), self.bootstrap, self._rng())]
-            )
-            with np.errstate(divide="ignore"):
-                stats = means if self.combine == "mean" else 1.0 / means
+            blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
+            stats = np.concatenate([_combine(pw[idx], self.combine, axis=1) for idx in blocks])
             self.ci_ = _percentile_ci(stats, self.ci_level)
         self.n_used_ = len(self.dimension_pw_)
         self.n_duplicates_ = 0
@@ -212,7 +343,7 @@ def mle_pointwise(distances, k: int) -> np.ndarray:
     return pw
 
 
-class MLECurve(_IDEstimator):
+class MLECurve(IDEstimator):
     """The MLE as a function of k, all from one kNN search at max(ks).
 
     ``curve_`` lists {k, dimension, ci}; ``dimension_``, ``dimension_pw_`` and ``ci_`` are those at
@@ -272,7 +403,7 @@ class MLECurve(_IDEstimator):
         return self
 
 
-class TwoNN(_IDEstimator):
+class TwoNN(IDEstimator):
     """TwoNN ID from the ratio of second to first neighbour distances (Facco et al. 2017).
 
     method: 'linear' (fit through the origin) or 'mle'. discard_fraction: the largest ratios
@@ -369,7 +500,7 @@ class TwoNN(_IDEstimator):
         return self
 
 
-class MLEScaling(_IDEstimator):
+class MLEScaling(IDEstimator):
     """The MLE as a function of sample size, and its extrapolation to N -> inf.
 
     The points are split at random into 2^j disjoint subsets of size n_j = N / 2^j for

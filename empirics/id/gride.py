@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import chi2
 
-from tmcheck.empirics.id.estimators import _IDEstimator
+from tmcheck.empirics.id.estimators import IDEstimator
 
 
 def _log_ratios(distances: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, int]:
@@ -95,7 +95,7 @@ def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
     }
 
 
-class GRIDE(_IDEstimator):
+class GRIDE(IDEstimator):
     """GRIDE at (n1, n2) (n2 defaults to 2 n1), optionally at every scale n1 = 1, 2, 4, ... < range_max.
 
     Attributes: ``dimension_``, ``error_`` (Fisher), ``ci_`` (likelihood ratio, ci_level),

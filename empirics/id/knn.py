@@ -428,8 +428,7 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
 
     pts = _Points(xs, dtype)
     best_d, best_i = _triangle_search(pts, m, block_size)
-    cand = best_i.cpu().numpy() if dev.type == "cpu" else best_i
-    out_d, out_i = _rerank(x0, cand, k, rerank_bytes)
+    out_d, out_i = _rerank(x0, best_i, k, rerank_bytes)
     n_recomputed = 0
     if m < n - 1:  # else every other point was a candidate
         dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
@@ -450,38 +449,32 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
 def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     """Exact float64 distances from each query row to its candidates; keep the k nearest, ties by index.
 
-    rows: the query rows (default all). cand is a numpy array (CPU: numpy's take and einsum are
-    several times faster than torch's gather there) or a torch tensor (CUDA). Returns torch tensors
-    (len(rows), k) on x64's device.
+    rows: the query rows (default all). cand: (len(rows), m) candidate indices, a numpy array or a
+    tensor. Returns torch tensors (len(rows), k) on x64's device.
     """
     import torch
 
     dim = x64.shape[1]
     q = x64 if rows is None else x64[rows]
+    cand = torch.as_tensor(cand, device=x64.device)
     n, m = cand.shape
-    chunk = max(
-        1, min(16, rerank_bytes // (8 * m * dim))
-    )  # 16 rows: the gathered block stays in L2 (15% less CPU than 64)
-    if isinstance(cand, np.ndarray):
-        xn, qn = x64.numpy(), q.numpy()
-        dist = np.empty(cand.shape, dtype=np.float64)
-        for r0 in range(0, n, chunk):
-            r1 = min(n, r0 + chunk)
-            g = np.take(xn, cand[r0:r1].ravel(), axis=0).reshape(r1 - r0, m, dim)
-            g -= qn[r0:r1, None, :]
-            dist[r0:r1] = np.sqrt(np.einsum("ijk,ijk->ij", g, g))
-        dist, cand = torch.from_numpy(dist), torch.from_numpy(cand)
-    else:
-        chunk = max(1, rerank_bytes // (8 * m * dim))
-        dist = torch.empty(cand.shape, dtype=torch.float64, device=x64.device)
-        for r0 in range(0, n, chunk):
-            r1 = min(n, r0 + chunk)
-            dist[r0:r1] = torch.linalg.vector_norm(x64[cand[r0:r1]] - q[r0:r1, None, :], dim=2)
+    # 8 query rows at a time on the CPU (their m gathered candidates stay in L2; measured fastest of
+    # 4-256 at N = 32768, m = 30, D = 768: 2.5x numpy's take + einsum, whose take is single-threaded)
+    chunk = 8 if x64.device.type == "cpu" else max(1, rerank_bytes // (8 * m * dim))
+    chunk = max(1, min(chunk, rerank_bytes // (8 * m * dim)))
+    dist = torch.empty(cand.shape, dtype=torch.float64, device=x64.device)
+    buf = torch.empty(chunk * m, dim, dtype=torch.float64, device=x64.device)
+    for r0 in range(0, n, chunk):
+        r1 = min(n, r0 + chunk)
+        idx = cand[r0:r1].reshape(-1)
+        g = torch.index_select(x64, 0, idx, out=buf[: len(idx)]).view(r1 - r0, m, dim)
+        g.sub_(q[r0:r1, None, :])
+        torch.linalg.vector_norm(g, dim=2, out=dist[r0:r1])
     # sort by (distance, index): order by index, then a stable sort by distance
     order = torch.argsort(cand, dim=1)
     cand, dist = torch.gather(cand, 1, order), torch.gather(dist, 1, order)
     order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
-    return torch.gather(dist, 1, order).to(x64.device), torch.gather(cand, 1, order).to(x64.device)
+    return torch.gather(dist, 1, order), torch.gather(cand, 1, order)
 
 
 def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int):

@@ -1,7 +1,7 @@
 """The validation set: point clouds with known intrinsic dimension d, embedded in R^D.
 
 The shapes are those of the one manifolds module, tmcheck.theory.manifolds; each is drawn in its own
-model space R^k (k = `MANIFOLDS[name][1](d)`) and carried into R^D by a random isometry, so
+model space R^k (k = `VALIDATION_SETS[name][1](d)`) and carried into R^D by a random isometry, so
 distances, and hence every kNN estimator, see exactly the intrinsic geometry and do not depend on D;
 ``noise`` adds isotropic Gaussian noise of that standard deviation per ambient coordinate.
 
@@ -23,19 +23,19 @@ from tmcheck.theory.manifolds import SHAPES, embed, random_isometry
 # are tested where they are hard); k(d) the dimension of the shape's model space.
 DEFAULT_D = {"linear": 8, "sphere": 16, "swissroll": 2, "torus": 4, "cube-image": 6}
 # name -> (default d, model-space dimension k as a function of d)
-MANIFOLDS = {name: (d, lambda d_, s=SHAPES[name]: s.k(d_, 0)) for name, d in DEFAULT_D.items()}
+VALIDATION_SETS = {name: (d, lambda d_, s=SHAPES[name]: s.k(d_, 0)) for name, d in DEFAULT_D.items()}
 
 
-def make_manifold(
+def validation_points(
     name: str, n: int, d: int | None = None, D: int = 768, noise: float = 0.0, seed: int = 0, dtype=np.float64
 ) -> np.ndarray:
     """n points on manifold ``name`` of intrinsic dimension d (its default if None) in R^D."""
-    if name not in MANIFOLDS:
-        raise ValueError(f"unknown manifold {name!r}; choose from {', '.join(MANIFOLDS)}")
-    d = MANIFOLDS[name][0] if d is None else int(d)
+    if name not in VALIDATION_SETS:
+        raise ValueError(f"unknown manifold {name!r}; choose from {', '.join(VALIDATION_SETS)}")
+    d = VALIDATION_SETS[name][0] if d is None else int(d)
     if d < 1 or n < 1:
         raise ValueError(f"need d >= 1 and n >= 1, got d={d}, n={n}")
-    k = MANIFOLDS[name][1](d)
+    k = VALIDATION_SETS[name][1](d)
     if D < k:
         raise ValueError(f"{name} with d={d} needs D >= {k}, got D={D}")
     rng = np.random.default_rng(seed)

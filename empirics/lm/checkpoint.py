@@ -13,7 +13,10 @@ rename), in the safetensors format:
 The checksum lives inside the file it protects, so a crash cannot tear the two apart: a reader sees
 the old checkpoint or the new one. Loading parses only safetensors and JSON, so a pickled payload (a
 torch.save file of an older tmcheck, or a malicious one) is rejected as "not a safetensors
-checkpoint" and never unpickled. Every failure is a CheckpointError (a ValueError: one line, exit 2
+checkpoint" and never unpickled. The digest is integrity, not authorship: the metadata of a file with
+a valid digest is still checked by the one schema (tmcheck.empirics.schema: `meta` as CheckpointMeta,
+its model_config bounded) and the model's size is estimated and compared with the weights the file
+holds before any model is built. Every failure is a CheckpointError (a ValueError: one line, exit 2
 in the CLI) naming the file and what is wrong. The file names stay best.pt / last.pt for the callers.
 """
 
@@ -26,10 +29,12 @@ from typing import Any
 
 import torch
 
+from tmcheck.empirics import schema
 from tmcheck.util import atomic
 
 FORMAT = "tmcheck-checkpoint/1"
 LAST, BEST = "last.pt", "best.pt"
+RESULT = "result.json"  # the trainer's record of a finished run, beside its checkpoints
 
 
 class CheckpointError(ValueError):
@@ -116,12 +121,35 @@ def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
         raise CheckpointError(f"corrupt checkpoint {path}: a safetensors file without tmcheck metadata")
     if _digest(tensors, header["tmcheck"]) != header["sha256"]:
         raise CheckpointError(f"corrupt checkpoint {path}: sha256 of its tensors and metadata does not match")
-    meta = json.loads(header["tmcheck"])
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"checkpoint {path} has format {meta.get('format')!r}, expected {FORMAT!r}")
+    try:
+        meta = json.loads(header["tmcheck"])
+    except ValueError:
+        raise CheckpointError(f"corrupt checkpoint {path}: its tmcheck metadata is not JSON") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or not isinstance(meta.get("obj"), dict):
+        got = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise CheckpointError(f"checkpoint {path} has format {got!r}, expected {FORMAT!r} holding an object")
     if map_location not in (None, "cpu"):
         tensors = {k: v.to(map_location) for k, v in tensors.items()}
-    return _join(meta["obj"], tensors, path)
+    try:
+        return _join(meta["obj"], tensors, path)
+    except (TypeError, ValueError, AttributeError) as exc:  # __tuple__/__items__ of the wrong shape
+        raise CheckpointError(f"checkpoint {path}: metadata of the wrong shape ({exc})") from None
+
+
+def read_result(run_dir: Path) -> dict | None:
+    """The run directory's result.json through the schema (tmcheck.empirics.schema.load_result), or
+    None when the run has not finished: a damaged record is a CheckpointError, never a run's result."""
+    path = Path(run_dir) / RESULT
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise CheckpointError(f"{path} is damaged (not JSON); remove it to train the run again") from None
+    try:
+        return schema.load_result(data, str(path))
+    except schema.SchemaError as exc:
+        raise CheckpointError(f"{exc}; remove it to train the run again") from None
 
 
 # --- model and optimizer state ---------------------------------------------------------------------
@@ -141,6 +169,8 @@ def load_model_state(model: torch.nn.Module, state: Any, path: Path) -> None:
             f"{' ...' if len(unexpected) > 3 else ''}"
         )
     for k, v in state.items():
+        if not isinstance(v, torch.Tensor):
+            raise CheckpointError(f"checkpoint {path}: model weight {k} is a {type(v).__name__}, not a tensor")
         if tuple(v.shape) != tuple(own[k].shape):
             raise CheckpointError(
                 f"checkpoint {path} does not fit the model: {k} has shape {tuple(v.shape)}, "
@@ -158,6 +188,8 @@ def load_optimizer(opt: torch.optim.Optimizer, sd: Any, path: Path) -> None:
     ):
         raise CheckpointError(f"checkpoint {path}: no optimizer state")
     groups = sd["param_groups"]
+    if not all(isinstance(g, dict) and isinstance(g.get("params", []), list) for g in groups):
+        raise CheckpointError(f"checkpoint {path}: optimizer param_groups are not objects with a params list")
     sizes, expected = [len(g.get("params", [])) for g in groups], [len(g["params"]) for g in opt.param_groups]
     if sizes != expected:
         raise CheckpointError(f"checkpoint {path}: optimizer groups hold {sizes} parameters, the model {expected}")
@@ -165,6 +197,8 @@ def load_optimizer(opt: torch.optim.Optimizer, sd: Any, path: Path) -> None:
     for idx, st in sd["state"].items():
         if not isinstance(idx, int) or not 0 <= idx < len(params):
             raise CheckpointError(f"checkpoint {path}: optimizer state for parameter {idx!r} of {len(params)}")
+        if not isinstance(st, dict):
+            raise CheckpointError(f"checkpoint {path}: optimizer state of parameter {idx} is not an object")
         for name, val in st.items():
             if isinstance(val, torch.Tensor) and val.dim() > 0 and tuple(val.shape) != tuple(params[idx].shape):
                 raise CheckpointError(
@@ -191,28 +225,46 @@ def set_rng(state: torch.Tensor | None, path: Path) -> None:
 
 
 def resolve(path: Path) -> Path:
-    """A checkpoint file from a file or a run directory (its best checkpoint, else its last)."""
+    """A checkpoint file from a file or a run directory (its best checkpoint, else its last). A
+    directory `tmcheck train --out DIR` wrote is the run itself; one an older tmcheck wrote holds the
+    run in DIR/run/, which is accepted too."""
     path = Path(path)
     if path.is_dir():
-        for name in (BEST, LAST):
-            if (path / name).is_file():
-                return path / name
+        for d in (path, path / "run"):
+            for name in (BEST, LAST):
+                if (d / name).is_file():
+                    return d / name
         raise FileNotFoundError(2, f"no {BEST} or {LAST} in the run directory", str(path))
     return path
 
 
-def load_gpt(path: Path):
-    """Our GPT (eval mode, cpu) from a checkpoint written by the trainer: a file or a run directory."""
+def gpt_meta(ck: dict, path: Path, max_params: int = schema.MAX_PARAMS) -> schema.CheckpointMeta:
+    """The checkpoint's `meta` through the schema, and its model's size checked against `max_params`
+    and against the weights the file holds: what load_gpt builds, known before anything is allocated."""
+    meta = ck.get("meta")
+    if not isinstance(meta, dict) or "model_config" not in meta:
+        raise CheckpointError(f"{path} is not a GPT checkpoint of tmcheck (no model_config)")
+    try:
+        m = schema.validate(schema.CheckpointMeta, meta, f"checkpoint {path}: meta")
+        state = ck.get("model")
+        held = sum(t.numel() for t in state.values() if isinstance(t, torch.Tensor)) if isinstance(state, dict) else 0
+        schema.check_model_size(m.model_config, held, f"checkpoint {path}", max_params)
+    except schema.SchemaError as exc:
+        raise CheckpointError(str(exc)) from None
+    return m
+
+
+def load_gpt(path: Path, max_params: int = schema.MAX_PARAMS):
+    """Our GPT (eval mode, cpu) from a checkpoint written by the trainer: a file or a run directory.
+
+    `max_params` bounds the model a checkpoint may ask for (CheckpointError above it)."""
+    from dataclasses import asdict
+
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 
     path = resolve(path)
     ck = load_checkpoint(path)
-    cfg = ck.get("meta", {}).get("model_config") if isinstance(ck.get("meta"), dict) else None
-    if not isinstance(cfg, dict):
-        raise CheckpointError(f"{path} is not a GPT checkpoint of tmcheck (no model_config)")
-    try:
-        model = GPT(GPTConfig(**cfg))
-    except TypeError as exc:
-        raise CheckpointError(f"{path}: bad model_config: {exc}") from None
+    meta = gpt_meta(ck, path, max_params)
+    model = GPT(GPTConfig(**asdict(meta.model_config)))
     load_model_state(model, ck.get("model"), path)
     return model.eval()

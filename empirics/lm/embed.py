@@ -18,10 +18,9 @@ head weights) as one of two kinds, read from its config:
 
 Batches are right-padded with an attention mask, to a length that depends on the input alone
 (``padded_length``), so an embedding is bit-identical whatever batch it was computed in (without
-the mask a BERT attends to the padding: wave 1 saw 6855 of 7843 MiniLM token vectors change with the
-batch size, by up to 2.3). Special tokens the tokenizer adds ([CLS]/[SEP], BOS/EOS) are
-added around each window, as the model was trained, and not counted as points unless
-``special_tokens="include"``.
+the mask a BERT attends to the padding, and most MiniLM token vectors change with the batch size).
+Special tokens the tokenizer adds ([CLS]/[SEP], BOS/EOS) are added around each window, as the
+model was trained, and not counted as points unless ``special_tokens="include"``.
 """
 
 from __future__ import annotations
@@ -331,8 +330,55 @@ def encode_text(lm: LanguageModel, texts: list[str], tokenizer_path: Path | None
         return [np.asarray(e.ids, dtype=np.int64) for e in tok.encode_batch(texts)]
     if lm.tokenizer is None:
         raise ValueError(f"no tokenizer found for {lm.source}; pass --tokenizer")
-    # content tokens only: embed_documents adds the special tokens around each window
-    return [np.asarray(lm.tokenizer(t, add_special_tokens=False)["input_ids"], dtype=np.int64) for t in texts]
+    # content tokens only: embed_documents adds the special tokens around each window. A document longer
+    # than the model's maximum length is fine (it is windowed), so transformers' "(590 > 512) ... will
+    # result in indexing errors" warning would mislead: it is silenced here.
+    with _quiet_transformers():
+        return [np.asarray(lm.tokenizer(t, add_special_tokens=False)["input_ids"], dtype=np.int64) for t in texts]
+
+
+EMBEDDING_FORMATS = (".safetensors", ".npy")
+
+
+def save_embeddings(path: Path, X: np.ndarray, info: dict) -> list[Path]:
+    """The embeddings X (points, width) with their metadata, written atomically: a .safetensors file holds
+    both (tensor "embeddings", metadata as JSON strings in its header); a .npy file gets the metadata in
+    a .json beside it. Returns the files written."""
+    import io
+    import json
+
+    from tmcheck.util.atomic import write_bytes, write_text
+
+    path = Path(path)
+    if path.suffix not in EMBEDDING_FORMATS:
+        raise ValueError(f"the embeddings file must end in {' or '.join(EMBEDDING_FORMATS)}, got {path}")
+    meta = {k: json.dumps(v) for k, v in info.items()}
+    if path.suffix == ".safetensors":
+        from safetensors.numpy import save
+
+        write_bytes(path, save({"embeddings": np.ascontiguousarray(X)}, metadata=meta))
+        return [path]
+    buf = io.BytesIO()
+    np.save(buf, X)
+    write_bytes(path, buf.getvalue())
+    side = path.with_suffix(".json")
+    write_text(side, json.dumps(info, indent=2) + "\n")
+    return [path, side]
+
+
+def load_embeddings(path: Path) -> tuple[np.ndarray, dict]:
+    """The embeddings and the metadata `save_embeddings` wrote."""
+    import json
+
+    path = Path(path)
+    if path.suffix == ".safetensors":
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="np") as f:
+            meta = f.metadata() or {}
+            return f.get_tensor("embeddings"), {k: json.loads(v) for k, v in meta.items()}
+    side = path.with_suffix(".json")
+    return np.load(path, allow_pickle=False), (json.loads(side.read_text()) if side.is_file() else {})
 
 
 @dataclass

@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from tmcheck.empirics import schema
 from tmcheck.util import atomic
 
 MODEL_SIZES = ("n_layer", "n_embd", "n_head", "block_size")
@@ -64,7 +65,7 @@ def train_lm(
     is then min(preset block_size, the model's n_positions)."""
     import torch
 
-    from tmcheck.empirics.lm.checkpoint import BEST, load_gpt
+    from tmcheck.empirics.lm.checkpoint import BEST, load_gpt, read_result
     from tmcheck.empirics.data import open_split
     from tmcheck.empirics.data.batches import LMBatches, eval_windows
     from tmcheck.empirics.device import resolve_device
@@ -87,6 +88,7 @@ def train_lm(
     val = eval_windows(open_split(data_dir, "val"), T, B, preset.max_eval_tokens)
     cfg = replace(preset.train, seed=seed, progress=progress)
     run_meta = {
+        "schema_version": schema.CHECKPOINT_META_VERSION,  # the checkpoints' meta (tmcheck.empirics.schema)
         "model_config": asdict(model.config),
         "n": n,
         "seed": seed,
@@ -94,11 +96,17 @@ def train_lm(
         "init_from": str(Path(init).resolve()) if init is not None else None,
     }
     spec_path = run_dir / "run.json"
-    if spec_path.exists() and (held := json.loads(spec_path.read_text())) != run_meta:
-        raise ValueError(
-            f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
-            f"seed {held.get('seed')}); use another directory"
-        )
+    if spec_path.exists():
+        held = json.loads(spec_path.read_text())
+        held = held if isinstance(held, dict) else {}
+        if {k: v for k, v in held.items() if k != "schema_version"} != {
+            k: v for k, v in run_meta.items() if k != "schema_version"
+        }:
+            raise ValueError(
+                f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
+                f"seed {held.get('seed')}); use another directory"
+            )
+    read_result(run_dir)  # a finished run's record is checked before the trainer returns it
     atomic.write_json(spec_path, run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
     best = load_gpt(run_dir / BEST)

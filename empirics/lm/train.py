@@ -22,7 +22,6 @@ draws micro-batch `micro * world + r`, and only rank 0 writes files.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import time
@@ -41,9 +40,11 @@ from tmcheck.empirics.lm.checkpoint import (
     load_checkpoint,
     load_model_state,
     load_optimizer,
+    read_result,
     save_checkpoint,
     set_rng,
 )
+from tmcheck.empirics import schema
 from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
 
@@ -103,10 +104,7 @@ class TrainResult:
     tokens: int
     seconds: float
     history: list[dict] = field(default_factory=list)
-    stop: str = ""  # stop_reason(stopped_early); derived when a result.json from before it existed is read
-
-    def __post_init__(self):
-        self.stop = self.stop or stop_reason(self.stopped_early)
+    stop: str = ""  # stop_reason(stopped_early); the schema migrates result.json files from before it
 
 
 SCHEDULES = ("cosine", "plateau")
@@ -246,8 +244,9 @@ def train(
     written to out_dir/result.json; if that file exists the run is finished and is not redone."""
     out_dir = Path(out_dir)
     done = out_dir / "result.json"
-    if done.exists():
-        return TrainResult(**json.loads(done.read_text()))
+    rec = read_result(out_dir)  # through the schema: a damaged record is refused, never returned
+    if rec is not None:
+        return TrainResult(**{k: v for k, v in rec.items() if k != "schema_version"})
     if cfg.schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {cfg.schedule!r}; expected one of {', '.join(SCHEDULES)}")
     if cfg.schedule == "plateau" and cfg.cooldown < 1:
@@ -349,9 +348,10 @@ def train(
         tokens=tokens,
         seconds=seconds,
         history=history,
+        stop=stop_reason(stopped and step < cfg.max_steps),
     )
     if rank == 0:
-        atomic.write_json(done, asdict(result))
+        atomic.write_json(done, {"schema_version": schema.RESULT_VERSION, **asdict(result)})
     return result
 
 
@@ -364,7 +364,10 @@ def _stopped(cfg: TrainConfig, step: int, bad_evals: int, decay_start: int) -> b
 
 
 def _progress(enabled: bool):
+    """The training bar: on stderr (stdout stays the command's output), when tmcheck.util.progress says."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from tmcheck.util import progress
 
     return Progress(
         TextColumn("{task.description}"),
@@ -373,6 +376,7 @@ def _progress(enabled: bool):
         TextColumn("loss {task.fields[loss]:.3f}"),
         TextColumn("{task.fields[tps]:,.0f} tok/s"),
         TimeRemainingColumn(),
-        disable=not enabled,
+        console=progress.console(),
+        disable=not (enabled and progress.enabled()),
         transient=True,
     )

@@ -17,11 +17,20 @@ def _module(kind: str):
     return importlib.import_module(get_kind(kind).report)
 
 
-def build_report(sweep_dir: Path, bootstrap: int = 1000) -> dict:
-    """Fit, draw and write the report of any sweep directory; returns the report (with its "kind")."""
+def build_report(sweep_dir: Path, bootstrap: int = 1000, **options) -> dict:
+    """Fit, draw and write the report of any sweep directory; returns the report (with its "kind").
+
+    `options` go to the kind's report (pretraining: `second_ids=True` estimates the second ID with
+    all-MiniLM-L6-v2 where id.json lacks it); an option the kind does not take is refused."""
+    import inspect
+
     sweep = SweepDir(sweep_dir)
     kind = sweep.kind
-    return {"kind": kind, **_module(kind).build(sweep, bootstrap)}
+    build = _module(kind).build
+    unknown = sorted(set(options) - set(inspect.signature(build).parameters))
+    if unknown:
+        raise ValueError(f"a {kind} report takes no option {unknown[0]!r}")
+    return {"kind": kind, **build(sweep, bootstrap, **options)}
 
 
 def summary(report: dict) -> str:

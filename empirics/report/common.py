@@ -4,15 +4,15 @@ save, and the intrinsic dimension through the sweep's cached id.json (paper Sect
 The exponent α̂ of a scaling law loss ∝ size^-α is fitted here and nowhere else in the reports
 (`fit_exponent`, which calls tmcheck.empirics.fit.exponent_report), so a change of the statistics
 reaches every kind's report at once. A size whose runs stopped on the step cap rather than on their
-validation loss has not converged: it is left out of the fits, and the report says so (issue 12).
+validation loss has not converged: it is left out of the fits, and the report says so.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -189,10 +189,105 @@ def pyplot():
     return plt
 
 
+def caption(fig, text: str, fontsize: float = 9) -> None:
+    """The figure's caption (its suptitle), wrapped to the figure's width so that no line leaves it."""
+    import textwrap
+
+    width = max(20, int(fig.get_figwidth() * 72 / (fontsize * 0.6)))
+    lines = [textwrap.fill(line, width) for line in text.splitlines()]
+    fig.suptitle("\n".join(lines), fontsize=fontsize)
+
+
 def save_figure(fig, path: Path) -> None:
     """Write the figure atomically (a report never holds half a figure) and close it."""
-    atomic.savefig(fig, path, dpi=FIGURE_DPI)
+    atomic.write_bytes(path, figure_bytes(fig))
+
+
+def figure_bytes(fig) -> bytes:
+    """The figure as PNG bytes at the reports' resolution; the figure is closed."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=FIGURE_DPI)
     pyplot().close(fig)
+    return buf.getvalue()
+
+
+class Outputs:
+    """A report's files, held in memory until every input has been read and every figure drawn, then
+    written (each atomically): a report that fails on its inputs leaves every existing output as it was."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.files: dict[str, bytes] = {}
+
+    def figure(self, name: str, fig) -> None:
+        self.files[name] = figure_bytes(fig)
+
+    def json(self, name: str, obj) -> None:
+        self.files[name] = (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()
+
+    def text(self, name: str, text: str) -> None:
+        self.files[name] = text.encode("utf-8")
+
+    def write(self) -> list[str]:
+        for name, data in self.files.items():
+            atomic.write_bytes(self.directory / name, data)
+        return list(self.files)
+
+
+def readable_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
+    """Plain-number ticks on a log axis over [lo, hi] ("0.05", "4.5", never "6×10⁰"): evenly spaced
+    values when the range is under a factor of 3, else the first of the 1-2-5, 1-2-3-5 and 1-9 steps of
+    each decade that gives at least four ticks; minor ticks unlabelled."""
+    import math
+
+    from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
+
+    lo, hi = float(lo), float(hi)
+    ticks: list[float] = []
+    if hi / lo < 3:
+        ticks = [t for t in MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi) if lo <= t <= hi]
+    else:
+        decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        for steps in ((1, 2, 5), (1, 2, 3, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+            ticks = [m * 10.0**k for k in decades for m in steps if lo <= m * 10.0**k <= hi]
+            if len(ticks) >= 4:
+                break
+    which = ax.yaxis if axis == "y" else ax.xaxis
+    which.set_major_locator(FixedLocator(ticks))
+    which.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    which.set_minor_formatter(NullFormatter())
+
+
+def cached_entry(id_path: Path, key: str, protocol: dict) -> Any:
+    """The estimate stored under `key` in id.json if it was made with exactly `protocol`, else None."""
+    id_path = Path(id_path)
+    store = json.loads(id_path.read_text()) if id_path.exists() else {}
+    entry = store.get(key)
+    if isinstance(entry, dict) and entry.get("protocol") == json.loads(json.dumps(protocol)):
+        return entry["estimate"]
+    return None
+
+
+def id_difference(a: dict, b: dict) -> dict | None:
+    """a["d"] - b["d"] with a LEVEL interval, from the two estimates' own intervals (each read as a
+    normal one, the two independent): {"difference", "ci", "excludes_zero", "method"}; None when either
+    has no interval."""
+    from scipy.stats import norm
+
+    if not a.get("d_ci") or not b.get("d_ci"):
+        return None
+    z = float(norm.ppf((1 + LEVEL) / 2))
+    se = float(np.hypot((a["d_ci"][1] - a["d_ci"][0]) / (2 * z), (b["d_ci"][1] - b["d_ci"][0]) / (2 * z)))
+    diff = float(a["d"] - b["d"])
+    lo, hi = diff - z * se, diff + z * se
+    return {
+        "difference": diff,
+        "ci": [lo, hi],
+        "excludes_zero": not lo <= 0 <= hi,
+        "method": f"normal approximation from the two {LEVEL:.0%} intervals, taken as independent",
+    }
 
 
 def cached_id(id_path: Path, key: str, protocol: dict, compute: Callable[[], Any]) -> Any:

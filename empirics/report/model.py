@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics.report.common import cached_id, format_interval, pyplot, save_figure
+from tmcheck.empirics.report.common import Outputs, cached_id, format_interval, pyplot, readable_log_ticks
 from tmcheck.empirics.sweep import SweepDir, layout
 
 FIGURE = "fig_model_scaling.png"
@@ -150,11 +150,11 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "verdicts": _verdicts(rep_N, rep_D, free, capped_N, capped_D),
         "files": [layout.REPORT_MD, layout.REPORT_JSON, FIGURE],
     }
-    figure(report, sweep.path / FIGURE)
-    from tmcheck.util import atomic
-
-    atomic.write_json(sweep.path / layout.REPORT_JSON, report)
-    atomic.write_text(sweep.path / layout.REPORT_MD, markdown(report, preset))
+    out = Outputs(sweep.path)
+    out.figure(FIGURE, draw(report))
+    out.json(layout.REPORT_JSON, report)
+    out.text(layout.REPORT_MD, markdown(report, preset))
+    out.write()
     return report
 
 
@@ -284,6 +284,8 @@ def _short(v: float) -> str:
 
 def _panel(ax, x, y, capped, fit, color, xlabel, label):
     """Points (hollow: capped), the log-log fit, and the band of its slope interval around the centre."""
+    from matplotlib.ticker import NullFormatter
+
     ax.scatter(x[~capped], y[~capped], s=22, color=color, zorder=3, label="runs (early stop)")
     if capped.any():
         ax.scatter(x[capped], y[capped], s=22, facecolors="none", edgecolors=color, zorder=3, label="runs (step cap)")
@@ -305,19 +307,21 @@ def _panel(ax, x, y, capped, fit, color, xlabel, label):
     ax.set_yscale("log")
     ax.set_xticks(sorted(set(x)), [_short(v) for v in sorted(set(x))])
     ax.set_ylim(y.min() / 1.1, y.max() * 1.1)  # the data decide the range; a predicted slope may leave it
-    ticks = np.geomspace(y.min(), y.max(), 5)
-    ax.set_yticks(ticks, [f"{v:.3g}" for v in ticks])
-    ax.minorticks_off()
+    readable_log_ticks(ax, "y", y.min() / 1.1, y.max() * 1.1)
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test loss (nats per token)")
     ax.grid(True, which="both", alpha=0.3)
     return grid, x0, y0
 
 
-def figure(report: dict, path: Path) -> None:
-    """Figure 3 analogue (loss vs N, fitted law with band, predicted slopes) and the data arm beside it."""
+def draw(report: dict):
+    """Figure 3 analogue (loss vs N, fitted law with band, predicted slopes) and, when the sweep has
+    one, the data arm beside it. Returns the figure."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    arm = bool(report["alpha_D"])
+    fig, axes = plt.subplots(1, 2 if arm else 1, figsize=(11 if arm else 5.8, 4.6), squeeze=False)
+    axes = axes[0]
     m = report["model_runs"]
     x = np.array([r["non_embedding_params"] for r in m], float)
     y = np.array([r["test_loss"] for r in m], float)
@@ -349,7 +353,7 @@ def figure(report: dict, path: Path) -> None:
             label=f"α̂_D/(1−α̂_D) = {report['id_free']['alpha_N']:.3f} (ID-free)",
         )
     axes[0].set_title(f"{report['corpus']}: test loss vs model size at n = {m[0]['n']:,} tokens", fontsize=10)
-    if report["alpha_D"]:
+    if arm:
         dr = report["data_runs"]
         axes[1].set_title(f"data arm (depth {dr[0]['n_layer']}, width {dr[0]['n_embd']}): test loss vs n", fontsize=10)
         _panel(
@@ -362,11 +366,7 @@ def figure(report: dict, path: Path) -> None:
             "training-set size n (tokens)",
             "α̂_D",
         )
-    else:
-        axes[1].text(
-            0.5, 0.5, "no data arm (fewer than 3 sizes)", ha="center", va="center", transform=axes[1].transAxes
-        )
-    for ax in axes[: 2 if report["alpha_D"] else 1]:
+    for ax in axes:
         ax.legend(fontsize=7)
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig

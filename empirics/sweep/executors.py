@@ -1,5 +1,5 @@
-"""Executors: who runs the specs of a sweep (issue 14): here one after another, a local process pool,
-or a SLURM job array (tmcheck.empirics.sweep.slurm).
+"""Executors: who runs the specs of a sweep (paper Section 3's runs): here one after another, a local
+process pool, or a SLURM job array (tmcheck.empirics.sweep.slurm).
 
 An executor is `Executor(ctx, specs) -> rows` (tmcheck.empirics.sweep.core): it yields each finished
 run's row, in any order, while `run_sweep` (the submitter) merges results.jsonl after each. Every
@@ -8,7 +8,10 @@ place:
 
 - a run that raises is recorded in runs/<run>/error.json (atomically: the error, where it ran) and
   the sweep goes on with the others; a worker process that dies (SIGKILL, out of memory) is recorded
-  the same way by whoever watched it;
+  the same way by whoever watched it, with its cause: the signal or exit code, and the last line of
+  the run's worker.log (a pool worker's stdout and stderr while it runs that spec);
+- pool workers die with their submitter (tmcheck.util.lifetime): a killed submitter leaves no worker
+  training, and the run locks go with them, so a rerun can start at once;
 - a rerun retries every run without row.json, failed ones included; a run that then succeeds drops
   its error.json;
 - `max_failures` stops handing out new runs once that many have failed in this submission; the
@@ -20,17 +23,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import socket
+import sys
 import time
 import traceback
 from collections import deque
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, run_spec
+from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, read_json, run_spec
 from tmcheck.empirics.sweep.kinds import BUILTIN, Kind, get_kind, register_kind
+from tmcheck.util import atomic
+from tmcheck.util.lifetime import die_with_parent
 
 Log = Callable[[str], None]
 
@@ -41,10 +47,39 @@ class SweepFailed(RuntimeError):
 
 # ------------------------------------------------------------------------------------------ failures
 def read_failure(sweep: SweepDir, run: str) -> dict | None:
-    import json
-
     path = sweep.run_dir(run) / layout.ERROR
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    record = read_json(path, "a failure record")
+    if not isinstance(record, dict) or not isinstance(record.get("error"), str):
+        raise ValueError(f"{path} is not a failure record (a JSON object with an error)")
+    return record
+
+
+def last_line(path, limit: int = 64 * 1024) -> str:
+    """The last non-empty line of a log (its final `limit` bytes read), or '' when there is none."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:300] if lines else ""
+
+
+def death_cause(exitcode: int | None) -> dict:
+    """How a worker process ended: {"signal": name or None, "exit_code": int or None, "cause": words}."""
+    if exitcode is None:
+        return {"signal": None, "exit_code": None, "cause": "its end was not seen"}
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        oom = " (also what the out-of-memory killer sends)" if name == "SIGKILL" else ""
+        return {"signal": name, "exit_code": exitcode, "cause": f"killed by {name}{oom}"}
+    return {"signal": None, "exit_code": exitcode, "cause": f"exit code {exitcode}"}
 
 
 def record_failure(sweep: SweepDir, run: str, error: str, where: dict | None = None, detail: str = "") -> dict:
@@ -205,8 +240,19 @@ def slots(n: int) -> list[tuple[dict, list[int]]]:
     return out
 
 
-def _worker(conn, env: dict, cores: list[int], sweep_path: str, config: dict, blob: dict | None) -> None:
-    """A pool worker (spawned): threads and GPU fixed before torch loads, then specs until None."""
+def log_to(path) -> None:
+    """This process's stdout and stderr (file descriptors 1 and 2) appended to `path` from now on."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with atomic.open_append(path) as f:
+        for fd in (1, 2):
+            os.dup2(f.fileno(), fd)
+
+
+def _worker(conn, env: dict, cores: list[int], sweep_path: str, config: dict, blob: dict | None, parent: int) -> None:
+    """A pool worker (spawned): dies with its submitter; threads and GPU fixed before torch loads, then
+    specs until None, each with its output in the run's worker.log."""
+    die_with_parent(parent)
     os.environ.update(env)
     os.sched_setaffinity(0, cores)  # the trainer takes as many threads as the cores it may use
     import torch
@@ -216,7 +262,32 @@ def _worker(conn, env: dict, cores: list[int], sweep_path: str, config: dict, bl
     ctx = worker_context(sweep_path, config, blob)
     where = {"executor": "local", "pid": os.getpid(), "cores": cores, "gpu": env.get("CUDA_VISIBLE_DEVICES")}
     while (spec := conn.recv()) is not None:
+        try:
+            log_to(sweep.run_dir(RunSpec.from_dict(spec).run) / layout.WORKER_LOG)
+        except (ValueError, OSError) as exc:  # a bad name or a linked log: the attempt records it
+            print(f"tmcheck worker: no log for this run: {exc}", file=sys.stderr)
         conn.send(attempt(sweep, spec, ctx, where))
+
+
+def record_death(sweep: SweepDir, spec: RunSpec, proc) -> dict:
+    """error.json of a run whose worker died mid-run: the signal or exit code, the log's last line."""
+    how = death_cause(proc.exitcode)
+    log = sweep.run_dir(spec.run) / layout.WORKER_LOG
+    tail = last_line(log)
+    shown = f"; last line of {layout.RUNS}/{spec.run}/{layout.WORKER_LOG}: {tail}" if tail else "; its log is empty"
+    return record_failure(
+        sweep,
+        spec.run,
+        f"worker process {proc.pid} died ({how['cause']}){shown}",
+        {
+            "executor": "local",
+            "pid": proc.pid,
+            "signal": how["signal"],
+            "exit_code": how["exit_code"],
+            "log": f"{layout.RUNS}/{spec.run}/{layout.WORKER_LOG}",
+            "log_tail": tail,
+        },
+    )
 
 
 def local(workers: int | None = None, max_failures: int | None = None, log: Log = print):
@@ -242,7 +313,7 @@ def _pool(ctx: Context, specs: list[RunSpec], n: int, tally: Tally) -> Iterator[
     from multiprocessing.connection import wait
 
     spawn = mp.get_context("spawn")
-    args = (str(ctx.sweep.path), ctx.config, kind_blob(ctx))
+    args = (str(ctx.sweep.path), ctx.config, kind_blob(ctx), os.getpid())
 
     def start(slot: int):
         parent, child = spawn.Pipe()
@@ -274,15 +345,7 @@ def _pool(ctx: Context, specs: list[RunSpec], n: int, tally: Tally) -> Iterator[
                         status, payload = conn.recv()
                     except (EOFError, OSError):  # the worker died mid-run
                         proc.join(5)
-                        status, payload = (
-                            "failed",
-                            record_failure(
-                                ctx.sweep,
-                                spec.run,
-                                f"worker process {proc.pid} died (exit code {proc.exitcode})",
-                                {"executor": "local", "pid": proc.pid},
-                            ),
-                        )
+                        status, payload = "failed", record_death(ctx.sweep, spec, proc)
                         conn.close()
                         workers[slot] = start(slot)
                     row = tally.outcome(spec.run, status, payload)

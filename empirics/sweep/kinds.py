@@ -1,7 +1,8 @@
 """The registry of sweep kinds: what a sweep of each kind plans, runs and reports.
 
 A kind is a `Kind` record in a module of its own (tmcheck.empirics.sweep.pretrain,
-tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. Adding a kind: write a module
+tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. This module
+imports no other module of the sweep package (the core imports it). Adding a kind: write a module
 whose `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
 """
 
@@ -9,11 +10,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 from collections.abc import Callable, Mapping
-
-if TYPE_CHECKING:
-    from tmcheck.empirics.sweep.core import Context, RunSpec
 
 # kind name -> module holding its KIND
 BUILTIN = {
@@ -42,9 +40,9 @@ class Kind:
     name: str
     description: str
     new_config: Callable[..., dict]
-    plan: Callable[[Context, Callable[[str], None]], list[RunSpec]]
+    plan: Callable[[Any, Callable[[str], None]], list]  # (core.Context, log) -> list[core.RunSpec]
     run_name: Callable[[Mapping], str]
-    run: Callable[[Context, RunSpec], dict]
+    run: Callable[[Any, Any], dict]  # (core.Context, core.RunSpec) -> row
     describe: Callable[[dict], str]
     report: str
 

@@ -9,6 +9,7 @@
     <sweep>/runs/<run>/row.json    the run's result row, written atomically when the run is done
     <sweep>/runs/<run>/.lock       flock of the worker running this spec
     <sweep>/runs/<run>/error.json  why the run's last attempt failed (removed when it succeeds)
+    <sweep>/runs/<run>/worker.log  a pool worker's stdout and stderr while it ran this spec
     <sweep>/slurm/             the SLURM executor's logs and pickles; slurm/jobs.json: run -> job id
     <sweep>/results.jsonl      every finished run's row in plan order, rebuilt from the row.json files
     <sweep>/id.json            intrinsic-dimension estimates, each stored with the protocol that made it
@@ -37,6 +38,7 @@ ID = "id.json"
 REPORT_MD = "report.md"
 REPORT_JSON = "report.json"
 ERROR = "error.json"
+WORKER_LOG = "worker.log"
 SLURM = "slurm"
 JOBS = "jobs.json"
 TRAIN_RESULT = "result.json"  # the trainer's record inside a run directory (history, best step)

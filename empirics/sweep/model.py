@@ -12,133 +12,24 @@ which is its model-arm run), with the same tokenizer and recipe.
 One run per (n_layer, n_embd, n, seed), name "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"; a run is
 tmcheck.empirics.lm.pretrain.train_lm with the preset's GPT resized. Each row records whether training
 stopped on patience (`stopped_early`) or at the step cap (`capped`): the report gives no verdict
-from capped runs. The presets live here (ModelPreset registers itself with the preset family).
+from capped runs. The presets are tmcheck.empirics.presets.ModelPreset.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import ClassVar
 from collections.abc import Callable, Mapping
 
 from tmcheck.empirics.data import check_corpus, prepare_dataset
 from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
-from tmcheck.empirics.lm.gpt import GPTConfig
-from tmcheck.empirics.presets import PRESETS, Preset
+from tmcheck.empirics.presets import ModelPreset, non_embedding_params
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import Kind
 from tmcheck.empirics.sweep.pretrain import corpus_tag
-from tmcheck.empirics.lm.train import TrainConfig
+
+__all__ = ["KIND", "NAME", "describe", "new_config", "non_embedding_params", "plan", "run", "run_name"]
 
 NAME = "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"
-
-
-def non_embedding_params(n_layer: int, n_embd: int) -> int:
-    """Parameters of our GPT without token and position embeddings (Kaplan et al.'s N, the paper's
-    Figure 3 axis): per block 12 C^2 + 13 C (attention 4 C^2 + 4 C, MLP 8 C^2 + 5 C, two LayerNorms
-    4 C), plus the final LayerNorm 2 C. The output head is tied to the token embedding."""
-    return n_layer * (12 * n_embd**2 + 13 * n_embd) + 2 * n_embd
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelPreset(Preset):
-    """A model-scaling sweep: one corpus, a width x depth grid at a fixed n, and a data arm."""
-
-    kind: ClassVar[str] = "model"
-    corpus: str  # the one corpus (`--corpus` overrides)
-    model: GPTConfig  # context and head size of every model; n_layer/n_embd from the grid
-    train: TrainConfig
-    widths: tuple[int, ...]  # n_embd of the grid
-    depths: tuple[int, ...]  # n_layer of the grid
-    head_dim: int = 16  # n_head = n_embd // head_dim (at least 1)
-    batch_size: int = 32
-    vocab_size: int = 512
-    tokenizer_bytes: int = 2_000_000
-    n_max: int = 10**9  # the fixed n: the training split, capped here (tokens)
-    data_ns: tuple[int, ...] = ()  # data arm: smaller training-set sizes (the full n is added)
-    data_layers: int = 1  # data arm's model
-    data_width: int = 32
-    seeds: tuple[int, ...] = (0,)
-    max_eval_tokens: int = 32_768
-    id_docs: int = 256  # test documents embedded for d-hat
-    id_context: int = 256
-    id_tokens_per_doc: int = 32
-    beta: float = 1.0  # smoothness in alpha_N = 2 beta / d (the paper: beta = 1)
-
-    def validate(self) -> None:
-        if not self.widths or not self.depths or min(self.widths + self.depths) < 1:
-            raise ValueError("a model preset needs positive widths and depths")
-        if len(set(self.grid())) < 3:
-            raise ValueError("a model-scaling sweep needs at least 3 distinct model sizes")
-        for w in (*self.widths, self.data_width):
-            if w > self.head_dim and w % self.head_dim:  # narrower models get one head of their width
-                raise ValueError(f"width {w} is not divisible by head_dim {self.head_dim}")
-        if any(n < 1 or n >= self.n_max for n in self.data_ns):
-            raise ValueError(f"data_ns must lie in [1, n_max={self.n_max:,})")
-        if not self.seeds:
-            raise ValueError("a model preset needs at least one seed")
-
-    def heads(self, width: int) -> int:
-        return max(1, width // self.head_dim)
-
-    def grid(self) -> list[tuple[int, int]]:
-        """(n_layer, n_embd) of the model arm, smallest N first."""
-        return sorted({(L, w) for L in self.depths for w in self.widths}, key=lambda s: non_embedding_params(*s))
-
-    def sized(self, n_layer: int, n_embd: int) -> ModelPreset:
-        """This preset with its GPT resized: what train_lm trains."""
-        return replace(self, model=replace(self.model, n_layer=n_layer, n_embd=n_embd, n_head=self.heads(n_embd)))
-
-
-MODEL: dict[str, ModelPreset] = {
-    "tiny": ModelPreset(
-        name="tiny",
-        corpus="stories",
-        model=GPTConfig(block_size=32),
-        train=TrainConfig(max_steps=60, lr=3e-3, min_lr=3e-4, warmup_steps=5, eval_every=10, patience=2, threads=1),
-        widths=(8, 16, 32),
-        depths=(1,),
-        head_dim=8,
-        batch_size=16,
-        vocab_size=320,
-        tokenizer_bytes=200_000,
-        n_max=20_000,
-        data_ns=(3_000, 8_000),
-        data_layers=1,
-        data_width=16,
-        max_eval_tokens=2_048,
-        id_docs=64,
-        id_context=32,
-        id_tokens_per_doc=8,
-        notes="3 widths, 1 depth, a 3-point data arm; the whole pipeline in well under a minute; used by the tests",
-    ),
-    "cpu": ModelPreset(
-        name="cpu",
-        corpus="sql",
-        model=GPTConfig(block_size=64),
-        train=TrainConfig(max_steps=2500, lr=3e-3, min_lr=3e-4, warmup_steps=50, eval_every=50, patience=4, threads=1),
-        widths=(16, 32, 64, 128),
-        depths=(1, 2),
-        head_dim=16,
-        batch_size=16,
-        vocab_size=512,
-        n_max=1_000_000,
-        data_ns=(62_500, 125_000, 250_000, 500_000),
-        data_layers=1,
-        data_width=64,
-        max_eval_tokens=16_384,
-        id_docs=400,
-        id_context=64,
-        id_tokens_per_doc=16,
-        notes="SQL (tmcheck data prepare sql), widths 16-128 x depths 1-2: N from 3.3k to 397k (2.1 decades) at "
-        "n = 1M tokens (2.5 epochs in 2500 steps of 16 x 64 tokens), data arm at width 64, depth 1 (5 sizes). "
-        "One thread per run: two threads on the loaded 2-core machine made the smallest model 30x slower "
-        "(600 steps of 32 x 64 tokens: 258 s at 2 threads, load 15; 400 steps of 16 x 64: 7 s at 1 thread). "
-        "Sized for about 15 minutes with 2 workers on 2 shared cores (n = 200k, 1000 steps took 5 minutes)",
-    ),
-}
-PRESETS["model"] = MODEL
 
 
 def run_name(params: Mapping) -> str:

@@ -10,7 +10,6 @@ up to the full training split (PretrainPreset.grid).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 from collections.abc import Callable, Mapping
@@ -20,7 +19,7 @@ from tmcheck.empirics.data import CORPORA, check_corpus, prepare_dataset
 from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
 from tmcheck.empirics.presets import PretrainPreset
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
+from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir, read_json
 from tmcheck.empirics.sweep.kinds import Kind
 from tmcheck.empirics.lm.train import stop_reason
 
@@ -82,8 +81,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
 
 def describe(row: dict) -> str:
     return (
-        f"test loss {row['test_loss']:.4f} after {row['steps']} steps "
-        f"({row['seconds']:.1f}s, stopped on {row.get('stop', stop_reason(row['stopped_early']))})"
+        f"test loss {row['test_loss']:.4f} after {row['steps']} steps ({row['seconds']:.1f}s, stopped on {row['stop']})"
     )
 
 
@@ -103,7 +101,7 @@ def full_split_run(sweep_dir: Path, corpus: str) -> Path:
     """The run directory of the model trained on the full training split (first seed)."""
     sweep = SweepDir(sweep_dir)
     p = sweep.preset()
-    meta = json.loads((sweep.data_dir(corpus_tag(corpus)) / DATASET).read_text())
+    meta = read_json(sweep.data_dir(corpus_tag(corpus)) / DATASET, "a prepared dataset record")
     n = p.grid(meta["splits"]["train"]["tokens"])[-1]
     path = sweep.run_dir(run_name({"tag": corpus_tag(corpus), "n": n, "seed": p.seeds[0]}))
     if not (path / BEST).exists():

@@ -1,4 +1,4 @@
-"""The SLURM executor: one job-array task per run spec, through submitit (issue 14).
+"""The SLURM executor: one job-array task per run spec, through submitit (the runs of paper Section 3).
 
     executor = slurm(partition="gpu", gpus_per_task=1, time="2:00:00", array_parallelism=32)
     run_sweep("runs/s", "pretrain", "gpu-quick", executor=executor)
@@ -11,7 +11,9 @@ task is a `Checkpointable`: on preemption or timeout submitit requeues it, and t
 its checkpoints. A rerun of the sweep waits for tasks of an earlier submission still in the queue
 instead of submitting them again. Logs: slurm/<job>_<task>_log.{out,err} in the sweep directory.
 
-Job states come from `squeue` (no accounting is needed: submitit's own state reads sacct).
+Job states come from `squeue` (no accounting is needed: submitit's own state reads sacct). The
+controller is asked once when the executor is made (`check_controller`), before a sweep directory is
+created or anything is planned: no SLURM client, or a controller that does not answer, is one line.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tmcheck.empirics.sweep.executors import (
     Tally,
     attempt,
     kind_blob,
+    last_line,
     read_failure,
     record_failure,
     worker_context,
@@ -99,6 +102,26 @@ def _squeue() -> dict[str, str]:
     if r.returncode != 0:
         raise RuntimeError(f"squeue failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
     return dict(line.split("|", 1) for line in r.stdout.split() if "|" in line)
+
+
+CONTROLLER_TIMEOUT_S = 20
+
+
+def check_controller() -> None:
+    """ValueError (one line) unless sbatch is installed and the controller answers squeue in time."""
+    if shutil.which("sbatch") is None or shutil.which("squeue") is None:
+        raise ValueError("--executor slurm: sbatch or squeue not found (no SLURM client on this machine)")
+    try:
+        r = subprocess.run(
+            ["squeue", "--me", "-h", "-o", "%i"], capture_output=True, text=True, timeout=CONTROLLER_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise ValueError(
+            f"--executor slurm: the SLURM controller did not answer squeue within {CONTROLLER_TIMEOUT_S} s"
+        ) from None
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no message"])[-1][:200]
+        raise ValueError(f"--executor slurm: the SLURM controller does not answer (squeue: {last})")
 
 
 def last_state(job_id: str) -> str:
@@ -201,13 +224,13 @@ def slurm(
 ):
     """The executor that submits a sweep's specs as one SLURM array and waits for their rows.
 
-    Resources default to the preset's (`preset_resources`); every argument given overrides them."""
+    Resources default to the preset's (`preset_resources`); every argument given overrides them. The
+    controller is checked here, before the executor is handed to run_sweep."""
+    check_controller()
 
     def execute(ctx: Context, specs: list[RunSpec]) -> Iterator[dict]:
         sweep = ctx.sweep
         tally = Tally(max_failures, log)
-        if shutil.which("sbatch") is None:
-            raise ValueError("--executor slurm: sbatch not found (no SLURM client on this machine)")
         queue = _squeue()
         jobs = read_jobs(sweep)
         waiting = {s.run: jobs[s.run] for s in specs if jobs.get(s.run) in queue}
@@ -273,12 +296,14 @@ def _watch(sweep: SweepDir, waiting: dict[str, str], tally: Tally, poll_s: float
                 continue
             err = read_failure(sweep, run)
             if err is None or err.get("job") != job:
+                log_path = f"{layout.SLURM}/{job}_0_log.err"
+                tail = last_line(sweep.path / log_path)
                 err = record_failure(
                     sweep,
                     run,
                     f"SLURM job {job} ended without a result (state {last_state(job)}); "
-                    f"log: {layout.SLURM}/{job}_0_log.err",
-                    {"executor": "slurm", "job": job},
+                    f"last line of {log_path}: {tail or '(empty)'}",
+                    {"executor": "slurm", "job": job, "log": log_path, "log_tail": tail},
                 )
             tally.outcome(run, "failed", err)
         if tally.stop():

@@ -1,15 +1,18 @@
-"""`tmcheck sweep status DIR`: each run's state, read from the sweep directory (issue 14).
+"""`tmcheck sweep status DIR`: each run's state, read from the sweep directory (paper Section 3's runs).
 
-done (row.json), running (its worker holds the run's lock now, or its SLURM task runs), queued (its
-SLURM task waits in the queue), failed (error.json), started (a directory without a row: interrupted),
-pending (nothing yet). The directory is the source of truth; the queue only adds job states.
+done (row.json, or a row results.jsonl records for a run the directory holds no folder of: committed
+results), running (its worker holds the run's lock now, or its SLURM task runs), queued (its SLURM
+task waits in the queue), failed (error.json), started (a directory without a row: interrupted),
+pending (nothing yet). The directory is the source of truth; the queue only adds job states. A sweep
+without plan.json (results committed before plans were stored) lists the runs results.jsonl records.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from tmcheck.empirics.sweep.core import SweepDir
+from tmcheck.empirics.sweep import layout
+from tmcheck.empirics.sweep.core import RunSpec, SweepDir
 from tmcheck.empirics.sweep.executors import read_failure
 
 STATES = ("done", "running", "queued", "failed", "started", "pending")
@@ -20,8 +23,11 @@ def sweep_status(path) -> dict:
     from tmcheck.empirics.sweep import slurm
 
     sweep = SweepDir(path)
-    config = sweep.context().config  # checked as its kind's
-    specs = sweep.read_plan()
+    config = sweep.context().config  # checked by the schema
+    if (sweep.path / layout.PLAN).exists() or not sweep.results_path.exists():
+        specs = sweep.read_plan()
+    else:
+        specs = [RunSpec(config["kind"], layout.check_run_name(r.get("run")), {}) for r in sweep.rows()]
     base = sweep.status(specs)
     jobs = slurm.read_jobs(sweep)
     queue = slurm.queue_states() if jobs else {}

@@ -4,66 +4,26 @@ scaling (eq. 4) where d and β are known.
 Specs: {"sweep": "data" | "model", "method": "transformer" | "knn" | "krr", "d", "beta", "n",
 "seed"} (+ "width" in the model sweep). Rows add "params" (transformer N), "test_mse", ...; an
 interrupted transformer fit continues from its last checkpoint in its run directory. The presets
-are tmcheck.empirics.presets.SynthPreset.
+(and the problem and model each describes) are tmcheck.empirics.presets.SynthPreset.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 from collections.abc import Callable, Mapping
 
-from tmcheck.empirics.synthetic.problem import Experiment, Problem, knn_baseline, krr_baseline, validation_size
+from tmcheck.empirics.presets import SynthPreset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import Kind
+from tmcheck.empirics.synthetic.problem import Experiment, Problem, knn_baseline, krr_baseline
 
-if TYPE_CHECKING:
-    from tmcheck.empirics.presets import SynthPreset
-
-SIZES = ("fixed", "theory")
-METHODS = ("transformer", "knn", "krr")
 NAMES = {"data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}", "model": "model-d{d}-b{beta}-w{width}-s{seed}"}
 
 
-def check_preset(p: SynthPreset) -> None:
-    """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
-    if p.size not in SIZES:
-        raise ValueError(f"unknown size rule {p.size!r}; expected one of {', '.join(SIZES)}")
-    for m in p.baselines:
-        if m not in METHODS[1:]:
-            raise ValueError(f"unknown baseline {m!r}; expected one of {', '.join(METHODS[1:])}")
-    from tmcheck.empirics.lm.train import SCHEDULES
-
-    if p.schedule not in SCHEDULES or (p.schedule == "plateau" and p.cooldown < 1):
-        raise ValueError(
-            f"schedule must be one of {', '.join(SCHEDULES)} (plateau with cooldown >= 1), "
-            f"got {p.schedule!r} with cooldown {p.cooldown}"
-        )
-    if not 1 <= p.min_steps <= p.max_steps:
-        raise ValueError(f"need 1 <= min_steps <= max_steps, got {p.min_steps} and {p.max_steps}")
-    if not p.ns or not p.seeds:
-        raise ValueError("the data-scaling grid needs at least one n and one seed")
-    for d in {*p.dims, *p.model_dims}:
-        for beta in {*p.betas, *p.model_betas}:
-            problem(p, d, beta, p.noise)
-    for n in (*p.ns, p.model_n):
-        validation_size(n, p.val_fraction, p.min_val)
-    model_config(p, p.ffn_width)
-
-
 def problem(p: SynthPreset, d: int, beta: float, noise: float) -> Problem:
-    return Problem(
-        manifold=p.manifold, d=d, D=p.D, target=p.target, beta=beta, density=p.density, noise=noise, seed=p.problem_seed
-    )
-
-
-def model_config(p: SynthPreset, width: int):
-    from tmcheck.empirics.synthetic.model import ModelConfig
-
-    return ModelConfig(
-        D=p.D, d_embd=p.d_embd, n_blocks=p.n_blocks, n_heads=p.n_heads, ffn_width=width, attention=p.attention
-    )
+    """The problem of (d, beta) under preset p (SynthPreset.problem; the report's name for it)."""
+    return p.problem(d, beta, noise)
 
 
 def theory_width(p: SynthPreset, d: int, beta: float, n: int) -> int:
@@ -153,7 +113,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     key = (row["d"], row["beta"], noise)
     if cache.get("problem") != key:
         # specs come grouped by problem; keep one problem (and its test set) in memory
-        cache.update(problem=key, experiment=Experiment(problem(p, row["d"], row["beta"], noise)))
+        cache.update(problem=key, experiment=Experiment(p.problem(row["d"], row["beta"], noise)))
     exp = cache["experiment"]
     n_max = max(p.ns) if row["sweep"] == "data" else p.model_n
     split = exp.split(row["n"], n_max, row["seed"], p.n_test, p.val_fraction, p.min_val)
@@ -163,13 +123,15 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     elif row["method"] == "krr":
         out = krr_baseline(split, row["seed"])
     else:
+        from tmcheck.empirics.lm.checkpoint import read_result
         from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
 
         if row["sweep"] == "model":
             width = row["width"]
         else:
             width = p.ffn_width if p.size == "fixed" else theory_width(p, row["d"], row["beta"], row["n"])
-        cfg = model_config(p, width)
+        cfg = p.model_config(width)
+        read_result(ctx.sweep.run_dir(spec.run))  # a finished fit's record is checked before it is used
         torch.manual_seed(row["seed"])
         model = RegressionTransformer(cfg)
         out = fit_transformer(
@@ -180,7 +142,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
 
 
 def new_config(preset: SynthPreset, options: Mapping) -> dict:
-    check_preset(preset)
+    preset.validate()
     return {"preset": preset.as_dict()}
 
 

@@ -1,4 +1,4 @@
-"""`tmcheck embed` through the real CLI app, on tiny models of both kinds made here: --batch-size does
+"""`tmcheck embed` through the real CLI app, on tiny models of both kinds made here: --batch-docs does
 not change an embedding, options that do not apply are one line and exit 2."""
 
 import json
@@ -49,9 +49,9 @@ def test_batch_size_1_and_16_identical(setup, model, kind):
                 str(setup / model),
                 "--text",
                 str(setup / "docs.txt"),
-                "--out",
+                "--output",
                 str(out),
-                "--batch-size",
+                "--batch-docs",
                 str(bs),
                 "--context",
                 "64",
@@ -72,14 +72,14 @@ def test_batch_size_1_and_16_identical(setup, model, kind):
     [
         (["--final-ln", "before"], "--final-ln before does not apply"),
         (["--layer", "5"], "--layer must be in 0..2"),
-        (["--batch-size", "0"], "--batch-size"),
+        (["--batch-docs", "0"], "--batch-docs"),
         (["--device", "tpu"], "unknown device"),
         (["--special-tokens", "drop"], "special_tokens"),
     ],
 )
 def test_options_that_do_not_apply_are_one_line(setup, args, message):
     res = runner.invoke(
-        app, ["embed", str(setup / "bert"), "--text", str(setup / "docs.txt"), "--out", str(setup / "x.npy"), *args]
+        app, ["embed", str(setup / "bert"), "--text", str(setup / "docs.txt"), "--output", str(setup / "x.npy"), *args]
     )
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
@@ -87,7 +87,7 @@ def test_options_that_do_not_apply_are_one_line(setup, args, message):
 
 
 def _hostile(setup, name: str) -> Path:
-    """Files and directories a hostile user hands to embed (issue 13), made once per name."""
+    """Files and directories a hostile user hands to embed, made once per name."""
     import os
     import pickle
     import shutil
@@ -135,7 +135,7 @@ def test_hostile_inputs_are_one_line_and_run_nothing(setup, model, extra, messag
             str(src),
             "--text",
             str(setup / "docs.txt"),
-            "--out",
+            "--output",
             str(setup / "h.npy"),
             "--context",
             "64",

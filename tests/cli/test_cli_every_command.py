@@ -18,7 +18,7 @@ def _leaves(command, path=()):
 
 def test_every_command_accepts_json():
     leaves = dict(_leaves(typer.main.get_command(app)))
-    assert {"demo", "report", "sweep data", "synth regress", "id corpus", "export hf"} <= set(leaves)
+    assert {"demo", "report", "sweep data", "sweep synthetic", "id corpus", "export hf"} <= set(leaves)
     missing = sorted(path for path, opts in leaves.items() if "--json" not in opts)
     assert not missing, f"commands without --json: {missing}"
 

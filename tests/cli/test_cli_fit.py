@@ -54,11 +54,12 @@ def test_offset_fit_json(study, tmp_path):
             "--plot",
             str(tmp_path / "fit.png"),
             "--d",
-            "4",
+            "4.67",
         ],
     )
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
+    assert got["prediction"]["verdict"] != "inconsistent"
     assert got["params"]["alpha"] == pytest.approx(0.3, abs=0.05)
     iv = got["interval"]
     assert iv["lo"] < got["alpha"] < iv["hi"] and iv["method"] in got["fit"]["coverage"]
@@ -167,3 +168,26 @@ def test_bad_input_is_one_line_exit_2(tmp_path, rows, args, message):
     res = runner.invoke(app, ["fit", str(path), *args, *FAST])
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("d", "code"), [("1", 1), ("4.67", 0)])
+def test_an_inconsistent_prediction_exits_1_and_a_consistent_one_0(study, d, code):
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", *FAST, "--json", "--d", d])
+    got = json.loads(res.stdout)
+    assert res.exit_code == code, got["prediction"]["verdict"]
+    assert (got["prediction"]["verdict"] == "inconsistent") == (code == 1)
+
+
+def test_not_decidable_exits_0_with_the_words(tmp_path):
+    f = tmp_path / "two.csv"
+    f.write_text("n,loss\n100,1.0\n100,1.6\n1000,0.8\n1000,0.5\n10000,0.6\n10000,0.4\n")
+    res = runner.invoke(app, ["fit", str(f), "--x", "n", *FAST, "--d", "10", "--form", "loglog"])
+    assert res.exit_code == 0, res.output
+    assert "not decidable at this precision" in res.output
+
+
+def test_out_is_deprecated_for_output(study, tmp_path):
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", *FAST, "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "r.json").read_text())["form"] == "offset"
+    assert "'--out' is deprecated; use '--output'" in res.stderr

@@ -16,7 +16,7 @@ def points(tmp_path_factory):
     path = tmp_path_factory.mktemp("id") / "torus.npy"
     res = runner.invoke(
         app,
-        ["id", "synth", "--manifold", "torus", "--d", "2", "--D", "16", "--n", "1500", "--out", str(path), "--json"],
+        ["id", "synth", "--manifold", "torus", "--d", "2", "--D", "16", "--n", "1500", "--output", str(path), "--json"],
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["d"] == 2
@@ -30,7 +30,7 @@ def test_synth_writes_the_manifold(points):
 
 def test_estimate_json_and_out_file(points, tmp_path):
     out = tmp_path / "r.json"
-    res = runner.invoke(app, ["id", "estimate", str(points), "--bootstrap", "30", "--json", "--out", str(out)])
+    res = runner.invoke(app, ["id", "estimate", str(points), "--bootstrap", "30", "--json", "--output", str(out)])
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["dimension"] == pytest.approx(2.0, abs=0.2) and got["protocol"]["name"] == "full"
@@ -40,7 +40,7 @@ def test_estimate_json_and_out_file(points, tmp_path):
 
 def test_estimate_paper_protocol_and_table(points):
     res = runner.invoke(
-        app, ["id", "estimate", str(points), "--protocol", "paper", "--batch-size", "500", "--estimator", "twonn"]
+        app, ["id", "estimate", str(points), "--protocol", "paper", "--batch-points", "500", "--estimator", "twonn"]
     )
     assert res.exit_code == 0, res.output
     assert "3 x 500" in res.stdout and "dimension" in res.stdout
@@ -62,8 +62,8 @@ def test_duplicates_reported(tmp_path, points):
         (["id", "estimate", "missing.npy"], "No such file"),
         (["id", "estimate", "{points}", "--estimator", "foo"], "unknown estimator"),
         (["id", "estimate", "{points}", "--k", "5000"], "N=1500 <= K=5000"),
-        (["id", "synth", "--manifold", "klein", "--out", "{tmp}/x.npy"], "unknown manifold"),
-        (["id", "synth", "--out", "{tmp}/x.txt"], "must end in .npy"),
+        (["id", "synth", "--manifold", "klein", "--output", "{tmp}/x.npy"], "unknown manifold"),
+        (["id", "synth", "--output", "{tmp}/x.txt"], "must end in .npy"),
     ],
 )
 def test_errors_are_one_line_exit_2(points, tmp_path, args, message):
@@ -102,19 +102,27 @@ def test_rtol_option_merges_near_duplicates(points, tmp_path):
     assert got["n_duplicates"] == 30 and got["protocol"]["duplicate_rtol"] == 1e-6
 
 
-def test_progress_only_without_json(points, monkeypatch):
+def test_progress_on_stderr_also_under_json(points, monkeypatch):
+    from tmcheck.util import progress
+
     import tmcheck.cli.id as cli_id
 
     shown = []
+
+    class Console:
+        def status(self, text):
+            shown.append(text)
+            return __import__("contextlib").nullcontext()
+
     monkeypatch.setattr(cli_id, "PROGRESS_MIN_POINTS", 100)
-    monkeypatch.setattr(
-        cli_id.err_console, "status", lambda text: shown.append(text) or __import__("contextlib").nullcontext()
-    )
+    monkeypatch.setattr(progress, "console", Console)
+    monkeypatch.setenv("TMCHECK_PROGRESS", "always")
     res = runner.invoke(app, ["id", "estimate", str(points), "--json"])
-    assert res.exit_code == 0 and not shown and res.stderr == ""
-    json.loads(res.stdout)
-    res = runner.invoke(app, ["id", "estimate", str(points)])
     assert res.exit_code == 0 and len(shown) == 1 and "1,500 x 16" in shown[0]
+    json.loads(res.stdout)  # stdout stays one JSON document
+    monkeypatch.setenv("TMCHECK_PROGRESS", "never")
+    res = runner.invoke(app, ["id", "estimate", str(points)])
+    assert res.exit_code == 0 and len(shown) == 1
 
 
 @pytest.mark.parametrize(
@@ -131,3 +139,25 @@ def test_option_validation_is_one_line(points, args, message):
     res = runner.invoke(app, ["id", "estimate", str(points), *args])
     assert res.exit_code == 2, res.output
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_old_spellings_still_work_with_a_deprecation_line(tmp_path):
+    path = tmp_path / "p.npy"
+    res = runner.invoke(app, ["id", "synth", "--d", "2", "--D", "8", "--n", "300", "--out", str(path)])
+    assert res.exit_code == 0 and path.is_file() and "'--out' is deprecated; use '--output'" in res.stderr
+    res = runner.invoke(app, ["id", "estimate", str(path), "--protocol", "paper", "--batch-size", "100", "--json"])
+    assert res.exit_code == 0 and "'--batch-size' is deprecated; use '--batch-points'" in res.stderr
+
+
+def test_a_million_points_are_refused_in_seconds_under_the_full_protocol(tmp_path):
+    import time
+
+    import numpy as np
+
+    path = tmp_path / "big.npy"
+    np.save(path, np.random.default_rng(0).standard_normal((1_000_000, 3)).astype(np.float32))
+    t0 = time.perf_counter()
+    res = runner.invoke(app, ["id", "estimate", str(path), "--json"])
+    assert res.exit_code == 2 and "1,000,000 points" in res.stderr and "--protocol paper" in res.stderr
+    took = time.perf_counter() - t0
+    assert took < 5 or pytest.skip(f"the refusal took {took:.1f} s on this (loaded) machine")

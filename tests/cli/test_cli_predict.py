@@ -20,8 +20,9 @@ def test_interval_of_d_maps_to_the_exponents():
 def test_prediction_test_verdicts():
     def verdict(*args):
         res = runner.invoke(app, ["predict", "--id", "2", *args, "--json"])
-        assert res.exit_code == 0, res.output
-        return json.loads(res.stdout)["test"]["verdict"]
+        v = json.loads(res.stdout)["test"]["verdict"]
+        assert res.exit_code == (1 if v == "inconsistent" else 0), res.output
+        return v
 
     assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.46,0.54") == "consistent at 95%"
     assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74") == "inconsistent"
@@ -44,3 +45,17 @@ def test_bad_input_exit_2(args):
     res = runner.invoke(app, ["predict", *args])
     assert res.exit_code == 2, res.output
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_an_inconsistent_test_exits_1_and_a_consistent_one_0(as_json):
+    from typer.testing import CliRunner
+
+    from tmcheck.cli.main import app
+
+    bad = CliRunner().invoke(app, ["predict", "--id", "3.1", "--alpha-hat", "0.8", "--alpha-ci", "0.75,0.85", *as_json])
+    assert bad.exit_code == 1 and "inconsistent" in bad.stdout
+    good = CliRunner().invoke(
+        app, ["predict", "--id", "3.1", "--alpha-hat", "0.35", "--alpha-ci", "0.3,0.41", *as_json]
+    )
+    assert good.exit_code == 0 and "consistent at 95%" in good.stdout

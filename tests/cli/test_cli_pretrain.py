@@ -133,6 +133,6 @@ def test_train_command_refuses_a_different_run_in_the_same_directory(tmp_path):
     out = tmp_path / "t"
     res = runner.invoke(app, ["train", "--preset", "tiny", "--tokens", "3000", "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["n"] == 3000 and (out / "run" / "best.pt").exists()
+    assert json.loads(res.stdout)["n"] == 3000 and (out / "best.pt").exists()
     res = runner.invoke(app, ["train", "--preset", "tiny", "--tokens", "4000", "--out", str(out)])
     assert res.exit_code == 2 and "holds a different run" in res.stderr

@@ -1,5 +1,5 @@
 """Every sweep command refuses to start a new sweep in a directory that already holds other files
-(issue 13: a typo must not start hours of work in the wrong place); the check lives once, in
+(a typo must not start hours of work in the wrong place); the check lives once, in
 SweepDir.open, so each command gives the same one line and exit 2 before any config is written."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tmcheck.cli.main import app
 
 runner = CliRunner()
 
-COMMANDS = [["sweep", "data", "{d}"], ["sweep", "model", "{d}"], ["synth", "regress", "--out", "{d}", "--no-report"]]
+COMMANDS = [["sweep", "data", "{d}"], ["sweep", "model", "{d}"], ["sweep", "synthetic", "{d}", "--no-report"]]
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: " ".join(a[:2]))

@@ -1,4 +1,4 @@
-"""`tmcheck sweep model` takes the executor options of `sweep data` (cli/sweep_options.py): they reach
+"""`tmcheck sweep model` takes the executor options of `sweep data` (cli/options.py): they reach
 run_sweep as its executor, options of the other executor are refused, failed runs exit 1 in one line.
 run_sweep is replaced here (the options are what is tested; the tiny model sweep is tested in
 tests/empirics/test_sweep_model.py)."""

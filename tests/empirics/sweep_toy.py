@@ -2,7 +2,9 @@
 
 Each run counts `steps` steps of `sleep_s` seconds, checkpointing its step in progress.json (a rerun
 resumes from it), logs every start in attempts.log and every step in steps.log, and fails while a file
-`fail-<run>` exists in the sweep directory. Worker processes import this module by name (the tests
+`fail-<run>` exists in the sweep directory. While a file `die-<run>` exists, the process running it
+prints a line and dies: by SIGKILL if the file says `kill`, else with the exit code the file holds.
+Worker processes import this module by name (the tests
 put tests/empirics on PYTHONPATH), which also registers ToyPreset for `preset_from_dict`.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -44,6 +47,13 @@ def run(ctx, spec):
         f.write(f"{os.getpid()}\n")
     if (ctx.sweep.path / f"fail-{spec.run}").exists():
         raise RuntimeError(f"asked to fail {spec.run}")
+    die = ctx.sweep.path / f"die-{spec.run}"
+    if die.exists():
+        how = die.read_text().strip()
+        print(f"toy run {spec.run} dies now ({how})", flush=True)
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(int(how))
     progress = d / "progress.json"
     step = json.loads(progress.read_text())["step"] if progress.exists() else 0
     while step < ctx.preset.steps:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from tmcheck.empirics import ablate as ab
 from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
-from tmcheck.empirics.id import make_manifold
+from tmcheck.empirics.id import validation_points
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,8 +43,8 @@ def test_non_embedding_params_of_our_gpt():
 
 def test_estimators_on_known_dimensions_and_equal_n():
     opts = ab.AblateOptions(bootstrap=50)
-    low = make_manifold("sphere", 3000, d=3, D=12, seed=0)
-    high = make_manifold("sphere", 1200, d=8, D=12, seed=1)
+    low = validation_points("sphere", 3000, d=3, D=12, seed=0)
+    high = validation_points("sphere", 1200, d=8, D=12, seed=1)
     curve = ab._curve([({"x": 1}, low), ({"x": 2}, high)], opts)
     assert curve["n_points"] == 1200  # both estimated at the smaller cloud's size
     e_low, e_high = (p["estimates"] for p in curve["points"])

@@ -153,8 +153,8 @@ def test_cli_train_names_a_bad_checkpoint_in_one_line(tmp_path):
     from tmcheck.cli.main import app
 
     out = tmp_path / "t"
-    (out / "run").mkdir(parents=True)
-    (out / "run" / "last.pt").write_bytes(pickle.dumps({"a": 1}))
+    out.mkdir(parents=True)
+    (out / "last.pt").write_bytes(pickle.dumps({"a": 1}))
     res = CliRunner().invoke(app, ["train", "--preset", "tiny", "--tokens", "3000", "--out", str(out)])
     assert res.exit_code == 2 and "last.pt" in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""The SQL corpus in the paper's three-corpus comparison when it is prepared (issue 18 item 5):
+"""The SQL corpus in the paper's three-corpus comparison when it is prepared:
 `paper_corpora` picks sql over code exactly when `tmcheck data prepare sql` has written it, and an
 unprepared optional corpus is refused in one line naming the command."""
 

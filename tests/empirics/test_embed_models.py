@@ -198,3 +198,34 @@ def test_bad_model_paths(tmp_path):
         load_model(tmp_path / "missing")
     with pytest.raises(ValueError, match="neither"):
         load_model(tmp_path)
+
+
+def test_a_long_document_raises_no_misleading_length_warning(tmp_path, capfd):
+    """Documents longer than the model's maximum are windowed, so transformers' '(N > max) ... indexing
+    errors' warning is silenced; without the silencing it appears (the mutant below)."""
+    import logging
+
+    from transformers import AutoTokenizer
+
+    from tmcheck.empirics.lm import embed
+
+    path = make_bert(tmp_path / "bert", TEXTS)
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.model_max_length = 16
+    lm = embed.LanguageModel(model=torch.nn.Identity(), tokenizer=tok, kind="encoder", source=str(path))
+    long = " ".join(TEXTS) * 4
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logging.getLogger("transformers").addHandler(handler)
+    try:
+        embed.encode_text(lm, [long])
+        assert not [r for r in records if "longer than the specified maximum" in r.getMessage()]
+        tok("x", add_special_tokens=False)  # warm: the warning fires once per tokenizer
+        tok2 = AutoTokenizer.from_pretrained(path)
+        tok2.model_max_length = 16
+        tok2(long, add_special_tokens=False)  # the mutant: the call without the silencing
+        assert [r for r in records if "longer than the specified maximum" in r.getMessage()]
+    finally:
+        logging.getLogger("transformers").removeHandler(handler)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from tmcheck.empirics.id import MLE, MLEScaling, TwoNN, make_manifold
+from tmcheck.empirics.id import MLECurve, MLE, MLEScaling, TwoNN, validation_points
 
 
 def test_mle_matches_formula_on_independent_knn():
-    X = make_manifold("torus", 1500, d=3, D=10, seed=0)
+    X = validation_points("torus", 1500, d=3, D=10, seed=0)
     T, _ = NearestNeighbors(n_neighbors=12, algorithm="brute").fit(X).kneighbors()
     pw = (12 - 1) / np.log(T[:, -1:] / T[:, :-1]).sum(axis=1)
     inv = MLE(k=12, combine="inverse").fit(X)
@@ -37,7 +37,7 @@ def test_mle_known_answer_hand_distances():
 
 @pytest.mark.parametrize("name,d", [("linear", 3), ("torus", 2), ("swissroll", 2)])
 def test_mle_recovers_low_dimension(name, d):
-    X = make_manifold(name, 3000, d=d, D=12, seed=1)
+    X = validation_points(name, 3000, d=d, D=12, seed=1)
     assert MLE(k=20).fit(X).dimension_ == pytest.approx(d, abs=0.25)
     assert TwoNN().fit(X).dimension_ == pytest.approx(d, abs=0.3)
 
@@ -63,7 +63,7 @@ def test_twonn_mle_without_discard_is_closed_form():
 
 
 def test_bootstrap_interval_brackets_estimate_and_is_reproducible():
-    X = make_manifold("sphere", 2000, d=4, D=8, seed=2)
+    X = validation_points("sphere", 2000, d=4, D=8, seed=2)
     a = MLE(bootstrap=200, seed=3).fit(X)
     b = MLE(bootstrap=200, seed=3).fit(X)
     assert a.ci_ == b.ci_ and a.ci_[0] < a.dimension_ < a.ci_[1]
@@ -71,7 +71,7 @@ def test_bootstrap_interval_brackets_estimate_and_is_reproducible():
 
 
 def test_scaling_exposes_small_n_bias():
-    X = make_manifold("sphere", 4096, d=10, D=11, seed=3)
+    X = validation_points("sphere", 4096, d=10, D=11, seed=3)
     est = MLEScaling(min_size=256, bootstrap=30, seed=0).fit(X)
     curve = [c["dimension"] for c in est.curve_]
     assert [c["n"] for c in est.curve_] == [4096, 2048, 1024, 512, 256]
@@ -88,18 +88,20 @@ def test_nan_inf_and_too_few_points_are_clear_errors():
     X[7, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
         MLE().fit(X)
-    with pytest.raises(ValueError, match="N=20 <= K=20"):
-        MLE(k=20).fit(np.random.default_rng(0).normal(size=(20, 3)))
+    with pytest.warns(UserWarning, match=r"k = 20 >= the 20 points: k = 19 \(as scikit-dimension does\)"):
+        assert MLE(k=20).fit(np.random.default_rng(0).normal(size=(20, 3))).k_ == 19
+    with pytest.raises(ValueError, match="N=20 <= K=20"):  # TwoNN-like estimators do not clamp
+        MLECurve(ks=(5, 20)).fit(np.random.default_rng(0).normal(size=(20, 3)))
     with pytest.raises(ValueError, match="constant data"):
         MLE(k=5).fit(np.ones((50, 4)))
     with pytest.raises(ValueError, match="only 3 distinct points"):
         MLE(k=5).fit(np.repeat(np.eye(3), 10, axis=0))
     with pytest.raises(ValueError, match="combine"):
-        MLE(combine="median").fit(np.random.default_rng(0).normal(size=(50, 3)))
+        MLE(combine="harmonic").fit(np.random.default_rng(0).normal(size=(50, 3)))
 
 
 def _with_duplicates():
-    X = make_manifold("torus", 1200, d=2, D=300, seed=4).astype(np.float32)
+    X = validation_points("torus", 1200, d=2, D=300, seed=4).astype(np.float32)
     X[:50] = X[50:100]  # 50 exact duplicates
     X[100:130] = X[130:160] + np.float32(1e-8)  # 30 near-duplicates (relative 1e-8)
     return X

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tmcheck.empirics.id import GRIDE, MLE, TwoNN, make_manifold
+from tmcheck.empirics.id import GRIDE, MLE, TwoNN, validation_points
 
 sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: the helper beside this file
 from id_anchors import run_dadapy
@@ -56,18 +56,18 @@ SHARED = [("sphere", 5, 20), ("torus", 3, 12), ("swissroll", 2, 3), ("linear", 8
 
 @pytest.mark.parametrize("name,d,D", SHARED)
 def test_equal_to_skdim_on_shared_points(name, d, D):
-    X = make_manifold(name, 2000, d=d, D=D, seed=7)
+    X = validation_points(name, 2000, d=d, D=D, seed=7)
     assert_parity(tmcheck_all(X), skdim_all(X))
 
 
 def test_parity_check_can_fail():
-    X = make_manifold("sphere", 2000, d=5, D=20, seed=7)
+    X = validation_points("sphere", 2000, d=5, D=20, seed=7)
     with pytest.raises(AssertionError):
         assert_parity({"mle": MLE(k=19).fit(X).dimension_}, {"mle": skdim.id.MLE().fit(X).dimension_})
 
 
 def _with_duplicates():
-    X = make_manifold("sphere", 2000, d=5, D=20, seed=0)
+    X = validation_points("sphere", 2000, d=5, D=20, seed=0)
     return X, np.concatenate([X, X[:200]])  # 200 exact duplicate rows
 
 

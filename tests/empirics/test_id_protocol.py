@@ -8,12 +8,12 @@ import torch
 from safetensors.numpy import save_file
 from scipy.spatial.distance import pdist
 
-from tmcheck.empirics.id import MANIFOLDS, MLE, TwoNN, estimate_id, load_points, make_manifold
+from tmcheck.empirics.id import VALIDATION_SETS, MLE, TwoNN, estimate_id, load_points, validation_points
 
 
 @pytest.fixture(scope="module")
 def torus():
-    return make_manifold("torus", 2600, d=3, D=40, seed=0)
+    return validation_points("torus", 2600, d=3, D=40, seed=0)
 
 
 def test_full_protocol_is_the_estimator_on_all_points(torus):
@@ -64,22 +64,22 @@ def test_load_points_formats(tmp_path):
         load_points(tmp_path / "x.csv")
 
 
-@pytest.mark.parametrize("name", list(MANIFOLDS))
+@pytest.mark.parametrize("name", list(VALIDATION_SETS))
 def test_synthetic_manifolds_are_isometric_embeddings(name):
-    a = make_manifold(name, 200, D=64, seed=5)
-    b = make_manifold(name, 200, D=MANIFOLDS[name][1](MANIFOLDS[name][0]), seed=5)
+    a = validation_points(name, 200, D=64, seed=5)
+    b = validation_points(name, 200, D=VALIDATION_SETS[name][1](VALIDATION_SETS[name][0]), seed=5)
     assert a.shape == (200, 64)
     # the same chart under two random isometries: all pairwise distances agree
     np.testing.assert_allclose(pdist(a), pdist(b), rtol=1e-9, atol=1e-12)
 
 
 def test_sphere_points_have_unit_norm_and_bad_arguments_fail():
-    X = make_manifold("sphere", 100, d=5, D=30)
+    X = validation_points("sphere", 100, d=5, D=30)
     np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
     with pytest.raises(ValueError, match="unknown manifold"):
-        make_manifold("klein", 10)
+        validation_points("klein", 10)
     with pytest.raises(ValueError, match="needs D >="):
-        make_manifold("sphere", 10, d=16, D=8)
+        validation_points("sphere", 10, d=16, D=8)
 
 
 def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
@@ -105,7 +105,7 @@ def test_near_duplicate_rule_is_relative_to_the_points_own_precision():
 def test_close_pairs_distinct_at_the_precision_are_reported_not_merged():
     from tmcheck.empirics.id.points import prepare
 
-    X = make_manifold("sphere", 1000, d=4, D=10, seed=1)
+    X = validation_points("sphere", 1000, d=4, D=10, seed=1)
     Xn = np.concatenate([X, X[:30] + 1e-9])  # distinct in float64, 1e-9 apart
     with pytest.warns(UserWarning, match="60 rows have a neighbour closer than 1e-06 x the median") as rec:
         p = prepare(Xn, 10)

@@ -9,7 +9,7 @@ from scipy.stats import chi2
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from tmcheck.empirics.id import GRIDE, MLE, MLECurve, MLEScaling, TwoNN, estimate_id, make_manifold
+from tmcheck.empirics.id import GRIDE, MLE, MLECurve, MLEScaling, TwoNN, estimate_id, validation_points
 from tmcheck.empirics.id.gride import _loglik, gride_fit
 
 # Checks scikit-learn does not run on these estimators, and why (they are not yielded, so nothing is
@@ -17,19 +17,42 @@ from tmcheck.empirics.id.gride import _loglik, gride_fit
 # on new points, but an ID is a property of the fitted set, with no out-of-sample method; the
 # sample_weight checks need fit(sample_weight=); check_array_api_input needs SCIPY_ARRAY_API=1 and an
 # array-API namespace, while the kNN engine takes numpy and runs in torch.
-ESTIMATORS = [MLE(k=5), TwoNN(), GRIDE(), MLECurve(ks=(3, 5), k=5)]
+#
+# The defaults are checked (sklearn's data have 10-30 rows: MLE lowers k to N - 1 with a warning, as
+# scikit-dimension does), MLEScaling at sizes those rows allow. The checks that cannot apply, and why:
+NOT_APPLICABLE = {
+    # transform is scikit-dimension's: the ID of the fitted set (a number), not one row per sample
+    "check_transformer_general": "transform returns the fitted set's ID, not one row per sample",
+    "check_transformer_data_not_an_array": "as check_transformer_general",
+    "check_transformer_preserve_dtypes": "as check_transformer_general",
+    "check_methods_sample_order_invariance": "transform's output has no rows to reorder",
+    "check_methods_subset_invariance": "an ID is a property of the whole set, not of subsets",
+}
+MLE_FIT_TRANSFORM = {  # MLE.fit_transform needs comb=: scikit-dimension's means 'mean' there, 'mle' in fit
+    "check_fit_score_takes_y": "fit_transform without comb= is refused",
+    "check_pipeline_consistency": "fit_transform without comb= is refused",
+}
+ESTIMATORS = [
+    MLE(),
+    TwoNN(),
+    GRIDE(),
+    MLECurve(ks=(3, 5), k=5),
+]
+# MLEScaling extrapolates over >= 3 subset sizes of >= min_size points each: sklearn's 10-30 rows
+# cannot hold that at any k; tests/empirics/test_id_estimators.py covers it on data it can fit.
 
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
 def test_check_estimator(est):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # duplicate-removal notes on the checks' integer data
+        warnings.simplefilter("ignore")  # duplicate-removal and k-lowering notes on the checks' small data
         results = check_estimator(est, on_fail=None)
-    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    allowed = set(NOT_APPLICABLE) | (set(MLE_FIT_TRANSFORM) if type(est) is MLE else set())
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
     skipped = {r["check_name"] for r in results if r["status"] == "skipped"}
-    assert not failed
+    assert failed <= allowed, [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert skipped <= {"check_array_api_input"}
-    assert len(results) - len(skipped) >= 40
+    assert len(results) - len(skipped) - len(failed) >= 38
 
 
 def test_check_estimator_catches_a_broken_estimator():
@@ -65,11 +88,12 @@ def test_clone_get_set_params():
 
 
 def test_skdim_spellings_are_aliases():
-    X = make_manifold("torus", 800, d=2, D=6, seed=0)
+    X = validation_points("torus", 800, d=2, D=6, seed=0)
     want = MLE(k=10).fit(X).dimension_
     assert MLE(n_neighbors=10).fit(X).dimension_ == want
-    assert MLE(K=10).fit(X).dimension_ == want
-    assert MLE(k=10, K=10).fit(X).k_ == 10
+    assert MLE().fit(X, n_neighbors=10).dimension_ == want  # scikit-dimension's call
+    with pytest.raises(ValueError, match="K is scikit-dimension's neighbourhood size"):
+        MLE(K=10).fit(X)  # skdim ignores K in this mode: accepting it would compute another number
     assert MLE().fit(X).k_ == 20  # the paper's K
     with pytest.raises(ValueError, match="conflicting neighbour counts"):
         MLE(k=10, n_neighbors=12).fit(X)
@@ -77,11 +101,12 @@ def test_skdim_spellings_are_aliases():
 
 
 def test_pointwise_estimates_and_duplicates_in_fit_transform():
-    X = make_manifold("sphere", 600, d=3, D=8, seed=1)
+    X = validation_points("sphere", 600, d=3, D=8, seed=1)
     Xd = np.concatenate([X, X[:5]])  # rows 600..604 duplicate rows 0..4
     with pytest.warns(UserWarning, match="removed 5 duplicate"):
-        pw = MLE(k=10).fit_transform(Xd)
-    assert pw.shape == (605,)
+        est = MLE(k=10).fit(Xd)
+    pw = est.dimension_pw_[est.representative_]
+    assert pw.shape == (605,) and MLE(k=10).fit_transform(X, comb="mle") == MLE(k=10).fit(X).dimension_
     np.testing.assert_array_equal(pw[600:], pw[:5])
     np.testing.assert_array_equal(pw[:600], MLE(k=10).fit(X).dimension_pw_)
 
@@ -102,7 +127,7 @@ def test_pointwise_estimates_and_duplicates_in_fit_transform():
     "est", [MLE(), MLE(combine="mean"), TwoNN(), TwoNN(method="mle"), GRIDE(), GRIDE(n1=4, n2=8), MLECurve()], ids=repr
 )
 def test_same_points_in_other_units_give_the_same_id(est):
-    X = make_manifold("swissroll", 1500, D=10, seed=2)
+    X = validation_points("swissroll", 1500, D=10, seed=2)
     ref = clone(est).fit(X).dimension_
     for scale in (1e200, 1e-200):
         assert clone(est).fit(X * scale).dimension_ == pytest.approx(ref, rel=1e-9, abs=0)
@@ -114,7 +139,7 @@ def test_same_points_in_other_units_give_the_same_id(est):
 
 @pytest.mark.parametrize("method", ["linear", "mle"])
 def test_vectorised_bootstrap_equals_the_loop(method):
-    X = make_manifold("sphere", 1200, d=4, D=9, seed=3)
+    X = validation_points("sphere", 1200, d=4, D=9, seed=3)
     for est, stat in (
         (MLE(k=10, bootstrap=50, seed=4), lambda v: 1 / np.mean(1 / v)),
         (MLE(k=10, combine="mean", bootstrap=50, seed=4), np.mean),
@@ -135,7 +160,7 @@ def test_vectorised_bootstrap_equals_the_loop(method):
 
 
 def test_bootstrap_and_ci_level_are_validated():
-    X = make_manifold("torus", 300, d=2, D=5, seed=0)
+    X = validation_points("torus", 300, d=2, D=5, seed=0)
     with pytest.raises(ValueError, match="bootstrap"):
         MLE(bootstrap=-1).fit(X)
     with pytest.raises(ValueError, match="ci_level"):
@@ -185,7 +210,7 @@ def test_gride_recovers_d_and_its_likelihood_interval(n1, n2):
 
 
 def test_gride_multiscale_on_a_manifold():
-    X = make_manifold("sphere", 3000, d=4, D=10, seed=5)
+    X = validation_points("sphere", 3000, d=4, D=10, seed=5)
     g = GRIDE(multiscale=True, range_max=32).fit(X)
     np.testing.assert_array_equal(g.scales_, [1, 2, 4, 8, 16])
     assert np.all(np.abs(g.dimension_scales_ - 4) < 0.5)
@@ -196,7 +221,7 @@ def test_gride_multiscale_on_a_manifold():
 
 
 def test_mle_curve_from_one_search_equals_separate_fits():
-    X = make_manifold("torus", 1000, d=3, D=7, seed=6)
+    X = validation_points("torus", 1000, d=3, D=7, seed=6)
     c = MLECurve(ks=(5, 10, 20), k=10).fit(X)
     for row in c.curve_:
         assert row["dimension"] == pytest.approx(MLE(k=row["k"]).fit(X).dimension_, rel=1e-12)

@@ -82,7 +82,7 @@ def test_train_on_own_text_with_model_sizes(trained):
     cfg = row["model_config"]
     assert (cfg["n_layer"], cfg["n_embd"], cfg["block_size"]) == (2, 64, 32)
     assert row["corpus"].startswith("text:") and row["test_loss"] < 6.0  # below uniform over 384 tokens
-    assert load_gpt(out / "run").config.n_layer == 2
+    assert load_gpt(out).config.n_layer == 2
 
 
 def test_a_changed_text_file_is_not_silently_reused(trained, my_text, tmp_path):
@@ -121,7 +121,7 @@ def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
 
     out, _ = trained
     hf_dir = tmp_path / "hf"
-    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir), "--json"])
+    res = runner.invoke(app, ["export", "hf", str(out), str(hf_dir), "--json"])
     assert res.exit_code == 0, res.output
     files = set(json.loads(res.stdout)["files"])
     assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json"} <= files
@@ -131,11 +131,11 @@ def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
     ids = tok("Once upon a time", return_tensors="pt").input_ids
     gen = model.generate(ids, max_new_tokens=8, do_sample=False)
     assert gen.shape[1] > ids.shape[1] and isinstance(tok.decode(gen[0]), str)
-    ours = load_gpt(out / "run")
+    ours = load_gpt(out)
     with torch.no_grad():
         assert torch.allclose(model(ids).logits, ours(ids)[0], atol=1e-5)
     # a second export refuses to overwrite unless told
-    res = runner.invoke(app, ["export", "hf", str(out / "run"), str(hf_dir)])
+    res = runner.invoke(app, ["export", "hf", str(out), str(hf_dir)])
     assert res.exit_code == 2 and "exists" in res.stderr
 
 
@@ -144,7 +144,7 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
 
     out, row = trained
     hf_dir = tmp_path / "hf"
-    export_hf(out / "run", hf_dir)
+    export_hf(out, hf_dir)
     ft = tmp_path / "ft"
     res = runner.invoke(
         app,
@@ -169,7 +169,7 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
     tuned = json.loads(res.stdout)
     assert tuned["init_from"] == str(hf_dir.resolve()) and tuned["model_config"] == row["model_config"]
     # starting from trained weights, the first validation loss is already near the trained model's
-    history = json.loads((ft / "run" / "result.json").read_text())["history"]
+    history = json.loads((ft / "result.json").read_text())["history"]
     assert history[0]["val_loss"] < row["best_val"] + 0.5
     res = runner.invoke(app, ["train", "--init-from", str(tmp_path), "--out", str(tmp_path / "x")])
     assert res.exit_code == 2 and "tokenizer.json" in res.stderr
@@ -200,3 +200,42 @@ def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
     with pytest.raises(ValueError, match="the model's vocabulary is"):
         export_hf(run, tmp_path / "b")
     assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.*"))
+
+
+def test_the_export_loads_truncates_and_generates_without_a_warning(tmp_path):
+    """The check .ci/transformers-floor.sh runs under transformers 4.46.3, here under the lock's
+    transformers: a standard tokenizer class, model_max_length = the context, truncation that cuts,
+    generate from a prompt longer than the context with no warning and no log message."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "infra"))
+    import hf_export_check
+
+    hf = hf_export_check.make(tmp_path)
+    config = json.loads((hf / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast" and config["model_max_length"] == 16
+    assert hf_export_check.check(hf)["generated"]
+    config.pop("model_max_length")  # mutation: the export of before, without a maximum length
+    (hf / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(AssertionError):
+        hf_export_check.check(hf)
+
+
+def test_every_command_that_takes_a_run_takes_the_out_given_to_train(trained, tmp_path):
+    """`train --out DIR` writes the run into DIR itself; a directory of the older layout (DIR/run/)
+    is accepted too, and a directory holding other files is refused."""
+    import shutil
+
+    out, _ = trained
+    assert (out / "best.pt").is_file() and (out / "data" / "tokenizer.json").is_file()
+    old = tmp_path / "old"
+    shutil.copytree(out, old / "run", ignore=shutil.ignore_patterns("data"))
+    shutil.copytree(out / "data", old / "data")
+    for run in (out, old):
+        res = runner.invoke(app, ["export", "hf", str(run), str(tmp_path / f"hf-{run.name}")])
+        assert res.exit_code == 0, res.output
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "thesis.tex").write_text("mine")
+    res = runner.invoke(app, ["train", "--out", str(tmp_path / "busy")])
+    assert res.exit_code == 2 and "is not a tmcheck run (it holds thesis.tex)" in res.stderr

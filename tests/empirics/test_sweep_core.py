@@ -28,6 +28,7 @@ from tmcheck.empirics.sweep import (
 @dataclass(frozen=True, kw_only=True)
 class ToyPreset(presets.Preset):
     kind: ClassVar[str] = "toy"
+    config_options: ClassVar[dict] = {"tag": str | None}
     xs: tuple[int, ...] = (1, 2, 3)
     scale: float = 0.5
 
@@ -205,20 +206,29 @@ def test_two_submitters_are_refused(tmp_path):
     assert not sweep.locked()
 
 
-def test_legacy_rows_are_adopted_not_redone(tmp_path):
+def test_rows_recorded_without_their_runs_are_never_dropped(tmp_path):
+    """Committed results ship results.jsonl without runs/: status counts them done, and a resume is
+    refused (rebuilding results.jsonl from the runs would drop them); with the run directory there
+    (the mutation) the row.json files are the truth again and the sweep resumes."""
     sweep = SweepDir(tmp_path)
     sweep.open("toy", TOY_PRESET)
+    sweep.write_plan(_plan(sweep.context(), None))
+    recorded = json.dumps({"run": "x1-c0p5", "y": 0.5}) + "\n"
+    (tmp_path / layout.RESULTS).write_text(recorded)
+    assert sweep.status()["x1-c0p5"] == "done" and sweep.status()["x2-c0p5"] == "pending"
+    with pytest.raises(ValueError, match="records 1 run"):
+        run_sweep(tmp_path, "toy", None, progress=False, log=lambda s: None)
+    assert (tmp_path / layout.RESULTS).read_text() == recorded and not (tmp_path / "calls.log").exists()
     sweep.run_dir("x1-c0p5").mkdir(parents=True)
-    (tmp_path / layout.RESULTS).write_text(json.dumps({"run": "x1-c0p5", "y": 0.5}) + "\n")
     run_sweep(tmp_path, "toy", None, progress=False, log=lambda s: None)
-    assert _calls(tmp_path) == ["x2-c0p5", "x3-c0p5"]
+    assert _calls(tmp_path) == ["x1-c0p5", "x2-c0p5", "x3-c0p5"]
 
 
 def test_presets_round_trip_through_json_and_refuse_unknown_settings():
     for kind, named in presets.PRESETS.items():
         for p in named.values():
             assert presets.preset_from_dict(kind, json.loads(json.dumps(p.as_dict()))) == p
-    with pytest.raises(ValueError, match="has no setting 'colour'"):
+    with pytest.raises(ValueError, match="colour: unknown field"):
         presets.preset_from_dict("synthetic", {"name": "x", "colour": 1})
     with pytest.raises(ValueError, match="unknown preset"):
         presets.get_preset("huge", "synthetic")

@@ -1,4 +1,4 @@
-"""Names read from files never become paths outside the sweep (issue 13, S2): hostile config.json,
+"""Names read from files never become paths outside the sweep: hostile config.json,
 plan.json, row.json, results.jsonl, slurm/jobs.json and symlinked directories are refused with one
 line, nothing is written outside the sweep, and the same directory without the hostile part works."""
 

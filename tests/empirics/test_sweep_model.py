@@ -94,7 +94,7 @@ def test_id_free_conversion_is_table1s():
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """The tiny preset through `tmcheck sweep model` (a small Typer app until cli/sweep.py registers it)."""
-    from tmcheck.cli.sweep_model import model
+    from tmcheck.cli.sweep import model
 
     app = typer.Typer()
     app.command("model")(model)
@@ -138,7 +138,7 @@ def test_tiny_report(tiny):
 
 
 def test_cli_errors_are_one_line(tiny, tmp_path, monkeypatch):
-    from tmcheck.cli.sweep_model import model
+    from tmcheck.cli.sweep import model
 
     app = typer.Typer()
     app.command("model")(model)

@@ -20,7 +20,7 @@ from tmcheck.empirics.report import build_report
 from tmcheck.empirics.report.synthetic import build_tables
 from tmcheck.empirics.sweep import SweepBusy, SweepDir
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
-from tmcheck.empirics.sweep.synthetic import check_preset, model_config, plan_specs, theory_width
+from tmcheck.empirics.sweep.synthetic import plan_specs, theory_width
 from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
 
@@ -60,13 +60,13 @@ MICRO = SynthPreset(
 
 def test_presets_are_valid_and_cover_the_issue_grid():
     for p in PRESETS.values():
-        check_preset(p)
+        p.validate()
     cpu, gpu = PRESETS["cpu"], PRESETS["gpu"]
     assert cpu.dims == (1, 2, 4) and set(gpu.dims) == {1, 2, 4, 8}
     for p in (cpu, gpu):
         assert set(p.betas) == {1.0, 0.5} and len(p.seeds) >= 3
     assert max(gpu.ns) / min(gpu.ns) >= 100 and gpu.model_dims  # the full grid, with a model-scaling sweep
-    # cpu is sized down so that every run converges (issue 12 item 6), and says so
+    # cpu is sized down so that every run converges, and says so
     assert max(cpu.ns) / min(cpu.ns) >= 30 and "Sized down" in cpu.notes
     assert cpu.schedule == "plateau" and cpu.min_steps == cpu.max_steps  # one cap for every n
 
@@ -90,14 +90,16 @@ def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
         w_lo, w_hi = theory_width(p, d, beta, n_lo), theory_width(p, d, beta, n_hi)
         assert w_hi == 256
         assert abs(np.log(w_hi / w_lo) - d / (2 * beta + d) * np.log(n_hi / n_lo)) < 0.1
-        assert n_params(model_config(p, w_hi)) > n_params(model_config(p, w_lo))
+        assert n_params(p.model_config(w_hi)) > n_params(p.model_config(w_lo))
 
 
 @pytest.mark.parametrize(
     "override,message",
     [
         (dict(dims=(9,)), "exceeds the ambient"),
-        (dict(betas=(1.2,)), "beta must lie in"),
+        (dict(betas=(1.2,)), r"betas\[0\]: expected less than or equal to 1"),
+        (dict(dims=(1, 0)), r"dims\[1\]: expected greater than or equal to 1"),
+        (dict(noise=-0.5), "noise: expected greater than or equal to 0"),
         (dict(ns=(10, 100)), "smaller than the validation split"),
         (dict(size="huge"), "unknown size rule"),
     ],

@@ -178,3 +178,14 @@ def test_threads_setting_is_applied(tmp_path):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("mode", ["always", "never"])
+def test_progress_is_drawn_on_stderr_never_on_stdout(tmp_path, capsys, monkeypatch, mode):
+    from dataclasses import replace
+
+    monkeypatch.setenv("TMCHECK_PROGRESS", mode)
+    train(fresh(), lm_source, lm_loss, lambda: VAL, replace(CFG, max_steps=6, progress=True), tmp_path / mode)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert ("tok/s" in err) is (mode == "always")

@@ -1,4 +1,4 @@
-"""Hostile files for the fuzz tests (issue 13), written into one directory: network files with the
+"""Hostile files for the fuzz tests, written into one directory: network files with the
 wrong shapes, versions, numbers and nesting; point files with lying headers, pickles and truncations;
 CSVs, a sweep config and checkpoints that are corrupt. `build(dir)` returns {name: path}."""
 
@@ -53,7 +53,7 @@ def _networks(root: Path) -> dict[str, Path]:
         put(name, d)
     put("net_deep.json", raw="[" * 100_000 + "]" * 100_000)
     put("net_not_json.json", raw="{not json")
-    # 40 blocks whose head is cubic in H: exact values triple in bits per block (20 KB, issue 13)
+    # 40 blocks whose head is cubic in H: exact values triple in bits per block (20 KB)
     third = [["1/3" if i == j else "0" for j in range(5)] for i in range(5)]
     grow = copy.deepcopy(good)
     grow["blocks"] = [{"heads": [{"Q": third, "K": third, "V": third}], "ffn": []} for _ in range(40)]

@@ -1,4 +1,4 @@
-"""One run of the CLI on hostile input, and what the fuzz tests assert about it (issue 13).
+"""One run of the CLI on hostile input, and what the fuzz tests assert about it.
 
 `run(argv, root)` invokes the real Typer app (typer's CliRunner) in a fresh working directory under
 `root`, with a wall-clock alarm, and returns an `Outcome`: exit code, stderr, whether a traceback
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
 
-CASE_SECONDS = 30  # the alarm per case: a case that runs longer is a hang (the issue's bar is 10 s to refuse)
+CASE_SECONDS = 30  # the alarm per case: a case that runs longer is a hang (the bar is 10 s to refuse)
 
 
 class Hang(Exception):

@@ -1,5 +1,5 @@
 """Hypothesis drives every registered command (walked from tmcheck.cli.main.app) with mutated
-argument lists and corrupted files, and checks the promises of issue 13 on each case (harness.check):
+argument lists and corrupted files, and checks the suite's promises on each case (harness.check):
 no traceback, exit code 0, 1 or 2, nothing written outside the case's working directory, and a
 bounded time (harness.CASE_SECONDS). Commands that do long work (training, sweeps, downloads) are
 given inputs that must be refused before any work starts, and must exit 2.
@@ -142,7 +142,7 @@ def test_light_commands_with_mutated_arguments(path, data, corpus, scratch):
 # commands that do long work: a corrupt or hostile path argument must be refused before any work
 PATH_COMMANDS = {
     ("report",): [],
-    ("synth", "report"): [],
+    ("sweep", "status"): [],
     ("id", "corpus"): [],
     ("id", "ablate"): [],
     ("export", "hf"): ["OUT"],
@@ -175,7 +175,7 @@ def test_long_commands_refuse_corrupt_paths(path, target, corpus, scratch):
     assert not (corpus["sweep_escape"].parent.parent / "escaped").exists(), o.describe()
 
 
-BAD_OPTIONS = [  # issue 13's cases in commands that train, sweep or download
+BAD_OPTIONS = [  # hostile options of commands that train, sweep or download
     ["train", "--device", "tpu"],
     ["train", "--preset", "zzz"],
     ["train", "--tokens", "-5"],
@@ -186,14 +186,16 @@ BAD_OPTIONS = [  # issue 13's cases in commands that train, sweep or download
     ["id", "synth", "--noise", "nan"],
     ["id", "synth", "--noise", "inf"],
     ["id", "synth", "--noise", "-1"],
-    ["synth", "regress", "--noise", "nan"],
-    ["synth", "regress", "--dims", ""],
-    ["synth", "regress", "--d", ""],
-    ["synth", "report", "absent_dir", "--bootstrap", "-5"],
+    ["sweep", "synthetic", "--noise", "nan"],
+    ["sweep", "synthetic", "--dims", ""],
+    ["sweep", "synthetic", "--d", ""],
+    ["sweep", "synthetic", "--seeds", "0,-1"],
+    ["sweep", "synthetic", "--n", "100,200"],
     ["report", "absent_dir", "--bootstrap", "-5"],
     ["demo", "--only", "zzz"],
     ["proofs", "--section", "zzz"],
     ["data", "stats", "zzz"],
+    ["data", "stats", "stories", "--vocab", "1000000000"],
     ["data", "prepare", "zzz"],
     ["sweep", "data", "--preset", "zzz"],
 ]

@@ -1,4 +1,4 @@
-"""Corrupted files through the commands that read them (issue 13): hypothesis mutates one node of a
+"""Corrupted files through the commands that read them: hypothesis mutates one node of a
 valid network file (hostile JSON values, nesting), flips and truncates bytes of point files (.npy,
 .npz, .pt, .safetensors) and CSV tables, and checks harness.check on each case; a mutated input is
 read or refused in one line (exit 2), never a traceback, a hang or a write outside the cwd."""
@@ -154,7 +154,7 @@ def test_mutated_sweep_configs(data, corpus, scratch):
     ):
         cfg[key] = data.draw(HOSTILE_JSON | st.sampled_from(["pretrain", "synthetic", ["stories"], ["/abs/path"]]))
     (d / "config.json").write_text(json.dumps(cfg))
-    o = run([*data.draw(st.sampled_from([["report"], ["synth", "report"]])), str(d)], scratch)
+    o = run([*data.draw(st.sampled_from([["report"], ["sweep", "status"]])), str(d)], scratch)
     check(o)
     assert not (corpus["sweep_escape"].parent.parent / "escaped").exists(), o.describe()
 

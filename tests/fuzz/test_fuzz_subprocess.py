@@ -1,4 +1,4 @@
-"""A few hostile cases in a real process with a hard timeout (issue 13): Python's alarm cannot stop a
+"""A few hostile cases in a real process with a hard timeout: Python's alarm cannot stop a
 big-integer power inside C (Fraction('1e1000000000'), sympy's 10**10**10), so only a subprocess shows
 that these are refused before such work starts. The bar is the issue's: refused within 10 s, plus the
 measured start-up of the interpreter and the app (`tmcheck --version`) on this machine."""

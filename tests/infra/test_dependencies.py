@@ -1,4 +1,4 @@
-"""Dependencies (issue 16, item 1): pyproject.toml holds compatible ranges, so tmcheck installs beside
+"""Dependencies: pyproject.toml holds compatible ranges, so tmcheck installs beside
 other research code; constraints.txt (the lock `make` applies) pins every one of them exactly, inside
 its range, with torch at the CPU wheel 2.13.0."""
 

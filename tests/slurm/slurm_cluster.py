@@ -1,4 +1,4 @@
-"""The one-node SLURM test cluster (issue 14, item 2): is it there, and what a test does when not.
+"""The one-node SLURM test cluster: is it there, and what a test does when not.
 
 `.ci/slurm-up.sh` starts the cluster and `.ci/run` exports ``TMCHECK_SLURM=1``: the cluster is then
 expected, and a missing one fails the SLURM tests instead of skipping them, so CI cannot go green

@@ -1,4 +1,4 @@
-"""The real SLURM tests (issue 14, item 2) against the one-node cluster of .ci/slurm-up.sh:
+"""The real SLURM tests against the one-node cluster of .ci/slurm-up.sh:
 a job array through submitit's `map_array`, and `scancel` of a running job. They run inside
 `make test`; with TMCHECK_SLURM=1 (set by .ci/run) a missing cluster fails them."""
 

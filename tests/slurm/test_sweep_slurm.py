@@ -1,4 +1,4 @@
-"""The SLURM executor on the one-node test cluster (issue 14): one array task per run gives the
+"""The SLURM executor on the one-node test cluster: one array task per run gives the
 serial rows; `scancel` of one task and SIGKILL of another task's process (the child of slurmstepd)
 mid-run lose and redo no finished run, and the rerun resumes the killed runs from their checkpoints;
 a rerun after the submitter died waits for the tasks still queued instead of submitting them again."""

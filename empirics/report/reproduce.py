@@ -1,0 +1,262 @@
+"""The committed experiments, reproduced (the paper's Section 3, Figures 2-4, and the synthetic study of
+eq. 3-4).
+
+`results/<name>/` holds one experiment: a complete sweep directory (config.json, plan.json,
+runs/<run>/spec.json and row.json with whatever else its report reads, results.jsonl, id.json) with
+the report `tmcheck report` made of it (report.md, report.json, fig_*.png), or an ID-ablation directory
+(ablate.json, fig_ablate.png). Two checks hold a committed experiment to its files:
+
+- `rebuild`: the report made again from the committed inputs, in a scratch copy: every number of
+  report.json equal to the committed one to 1e-9, every figure equal pixel for pixel;
+- `replay`: chosen runs trained again from scratch, in a new sweep directory with the committed config
+  (whose plan must be the committed plan.json), with the same seeds and one thread; their losses must
+  equal the committed rows' to a relative 1e-6 (the float32 rounding of an evaluation sum; the step at
+  which each run stopped must be the same).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from tmcheck.empirics.sweep import layout
+
+TOLERANCE = 1e-9  # numbers of a rebuilt report.json against the committed one (relative above 1)
+REPLAY_RTOL = 1e-6  # a re-run's loss against the committed row's
+IGNORED = ("sweep",)  # where the report was made: a path, not a result
+LOSS = {"pretrain": "test_loss", "model": "test_loss", "synthetic": "test_mse"}
+ABLATION = "ablate.json"
+ABLATION_FIGURE = "fig_ablate.png"
+ENV = "TMCHECK_RESULTS"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A committed experiment: its directory, name (relative to the results folder) and kind (a sweep
+    kind, or "ablate" for an ID-ablation directory)."""
+
+    name: str
+    path: Path
+    kind: str
+
+
+def find_results(explicit: Path | None = None) -> Path | None:
+    """The committed results folder: `explicit`, else $TMCHECK_RESULTS, else the checkout's results/
+    (beside the package's source tree), else ./results; None when there is none."""
+    if explicit is not None:
+        return Path(explicit)
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    here = Path(__file__).resolve().parents[2] / "results"
+    for cand in (here, Path.cwd() / "results"):
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def experiments(root: Path) -> list[Experiment]:
+    """Every experiment under `root`: directories with a config.json (sweeps) or an ablate.json."""
+    root = Path(root)
+    if not root.is_dir():
+        raise FileNotFoundError(2, "no results folder", str(root))
+    out = []
+    for cfg in sorted(root.rglob(layout.CONFIG)):
+        d = cfg.parent
+        kind = json.loads(cfg.read_text()).get("kind", "pretrain")
+        out.append(Experiment(d.relative_to(root).as_posix(), d, kind))
+    for ab in sorted(root.rglob(ABLATION)):
+        out.append(Experiment(ab.parent.relative_to(root).as_posix(), ab.parent, "ablate"))
+    return sorted(out, key=lambda e: e.name)
+
+
+# ------------------------------------------------------------------------------------ comparison
+def number_differences(committed, rebuilt, path: str = "", tol: float = TOLERANCE) -> list[str]:
+    """Every place where two JSON documents differ: a number by more than tol (relative above 1), any
+    other value at all, a key or an entry that only one of them has. Keys in IGNORED are skipped."""
+    out: list[str] = []
+    if isinstance(committed, dict) and isinstance(rebuilt, dict):
+        for key in sorted(set(committed) | set(rebuilt), key=str):
+            if key in IGNORED:
+                continue
+            where = f"{path}/{key}"
+            if key not in rebuilt or key not in committed:
+                out.append(f"{where}: only in the {'committed' if key in committed else 'rebuilt'} report")
+            else:
+                out += number_differences(committed[key], rebuilt[key], where, tol)
+    elif isinstance(committed, list) and isinstance(rebuilt, list):
+        if len(committed) != len(rebuilt):
+            out.append(f"{path}: {len(committed)} entries committed, {len(rebuilt)} rebuilt")
+        else:
+            for i, (a, b) in enumerate(zip(committed, rebuilt)):
+                out += number_differences(a, b, f"{path}[{i}]", tol)
+    elif _number(committed) and _number(rebuilt):
+        a, b = float(committed), float(rebuilt)
+        if not (a == b or (math.isnan(a) and math.isnan(b)) or abs(a - b) <= tol * max(1.0, abs(a))):
+            out.append(f"{path}: committed {a!r}, rebuilt {b!r}")
+    elif committed != rebuilt:
+        out.append(f"{path}: committed {_short(committed)}, rebuilt {_short(rebuilt)}")
+    return out
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _short(v) -> str:
+    s = repr(v)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def figure_difference(committed: Path, rebuilt: Path) -> str | None:
+    """None when the two PNG files show the same pixels, else a sentence saying how they differ."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    if not rebuilt.is_file():
+        return "not drawn by the rebuild"
+    if not committed.is_file():
+        return "drawn by the rebuild but not committed"
+    if committed.read_bytes() == rebuilt.read_bytes():
+        return None
+    try:
+        a, b = mpimg.imread(committed), mpimg.imread(rebuilt)
+    except (OSError, SyntaxError, ValueError) as exc:  # PIL raises SyntaxError for a file that is not a PNG
+        return f"cannot be read as an image ({exc})"
+    if a.shape != b.shape:
+        return f"size {a.shape[1]}x{a.shape[0]} committed, {b.shape[1]}x{b.shape[0]} rebuilt"
+    n = int(np.any(a != b, axis=-1).sum()) if a.ndim == 3 else int((a != b).sum())
+    return f"{n} of {a.shape[0] * a.shape[1]} pixels differ" if n else None
+
+
+# ------------------------------------------------------------------------------------ rebuild
+def outputs(exp: Experiment) -> list[str]:
+    """The files the report writes (the committed report.json lists them), never read as inputs."""
+    if exp.kind == "ablate":
+        return [ABLATION_FIGURE]
+    rep = exp.path / layout.REPORT_JSON
+    files = json.loads(rep.read_text()).get("files") if rep.is_file() else None
+    return list(files or [layout.REPORT_MD, layout.REPORT_JSON])
+
+
+def _copy_inputs(exp: Experiment, dest: Path) -> None:
+    out, top = set(outputs(exp)), exp.path.resolve()
+    shutil.copytree(exp.path, dest, ignore=lambda d, names: [n for n in names if Path(d).resolve() == top and n in out])
+
+
+def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
+    """The experiment's report made again in `work` from its committed inputs, compared with the committed one.
+
+    Returns {"name", "kind", "differences": [...], "figures": {name: None or how it differs},
+    "equal": bool, "report": the rebuilt report (None for an ablation)}."""
+    dest = Path(work) / exp.name
+    if dest.exists():
+        shutil.rmtree(dest)
+    _copy_inputs(exp, dest)
+    report = None
+    if exp.kind == "ablate":
+        from tmcheck.empirics.ablate_plot import figure
+
+        figure(json.loads((dest / ABLATION).read_text()), dest / ABLATION_FIGURE)
+        differences: list[str] = []
+    else:
+        from tmcheck.empirics.report import build_report
+
+        report = build_report(dest, bootstrap)
+        committed = json.loads((exp.path / layout.REPORT_JSON).read_text())
+        differences = number_differences(committed, json.loads((dest / layout.REPORT_JSON).read_text()))
+        md_a, md_b = (p / layout.REPORT_MD for p in (exp.path, dest))
+        if md_a.is_file() and md_a.read_text() != md_b.read_text():
+            differences.append(f"{layout.REPORT_MD}: the rebuilt text differs from the committed one")
+    figures = {f: figure_difference(exp.path / f, dest / f) for f in outputs(exp) if f.endswith(".png")}
+    return {
+        "name": exp.name,
+        "kind": exp.kind,
+        "differences": differences,
+        "figures": figures,
+        "equal": not differences and not any(figures.values()),
+        "report": report,
+    }
+
+
+# ------------------------------------------------------------------------------------ replay
+def committed_rows(exp: Experiment) -> dict[str, dict]:
+    return {r["run"]: r for r in _rows(exp.path)}
+
+
+def _rows(path: Path) -> list[dict]:
+    from tmcheck.util import atomic
+
+    return atomic.read_jsonl(path / layout.RESULTS)
+
+
+def sample(exp: Experiment) -> list[str]:
+    """The runs a short replay re-trains: the cheapest committed run (by its recorded seconds) of each
+    corpus (pretraining) or each method (synthetic: transformer, kNN, kernel ridge)."""
+    group = {"pretrain": "corpus", "synthetic": "method", "model": "n_embd"}[exp.kind]
+    best: dict = {}
+    for r in _rows(exp.path):
+        key = r.get(group)
+        cost = r.get("seconds", r.get("wall_s", math.inf))
+        if key not in best or cost < best[key][0]:
+            best[key] = (cost, r["run"])
+    return [run for _, run in best.values()]
+
+
+def replay(exp: Experiment, runs: list[str], work: Path, log=lambda s: None, progress: bool = False) -> dict:
+    """Train `runs` of the experiment again in the new sweep directory `work`, with its committed config.
+
+    The kind's plan for that config must be the committed plan.json (same runs, same parameters, same
+    order); each run's loss must equal the committed row's to REPLAY_RTOL and its step count exactly.
+    Returns {"name", "kind", "runs": [{"run", "committed", "replayed", "difference", "equal"}], "equal",
+    "seconds"}."""
+    from tmcheck.empirics.sweep import SweepDir, run_spec
+
+    if exp.kind not in LOSS:
+        raise ValueError(f"{exp.name} is not a sweep; nothing to re-run")
+    work = Path(work)
+    if work.exists() and any(work.iterdir()):
+        raise ValueError(f"{work} is not empty; a replay needs a new directory")
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(exp.path / layout.CONFIG, work / layout.CONFIG)
+    sweep, committed = SweepDir(work), SweepDir(exp.path)
+    ctx = sweep.context(progress)
+    specs = ctx.kind.plan(ctx, log)
+    if [s.as_dict() for s in specs] != [s.as_dict() for s in committed.read_plan()]:
+        raise ValueError(f"the committed config of {exp.name} now plans other runs than its plan.json")
+    sweep.write_plan(specs)
+    rows, by_run = committed_rows(exp), {s.run: s for s in specs}
+    unknown = [r for r in runs if r not in by_run or r not in rows]
+    if unknown:
+        raise ValueError(f"{exp.name} has no committed run {unknown[0]!r}")
+    loss, out, seconds = LOSS[exp.kind], [], 0.0
+    for run in runs:
+        row = run_spec(sweep, by_run[run], ctx)
+        want, got = float(rows[run][loss]), float(row[loss])
+        same_steps = rows[run].get("steps") == row.get("steps")
+        equal = abs(got - want) <= REPLAY_RTOL * abs(want) and same_steps
+        seconds += float(row.get("seconds", row.get("wall_s", 0.0)))
+        out.append(
+            {
+                "run": run,
+                "committed": want,
+                "replayed": got,
+                "difference": got - want,
+                "steps_equal": same_steps,
+                "equal": equal,
+            }
+        )
+        word = "equal" if equal else "DIFFERS"
+        log(f"  {run}: {loss} {got:.9g} (committed {want:.9g}, difference {got - want:+.1e}): {word}")
+    sweep.merge(specs)
+    return {
+        "name": exp.name,
+        "kind": exp.kind,
+        "loss": loss,
+        "runs": out,
+        "equal": all(r["equal"] for r in out),
+        "seconds": seconds,
+    }

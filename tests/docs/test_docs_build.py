@@ -1,0 +1,55 @@
+"""The strict build: the site as committed builds with no warning, and a broken link fails it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from helpers import ROOT, need_mkdocs  # noqa: E402
+
+
+def build(tmp: Path, edit=None) -> subprocess.CompletedProcess:
+    """mkdocs build --strict of a copy of docs/ with the project's own config (hooks and all)."""
+    import yaml
+
+    docs = tmp / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    if edit:
+        edit(docs)
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    cfg["docs_dir"], cfg["site_dir"] = str(docs), str(tmp / "site")
+    cfg["hooks"] = [str(ROOT / h) for h in cfg["hooks"]]
+    python = next(p for p in cfg["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    handler = python["mkdocstrings"]["handlers"]["python"]
+    handler["paths"] = [str(ROOT / p) for p in handler["paths"]]
+    (tmp / "mkdocs.yml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp,
+        timeout=300,
+    )
+
+
+def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
+    need_mkdocs()
+    ok = build(tmp_path / "ok")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert "WARNING" not in ok.stderr
+    site = tmp_path / "ok" / "site"
+    assert (site / "index.html").is_file() and (site / "figures" / "pretrain" / "fig_scaling.png").is_file()
+    assert (site / "api" / "theory" / "index.html").read_text().count("doc doc-object") > 10
+
+    def broken(docs: Path) -> None:
+        page = docs / "getting-started.md"
+        page.write_text(page.read_text() + "\nSee [the missing page](nowhere.md).\n")
+
+    bad = build(tmp_path / "bad", broken)
+    assert bad.returncode != 0 and "nowhere.md" in bad.stderr

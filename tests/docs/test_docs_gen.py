@@ -1,0 +1,98 @@
+"""The generated blocks: filled from the generator modules present, a stale block reported (an edited
+number fails `tools/docs.py check`), malformed markers and unknown generators refused, an absent module
+tolerated, two modules claiming one name refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from helpers import ROOT, load_tool, need_mkdocs  # noqa: E402  (the helper beside this file; importlib mode)
+
+from docs_gen import GeneratorError, blocks, fill, fill_all, load_generators  # noqa: E402
+
+GENS = {"n": lambda: "the number is 42", "t": lambda: "| a |\n|---|\n| 1 |"}
+
+
+def test_fill_replaces_the_body_and_reports_the_change():
+    text = "intro\n<!-- gen:n -->\nthe number is 41\n<!-- /gen:n -->\nend\n"
+    new, changed = fill(text, GENS)
+    assert changed == ["n"] and "the number is 42" in new and new.startswith("intro\n") and new.endswith("end\n")
+    again, changed = fill(new, GENS)
+    assert again == new and changed == []
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("<!-- gen:n -->\nx\n", "never closed"),
+        ("<!-- /gen:n -->\n", "closes no open block"),
+        ("<!-- gen:n -->\n<!-- gen:t -->\n<!-- /gen:t -->\n<!-- /gen:n -->\n", "inside block"),
+        ("<!-- gen:zz -->\n<!-- /gen:zz -->\n", "no generator"),
+    ],
+)
+def test_malformed_blocks_and_unknown_generators_are_refused(text, match):
+    with pytest.raises(GeneratorError, match=match):
+        fill(text, GENS)
+
+
+def test_blocks_lists_names_in_order():
+    assert blocks("<!-- gen:a -->\n<!-- /gen:a -->\n<!-- gen:b -->\n<!-- /gen:b -->\n") == ["a", "b"]
+
+
+def test_modules_are_discovered_an_absent_one_is_fine_and_duplicates_are_refused(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "one.py").write_text("GENERATORS = {'x': lambda: 'one'}\n")
+    assert set(load_generators(tmp_path)) == {"x"}  # a second owner's module not there: nothing missing
+    (tmp_path / "two.py").write_text("GENERATORS = {'y': lambda: 'two'}\n")
+    assert set(load_generators(tmp_path)) == {"x", "y"}
+    (tmp_path / "three.py").write_text("GENERATORS = {'x': lambda: 'again'}\n")
+    with pytest.raises(GeneratorError, match="defined by both"):
+        load_generators(tmp_path)
+    (tmp_path / "three.py").write_text("NOTHING = 1\n")
+    with pytest.raises(GeneratorError, match="no GENERATORS"):
+        load_generators(tmp_path)
+
+
+def test_every_committed_block_is_current():
+    need_mkdocs()  # the nav generator reads mkdocs.yml with PyYAML, which the docs extra brings
+    stale = [f"{f.path}: {f.changed}" for f in fill_all(ROOT) if f.changed]
+    assert not stale, f"run `python tools/docs.py build`: {stale}"
+
+
+def test_check_fails_on_an_edited_number_in_a_committed_block(tmp_path, capsys):
+    docs = load_tool("docs")
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("<!-- gen:readme.results -->")
+    block = readme[start : readme.index("<!-- /gen:readme.results -->")]
+    digit = next(i for i, ch in enumerate(block) if ch.isdigit() and block[i - 1] == ".")
+    edited = readme[: start + digit] + str((int(block[digit]) + 1) % 10) + readme[start + digit + 1 :]
+    (tmp_path / "README.md").write_text(edited)
+    assert any("readme.results" in s for s in docs.stale_blocks(tmp_path))
+    (tmp_path / "README.md").write_text(readme)
+    assert docs.stale_blocks(tmp_path) == []
+
+
+def test_record_time_writes_the_machine_share_and_a_verdict(tmp_path):
+    docs = load_tool("docs")
+    out = tmp_path / "timings.json"
+    assert docs.record_time("x", [sys.executable, "-c", "pass"], out) == 0
+    import json
+
+    rec = json.loads(out.read_text())["x"]
+    assert rec["exit"] == 0 and rec["seconds"] > 0 and rec["quiet"]["verdict"] in ("quiet", "DISTURBED")
+    assert 0 <= rec["quiet"]["other_cpu_share"]
+
+
+def test_junit_counts(tmp_path):
+    docs = load_tool("docs")
+    (tmp_path / "j.xml").write_text(
+        '<testsuites><testsuite time="2.5" timestamp="t"><testcase classname="a" name="x"/>'
+        '<testcase classname="a" name="y"><failure/></testcase><testcase classname="a" name="z"><skipped/>'
+        "</testcase></testsuite></testsuites>"
+    )
+    got = docs.junit_counts(tmp_path / "j.xml")
+    assert (got["passed"], got["failed"], got["skipped"], got["errors"], got["seconds"]) == (1, 1, 1, 0, 2.5)

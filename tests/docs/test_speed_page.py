@@ -1,0 +1,39 @@
+"""The speed page quotes a benchmark only when its quiet verdict is recorded and quiet."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import helpers  # noqa: E402, F401  (puts tools/ on sys.path)
+
+
+def _gen():
+    from docs_gen import docs  # noqa: PLC0415  (tools/ put on sys.path by helpers)
+
+    return docs
+
+
+def test_only_quiet_runs_are_quoted(tmp_path, monkeypatch):
+    docs = _gen()
+    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    q = {"verdict": "quiet", "other_cpu_share": 0.03, "date": "2026-12-02"}
+    (tmp_path / "a.json").write_text(json.dumps({"quiet": q, "speedup": 4.25, "machine": {"cores": 2}}))
+    (tmp_path / "b.json").write_text(json.dumps({"speedup": 9.5}))
+    busy = {**q, "verdict": "DISTURBED: rerun before quoting it", "other_cpu_share": 0.4}
+    (tmp_path / "c.json").write_text(json.dumps({"quiet": busy, "speedup": 7.75}))
+    (tmp_path / "d.json").write_text(json.dumps({"one": {"quiet": q, "t": 1.5}, "two": {"t": 8.5}}))
+    page = docs.speed()
+    assert "4.25" in page and "1.5" in page
+    assert "9.5" not in page and "7.75" not in page and "8.5" not in page
+    assert "`b.json` (no quiet verdict recorded)" in page and "`c.json` (measured while the machine was busy" in page
+
+
+def test_a_share_above_ten_percent_is_not_quiet_whatever_the_word():
+    docs = _gen()
+    assert docs.quiet_ok({"verdict": "quiet", "other_cpu_share": 0.05})
+    assert not docs.quiet_ok({"verdict": "quiet", "other_cpu_share": 0.2})
+    assert not docs.quiet_ok({"verdict": "DISTURBED", "other_cpu_share": 0.0})
+    assert not docs.quiet_ok(None)

@@ -1,0 +1,115 @@
+"""Generated blocks of the intrinsic-dimension, fitting and peers pages (docs/guide/), from the
+committed benchmark results (benchmarks/results/*.json) and the code itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _load(name: str) -> dict:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _when(entry: dict) -> str:
+    q = entry.get("quiet") or {}
+    if q.get("verdict") == "quiet":
+        return f"measured alone (`quiet`, {q.get('date', '')})"
+    load = entry.get("load_average")
+    return f"not a timing result: measured at load {load[0]:.0f}" if load else "not a timing result"
+
+
+def _n(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.4g}"
+
+
+def chinchilla() -> str:
+    c = _load("fit").get("chinchilla")
+    if not c:
+        return "*(benchmarks/results/fit.json has no Chinchilla fit yet: run `make bench BENCH=fit`)*"
+    t, e, h = c["tmcheck"], c["epoch_published"], c["hoffmann_reported"]
+    names = ["E", "A", "B", "alpha", "beta"]
+    rows = [
+        "| | E | A | B | α | β | log RMSE |",
+        "|---|---|---|---|---|---|---|",
+        f"| tmcheck (Huber δ = {t['huber_delta']:g}, {c['n_points']} points) | "
+        + " | ".join(_n(t["params"][n]) for n in names)
+        + f" | {t['rmse_log']:.2g} |",
+        f"| its 95% bootstrap interval ({c['bootstrap']} resamples) | "
+        + " | ".join(f"[{_n(t['ci'][n][0])}, {_n(t['ci'][n][1])}]" for n in names)
+        + " | |",
+        "| Epoch AI (SE) | "
+        + " | ".join(f"{_n(e['params'][n])} ({_n(e['se'][n])})" for n in names)
+        + f" | {e['rmse_log']:.2g} |",
+        "| Hoffmann et al. reported | " + " | ".join(_n(h["params"][n]) for n in names) + f" | {h['rmse_log']:.2g} |",
+    ]
+    within = all(abs(t["params"][n] - e["params"][n]) <= e["se"][n] for n in names)
+    rows.append("")
+    rows.append(
+        f"Every tmcheck estimate is {'within' if within else 'NOT within'} Epoch AI's standard error "
+        f"(benchmarks/results/fit.json; {c['seconds_with_bootstrap']:.1f} s with the bootstrap, {_when(c)})."
+    )
+    return "\n".join(rows)
+
+
+def id_validation() -> str:
+    v = _load("id").get("validation_markdown")
+    return v.strip() if v else "*(benchmarks/results/id.json has no validation table yet: `make bench BENCH=id`)*"
+
+
+def coverage_table() -> str:
+    cov = _load("coverage")
+    if not cov.get("cases"):
+        return "*(benchmarks/results/coverage.json is missing: `make bench BENCH=coverage`)*"
+    groups: dict[tuple, list] = {}
+    for case in cov["cases"]:
+        groups.setdefault((case["design"], case["law"]["form"]), []).append(case)
+    rows = [
+        "| design | sizes × seeds | form | cases | profile | parametric | cluster | chosen (worst coverage) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (design, form), cases in groups.items():
+
+        def span(method):
+            v = [c["coverage"][method]["coverage"] for c in cases if method in c["coverage"]]
+            return f"{min(v):.1%}–{max(v):.1%}" if v else "–"
+
+        chosen = {}
+        for c in cases:
+            chosen[c["chosen"]["method"]] = chosen.get(c["chosen"]["method"], 0) + 1
+        worst = min(c["chosen"]["coverage"] for c in cases)
+        rows.append(
+            f"| {design} | {len(cases[0]['sizes'])} × {cases[0]['seeds']} | {form} | {len(cases)} | "
+            f"{span('profile')} | {span('parametric')} | {span('cluster')} | "
+            + ", ".join(f"{m} ×{n}" for m, n in chosen.items())
+            + f" ({worst:.1%}) |"
+        )
+    rows.append("")
+    rows.append(
+        f"Nominal {cov['nominal']:.0%} intervals, target {cov['target']:.0%}; worst chosen coverage "
+        f"{cov['worst_chosen_coverage']:.1%} (benchmarks/results/coverage.json)."
+    )
+    return "\n".join(rows)
+
+
+def skdim_spellings() -> str:
+    """The scikit-dimension spellings the parity suite checks, read from the test module itself."""
+    import ast
+
+    src = (ROOT / "tests" / "empirics" / "test_id_skdim_meaning.py").read_text()
+    tree = ast.parse(src)
+    cases = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "CASES")
+    names = [k.value for k in cases.keys]
+    return "\n".join(f"- `{n}`" for n in names)
+
+
+GENERATORS = {
+    "chinchilla": chinchilla,
+    "id_validation": id_validation,
+    "fit_coverage": coverage_table,
+    "skdim_spellings": skdim_spellings,
+}
