@@ -180,14 +180,28 @@ def _without_strings(line: str) -> str:
     return re.sub(r"""([rbfuRBFU]{0,2})("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", '""', line)
 
 
+_MESSAGE = ("help=", "description=", "raise ", "Error(", "print(", "warn(", "note=", "reason=", "reading=")
+_NOT_MESSAGE = ("[", " in ", "==", "!=", "float(", "encoding=", "split(", "startswith(", "endswith(", "replace(")
+
+
 def text_only(d: str) -> bool:
-    """The mutant changes only the contents of string literals (a message, a note, a label): no number, operator or
-    call, so it cannot change a verdict or a value, only wording that no test pins."""
+    """The mutant changes only the words of a message (a help text, an error message, a note, a line of printed
+    text): only the contents of string literals, on a line that formats text (an f-string, a continuation
+    string, or a message argument) and uses no string as a key, a comparison operand or a parser argument."""
     removed = [ln[1:] for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
     added = [ln[1:] for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     if not removed or len(removed) != len(added):
         return False
-    return all(_without_strings(a) == _without_strings(b) for a, b in zip(removed, added))
+    for a, b in zip(removed, added):
+        if _without_strings(a) != _without_strings(b):
+            return False
+        if a == b:
+            continue
+        line = a.strip()
+        message = any(m in line for m in _MESSAGE) or line.startswith(('f"', "f'", '"', "'"))
+        if not message or any(n in _without_strings(line) for n in _NOT_MESSAGE):
+            return False
+    return True
 
 
 def explanations() -> dict:

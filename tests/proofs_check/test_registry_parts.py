@@ -99,3 +99,44 @@ def test_near_grid_defaults_and_ends():
     assert len(lemma1.near_grid((2,))) == 4  # 4 per point, the 2 outside [0, 1] dropped
     odd = lemma1.near_grid((2,), 3)  # an odd count puts one point on each grid point, 0 and 1 included
     assert (2, F(0)) in odd and (2, F(1)) in odd and len(odd) == 4
+
+
+def test_short_limit():
+    s = registry.short("x" * 500)
+    assert len(s) == 160 and s.endswith("…") and registry.short("x" * 160) == "x" * 160
+    assert len(registry.short("y" * 50, limit=20)) == 20
+
+
+def test_induction_log_with_M_and_kappa():
+    import math
+
+    from tmcheck.proofs_check import lemma2
+    from tmcheck.theory import bounds
+
+    c = bounds.TransformerClass(L_T=2, L_FFN=3, w=4, l=5, d_embd=6, m=7, kappa=1.5, M=2.5)
+    one = (
+        7 * 2 * math.log(2)
+        + math.log(3)
+        + 3 * math.log(2.5)
+        + 18 * 2 * math.log(6)
+        + 18 * 2 * 3 * math.log(4)
+        + 6 * 2 * 3 * math.log(1.5)
+        + 2 * (math.log(7) + math.log(5))
+    )
+    assert lemma2.induction_log(c) == pytest.approx(2 * one, rel=1e-12)
+
+
+def test_theorem1_plugin_with_M():
+    import math
+
+    from tmcheck.proofs_check import theorem1
+    from tmcheck.theory import bounds
+
+    dd, e, nn, C_M, D, M, b = 3, 0.1, 1e5, 2.0, 4, 3.0, 1.5
+    LT, LF, w, de = math.log(dd), math.log(1 / e), 4 * C_M, 5
+    size = C_M * dd * e ** (-dd / b)
+    kap = (M * size) ** 2
+    ours = 20 * math.log(2 * M * LF * de * w * kap * size**2 * nn) * D * de**2 * w**2 * size * LT**3 * LF**2
+    got = theorem1.plugin(dd, e, nn, C_M, D, M, b)
+    assert got[0] == pytest.approx(ours, rel=1e-12)
+    assert got[1] == bounds.paper_simplified_log_N(dd, e, nn, b, C_M, D)

@@ -204,3 +204,11 @@ def test_largest_float_l_defaults_and_comparisons(monkeypatch):
     assert mod.largest_float_l(Q0, K0, 2, tol=24e-12, l_max=64)["l"] == 24
     calls.clear()
     assert mod.largest_float_l(Q0, K0, 2, tol=1.0)["first_bad"] is None and max(c[0] for c in calls) == 4096
+
+
+@pytest.mark.parametrize("arithmetic", ["exact", "float64"])
+def test_thresholds_refuse_a_bound_below_one(arithmetic):
+    with pytest.raises(ValueError, match="M must be >= 1"):
+        uniform_threshold(4, Q0, K0, 0.5, arithmetic)
+    with pytest.raises(ValueError, match="M must be >= 1"):
+        threshold(4, 0, 1, Q0, K0, 0.5, arithmetic)

@@ -108,3 +108,14 @@ def test_approx_counts():
     assert _approx(12345) == "1.234e+04" and _approx(10**15 - 1) == "1e+15"
     assert _approx(10**15) == "10^15.1" and _approx(2 * 10**15) == "10^15.4"
     assert _approx(10**400).startswith("10^400.")
+
+
+def test_spec_as_dict_and_weights():
+    sp = lemma1_spec(2, 5)
+    d = sp.as_dict()
+    for key in ("construction", "d", "N", "l", "m", "L_T", "L_FFN", "w_FFN", "arithmetic", "kappa"):
+        assert key in d
+    assert d["kappa"] == float(sp.kappa) and d["heads_per_block"] == dict(sp.heads_per_block)
+    assert d["N"] == 5 and d["l"] == sp.l and d["orders"] == dict(sp.orders)
+    assert sp.n_weights() == 75 * sum(n for _, n in sp.heads_per_block) + 5 * sp.l
+    assert sp.n_weights() > 75 * sum(n for _, n in sp.heads_per_block)

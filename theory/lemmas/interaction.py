@@ -268,7 +268,8 @@ def threshold(l: int, t1: int, t2: int, Q_data, K_data, M, arithmetic: str = "ex
     _check_indices(l, t1, t2)
     exact = arithmetic == "exact"
     Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
-    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    bound = domain_bound(M)  # refused below 1 in either arithmetic
+    box = _BoxMaxima.build(l, Qb, Kb, bound if exact else float(bound), arithmetic)
     d, n = box.d, box.n
     a, b = n.T @ n[:, t1], n.T @ n[:, t2]  # d_t d_t1 c_t and d_k d_t2 c'_k
     DD = (d[t1] * d[t2]) * np.outer(d, d)
@@ -285,7 +286,8 @@ def uniform_threshold(l: int, Q_data, K_data, M, arithmetic: str = "exact") -> T
     _check_indices(l)
     exact = arithmetic == "exact"
     Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
-    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    bound = domain_bound(M)  # refused below 1 in either arithmetic
+    box = _BoxMaxima.build(l, Qb, Kb, bound if exact else float(bound), arithmetic)
     if l == 1:  # one token: the only pair is the head's own
         return Threshold(Fraction(0) if exact else 0.0, None, None, None)
     d, n = box.d, box.n
