@@ -150,13 +150,14 @@ def select(files: list[str], sample: int, rerun: bool, seed: int) -> list[str]:
     the mutants without tests."""
     import random
 
-    recs, names = records(), []
+    recs, names, expl = records(), [], explanations()
     for rel in files:
         codes = recs.get(rel, {})
         todo = sorted(n for n, c in codes.items() if c is None)
         names += random.Random(f"{seed}:{rel}").sample(todo, min(sample, len(todo)))
         if rerun:
-            names += sorted(n for n, c in codes.items() if status(c) in ("survived", "no tests", "suspicious"))
+            again = (n for n, c in codes.items() if status(c) in ("survived", "no tests", "suspicious"))
+            names += sorted(n for n in again if n not in expl)  # an explained equivalent mutant stays as it is
     return names
 
 
