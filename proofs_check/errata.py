@@ -91,15 +91,22 @@ def generate() -> str:
     return render([run(o) for o in all_obligations()])
 
 
-def replace_section(readme: str, section: str) -> str:
-    """readme with the text between the markers (inclusive) replaced by `section`."""
+def _span(readme: str) -> tuple[int, int]:
+    """Where the section is: from START to the end of END, each present once, START first."""
     if readme.count(START) != 1 or readme.count(END) != 1 or readme.index(START) > readme.index(END):
         raise ValueError(f"README must contain {START} and then {END}, once each")
-    return readme[: readme.index(START)] + section + readme[readme.index(END) + len(END) :]
+    return readme.index(START), readme.index(END) + len(END)
+
+
+def replace_section(readme: str, section: str) -> str:
+    """readme with the text between the markers (inclusive) replaced by `section`."""
+    i, j = _span(readme)
+    return readme[:i] + section + readme[j:]
 
 
 def current_section(readme: str) -> str:
-    return readme[readme.index(START) : readme.index(END) + len(END)]
+    i, j = _span(readme)
+    return readme[i:j]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,10 +24,6 @@ from tmcheck.theory.network import Block, Head, Layer
 FLOAT_SLACK = 1 + 1e-12  # exact measurements against float64 bounds of theory.bounds: one rounding of slack
 
 
-def relu(v):
-    return max(v, 0)
-
-
 def _m(v) -> np.ndarray:
     return np.array([[F(v)]], dtype=object)
 

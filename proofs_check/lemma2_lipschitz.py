@@ -60,12 +60,6 @@ def _sweep_classes(kappas=KAPPAS, Ms=MS):
     return out
 
 
-def tower_example() -> float:
-    """Measured/stated for the all-ones member of (L_T = 3, L_FFN = d = w = l = m = 1, κ = 1, M = 2)."""
-    c = bounds.TransformerClass(L_T=3, L_FFN=1, w=1, l=1, d_embd=1, m=1, kappa=1.0, M=2.0)
-    return lipschitz.measure(c, np.random.default_rng(0), 1e-7, extremal=True).T_paper
-
-
 def zero_network_gap(kappa: float, eta: float) -> tuple[float, float]:
     """(|T(H) − T'(H)|, stated C_T η) for d = w = l = m = L_T = L_FFN = 1: T has all weights 0 (T(H) = H),
     T' equals T except its last FFN bias, which is η. Evaluated with tmcheck's float64 backend."""

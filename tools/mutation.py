@@ -11,13 +11,22 @@ tests/), configured by its own setup.cfg, and mutmut's copies take precedence on
 
     python tools/mutation.py                       # every target; resumes a run left unfinished
     python tools/mutation.py --files theory/bounds.py --budget-minutes 60
+    python tools/mutation.py --sample 40 --rerun   # 40 more mutants per file, and the survivors again
     python tools/mutation.py --report-only         # mutation/report.json and SURVIVORS.md from what ran
 
 The run is niced (nice -n 10) and uses --workers processes (default 1: the machine is shared). Results are
 read from mutmut's records after each run and written to mutation/report.json (score, counts per file, every
 survivor with its file, line and diff, and the killing test added or the reason it is equivalent, from
 mutation/explanations.json) and mutation/SURVIVORS.md. Mutants not run yet are counted as such, never as
-killed: the score is killed / (killed + survived + timeout + suspicious) over the mutants that ran.
+killed. The score is detected / decided over the mutants that ran: detected = killed or timed out (the tests
+ran past mutmut's limit: the mutant changed what the code does; listed, as Stryker counts them), decided =
+detected + survived + no tests (no test of the subset reaches the function: counted as surviving) +
+suspicious.
+
+A full run is ~12,000 mutants, more than the shared machine gives in hours; --sample K runs a seeded uniform
+sample of K mutants per file among those not yet run (the per-file score is then an estimate over the sample,
+and the report says how many ran), --rerun runs again the survivors and the mutants without tests (after tests
+were added).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ TESTS = ("tests/theory", "tests/proofs_check")
 # mutmut's exit codes (mutmut/stats.py)
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}
 STATUS.update({-24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", 37: "caught by type check"})
+DECIDED = ("killed", "timeout", "survived", "no tests", "suspicious")
 
 
 def targets(files: list[str] | None) -> list[str]:
@@ -114,12 +124,41 @@ def status(code) -> str:
     return "not run" if code is None else STATUS.get(code, "suspicious")
 
 
-def diff(name: str) -> str:
-    """mutmut show: the mutant as a unified diff of its function."""
-    res = subprocess.run(
-        [sys.executable, "-m", "mutmut", "show", name], cwd=WORK, capture_output=True, text=True, timeout=120
-    )
-    return "\n".join(res.stdout.splitlines()[1:]).strip()
+_DIFFS: dict[str, str] | None = None
+
+
+def diff(name: str, rel: str) -> str:
+    """mutmut show: the mutant as a unified diff of its function (cached per mutant and source text)."""
+    global _DIFFS
+    cache = WORK / "diffs.json"
+    if _DIFFS is None:
+        _DIFFS = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {}
+    import hashlib
+
+    key = name + ":" + hashlib.sha1((ROOT / rel).read_bytes()).hexdigest()[:12]
+    if key not in _DIFFS:
+        res = subprocess.run(
+            [sys.executable, "-m", "mutmut", "show", name], cwd=WORK, capture_output=True, text=True, timeout=120
+        )
+        _DIFFS[key] = "\n".join(res.stdout.splitlines()[1:]).strip()
+        cache.write_text(json.dumps(_DIFFS), encoding="utf-8")
+    return _DIFFS[key]
+
+
+def select(files: list[str], sample: int, rerun: bool, seed: int) -> list[str]:
+    """Mutant names to run: a seeded sample of `sample` not-yet-run mutants per file, and (rerun) the survivors and
+    the mutants without tests."""
+    import random
+
+    recs, names, expl = records(), [], explanations()
+    for rel in files:
+        codes = recs.get(rel, {})
+        todo = sorted(n for n, c in codes.items() if c is None)
+        names += random.Random(f"{seed}:{rel}").sample(todo, min(sample, len(todo)))
+        if rerun:
+            again = (n for n, c in codes.items() if status(c) in ("survived", "no tests", "suspicious"))
+            names += sorted(n for n in again if n not in expl)  # an explained equivalent mutant stays as it is
+    return names
 
 
 def line_of(rel: str, d: str) -> int | None:
@@ -135,6 +174,37 @@ def line_of(rel: str, d: str) -> int | None:
     return None
 
 
+def _without_strings(line: str) -> str:
+    """The line with its string literals' contents removed (a crude tokenizer: quotes, escapes, prefixes)."""
+    import re
+
+    return re.sub(r"""([rbfuRBFU]{0,2})("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", '""', line)
+
+
+_MESSAGE = ("help=", "description=", "raise ", "Error(", "print(", "warn(", "note=", "reason=", "reading=")
+_NOT_MESSAGE = ("[", " in ", "==", "!=", "float(", "encoding=", "split(", "startswith(", "endswith(", "replace(")
+
+
+def text_only(d: str) -> bool:
+    """The mutant changes only the words of a message (a help text, an error message, a note, a line of printed
+    text): only the contents of string literals, on a line that formats text (an f-string, a continuation
+    string, or a message argument) and uses no string as a key, a comparison operand or a parser argument."""
+    removed = [ln[1:] for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    added = [ln[1:] for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    if not removed or len(removed) != len(added):
+        return False
+    for a, b in zip(removed, added):
+        if _without_strings(a) != _without_strings(b):
+            return False
+        if a == b:
+            continue
+        line = a.strip()
+        message = any(m in line for m in _MESSAGE) or line.startswith(('f"', "f'", '"', "'"))
+        if not message or any(n in _without_strings(line) for n in _NOT_MESSAGE):
+            return False
+    return True
+
+
 def explanations() -> dict:
     path = OUT / "explanations.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -143,28 +213,32 @@ def explanations() -> dict:
 def report(files: list[str]) -> dict:
     recs = records()
     expl = explanations()
-    per_file, survivors = {}, []
+    per_file, survivors, timeouts = {}, [], []
     for rel in files:
         codes = recs.get(rel, {})
         counts: dict[str, int] = {}
         for name, code in codes.items():
             counts[status(code)] = counts.get(status(code), 0) + 1
-            if status(code) in ("survived", "timeout", "suspicious"):
-                d = diff(name)
+            if status(code) in ("survived", "no tests", "suspicious"):
+                d = diff(name, rel)
                 entry = {"file": rel, "line": line_of(rel, d), "mutant": name, "status": status(code), "diff": d}
                 why = expl.get(name) or next((v for k, v in expl.items() if fnmatch.fnmatch(name, k)), None)
+                if why is None and text_only(d):
+                    why = {"text": "changes only the words of a message, note or label (no value, verdict or call)"}
                 entry["explanation"] = why or {"pending": "not yet explained"}
                 survivors.append(entry)
-        ran = sum(v for k, v in counts.items() if k in ("killed", "survived", "timeout", "suspicious"))
-        per_file[rel] = {
-            "mutants": len(codes),
-            **counts,
-            "score": counts.get("killed", 0) / ran if ran else None,
-        }
+            if status(code) == "timeout":
+                timeouts.append(name)
+        ran = sum(v for k, v in counts.items() if k in DECIDED)
+        det = counts.get("killed", 0) + counts.get("timeout", 0)
+        per_file[rel] = {"mutants": len(codes), **counts, "ran": ran, "score": det / ran if ran else None}
     killed = sum(f.get("killed", 0) for f in per_file.values())
-    ran = sum(sum(f.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious")) for f in per_file.values())
+    detected = killed + len(timeouts)
+    ran = sum(f["ran"] for f in per_file.values())
     total = sum(f["mutants"] for f in per_file.values())
     explained = [s for s in survivors if "pending" not in s["explanation"]]
+    text = sum(1 for s in survivors if "text" in s["explanation"])
+    equivalent = sum(1 for s in explained if "equivalent" in s["explanation"])
     return {
         "tool": "mutmut " + _mutmut_version(),
         "targets": list(TARGETS),
@@ -173,14 +247,17 @@ def report(files: list[str]) -> dict:
         "ran": ran,
         "not_run": sum(f.get("not run", 0) for f in per_file.values()),
         "killed": killed,
-        "score": killed / ran if ran else None,
-        "score_with_explained_equivalents": (killed + sum(1 for s in explained if "equivalent" in s["explanation"]))
-        / ran
-        if ran
-        else None,
+        "timeout": len(timeouts),
+        "score": detected / ran if ran else None,
+        "score_killed_only": killed / ran if ran else None,
+        "score_with_explained_equivalents": (detected + equivalent) / ran if ran else None,
+        "score_without_text_mutants": detected / (ran - text) if ran > text else None,
+        "text_only_survivors": text,
+        "no_tests": sum(f.get("no tests", 0) for f in per_file.values()),
         "survivors_explained": len(explained),
         "per_file": per_file,
         "survivors": survivors,
+        "timeouts": timeouts,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -197,15 +274,16 @@ def survivors_md(rep: dict) -> str:
         "",
         f"Generated by `tools/mutation.py` ({rep['tool']}, {rep['generated']}) from mutation/report.json. "
         f"{rep['ran']} of {rep['mutants']} mutants ran; score {_pct(rep['score'])} "
-        f"({_pct(rep['score_with_explained_equivalents'])} counting the explained equivalent mutants).",
+        f"(killed or timed out over those that ran; {_pct(rep['score_killed_only'])} killed only; "
+        f"{_pct(rep['score_with_explained_equivalents'])} counting the explained equivalent mutants as killed).",
         "",
-        "| file | mutants | ran | killed | survived | score |",
-        "|---|---|---|---|---|---|",
+        "| file | mutants | ran | killed | timeout | survived | no tests | score |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for f, c in rep["per_file"].items():
-        ran = sum(c.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious"))
         lines.append(
-            f"| `{f}` | {c['mutants']} | {ran} | {c.get('killed', 0)} | {c.get('survived', 0)} | {_pct(c['score'])} |"
+            f"| `{f}` | {c['mutants']} | {c['ran']} | {c.get('killed', 0)} | {c.get('timeout', 0)} "
+            f"| {c.get('survived', 0)} | {c.get('no tests', 0)} | {_pct(c['score'])} |"
         )
     lines += ["", "## Survivors", ""]
     for s in rep["survivors"]:
@@ -215,6 +293,8 @@ def survivors_md(rep: dict) -> str:
             and f"equivalent: {e['equivalent']}"
             or e.get("killed_by")
             and f"killed by {e['killed_by']}"
+            or e.get("text")
+            and f"text only: {e['text']}"
         )
         lines += [f"### `{s['mutant']}` ({s['file']}:{s['line']}, {s['status']})", "", why or "not yet explained", ""]
         lines += ["```diff", s["diff"], "```", ""]
@@ -230,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", nargs="*", help="source files (repository-relative globs) instead of every target")
     ap.add_argument("--workers", type=int, default=1, help="mutmut worker processes (default 1)")
     ap.add_argument("--budget-minutes", type=float, default=None, help="stop mutmut after this long (resumable)")
+    ap.add_argument("--sample", type=int, default=0, help="run a seeded sample of this many new mutants per file")
+    ap.add_argument("--rerun", action="store_true", help="run the survivors and the mutants without tests again")
+    ap.add_argument("--seed", type=int, default=0, help="the sample's seed")
     ap.add_argument("--report-only", action="store_true", help="write the report from the recorded results only")
     ap.add_argument("--fresh", action="store_true", help="discard recorded results and start over")
     args = ap.parse_args(argv)
@@ -241,9 +324,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.fresh and WORK.exists():
             shutil.rmtree(WORK)
         prepare(targets(None))  # every target is mutated; --files selects which mutants run
-        patterns = [f"tmcheck.{f[:-3].replace('/', '.')}.*" for f in files] if args.files else []
-        rc = run(args.workers, args.budget_minutes, patterns)
-        print(f"tools/mutation.py: mutmut exited with {rc}", file=sys.stderr)
+        if args.sample or args.rerun:
+            patterns = select(files, args.sample, args.rerun, args.seed)
+        else:
+            patterns = [f"tmcheck.{f[:-3].replace('/', '.')}.*" for f in files] if args.files else []
+        if patterns or not (args.sample or args.rerun):
+            rc = run(args.workers, args.budget_minutes, patterns)
+            print(f"tools/mutation.py: mutmut exited with {rc}", file=sys.stderr)
+        else:
+            print("tools/mutation.py: nothing to run", file=sys.stderr)
     rep = report(targets(None))
     OUT.mkdir(exist_ok=True)
     (OUT / "report.json").write_text(json.dumps(rep, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

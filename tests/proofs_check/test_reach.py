@@ -44,3 +44,30 @@ def test_every_recheck_runs_theory_code():
     rechecks = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("recheck_")]
     assert len(rechecks) >= 49
     assert sorted(name for name in rechecks if not reach.file_reach(path, name)) == []
+
+
+def test_names_of_source_imports():
+    src = (
+        "import tmcheck.theory.bounds\n"
+        "import tmcheck.theory.spec as sp\n"
+        "import math\n"
+        "from tmcheck.theory import sparse as sps, targets\n"
+        "from tmcheck.theory.lemmas.lemma1 import lemma1_plan\n"
+        "from tmcheck.proofs_check import lemma3\n"
+        "from tmcheck.proofs_check.registry import obligation as ob\n"
+        "def f():\n    return 1\n"
+        "class C:\n    pass\n"
+    )
+    names = reach.names_of_source(src)
+    assert names.theory == {
+        "tmcheck.theory.bounds": "tmcheck.theory.bounds",
+        "sp": "tmcheck.theory.spec",
+        "sps": "tmcheck.theory.sparse",
+        "targets": "tmcheck.theory.targets",
+        "lemma1_plan": "tmcheck.theory.lemmas.lemma1.lemma1_plan",
+    }
+    assert names.siblings == {
+        "lemma3": ("tmcheck.proofs_check.lemma3", ""),
+        "ob": ("tmcheck.proofs_check.registry", "obligation"),
+    }
+    assert set(names.functions) == {"f", "C"}

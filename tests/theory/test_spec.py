@@ -80,3 +80,42 @@ def test_memory_and_the_budget_boundary():
     below = round(e_star - 0.001, 3)
     assert memory_bytes(theorem2_spec(m, eps=below, with_kappa=False)) > budget
     assert at["N"] == theorem2_spec(m, eps=e_star, with_kappa=False).N and math.isfinite(at["l"])
+
+
+def test_resource_rows_and_cells():
+    from types import SimpleNamespace
+
+    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells, resource_rows
+
+    sp = SimpleNamespace(L_T=2, m=3, l=10, L_FFN=1, w_FFN=4, kappa=2.5)
+    measured = SimpleNamespace(L_T=2, m=3, l=12, L_FFN=1, w_FFN=2, kappa_blocks=5.0, N=7)
+    rows = resource_rows(sp, measured, [("N", "paper form", 0, "N"), ("m", "m form", 6.0, "m")])
+    assert [r["quantity"] for r in rows] == ["L_T", "m", "l", "L_FFN", "w_FFN", "kappa", "N", "m"]
+    assert rows[2] == {"quantity": "l", "formula": "spec (token layout)", "value": 10.0, "measured": 12.0, "ratio": 1.2}
+    assert rows[5]["measured"] == 5.0 and rows[5]["ratio"] == 2.0  # κ measured over the blocks
+    assert rows[6]["ratio"] != rows[6]["ratio"]  # a zero formula value: ratio nan
+    assert rows[7] == {"quantity": "m", "formula": "m form", "value": 6.0, "measured": 3.0, "ratio": 0.5}
+    cells = resource_cells(rows)
+    assert len(RESOURCE_COLUMNS) == 5 and all(len(c) == 5 for c in cells)
+    assert cells[2] == ("l", "spec (token layout)", "10", "12", "1.2")
+    row = {"quantity": "q", "formula": "f", "value": 123456.0, "measured": 1 / 3, "ratio": 2 / 3}
+    assert resource_cells([row]) == [("q", "f", "1.235e+05", "0.3333", "0.667")]
+
+
+def test_approx_counts():
+    from tmcheck.theory.spec import _approx
+
+    assert _approx(12345) == "1.234e+04" and _approx(10**15 - 1) == "1e+15"
+    assert _approx(10**15) == "10^15.1" and _approx(2 * 10**15) == "10^15.4"
+    assert _approx(10**400).startswith("10^400.")
+
+
+def test_spec_as_dict_and_weights():
+    sp = lemma1_spec(2, 5)
+    d = sp.as_dict()
+    for key in ("construction", "d", "N", "l", "m", "L_T", "L_FFN", "w_FFN", "arithmetic", "kappa"):
+        assert key in d
+    assert d["kappa"] == float(sp.kappa) and d["heads_per_block"] == dict(sp.heads_per_block)
+    assert d["N"] == 5 and d["l"] == sp.l and d["orders"] == dict(sp.orders)
+    assert sp.n_weights() == 75 * sum(n for _, n in sp.heads_per_block) + 5 * sp.l
+    assert sp.n_weights() > 75 * sum(n for _, n in sp.heads_per_block)

@@ -268,7 +268,8 @@ def threshold(l: int, t1: int, t2: int, Q_data, K_data, M, arithmetic: str = "ex
     _check_indices(l, t1, t2)
     exact = arithmetic == "exact"
     Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
-    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    bound = domain_bound(M)  # refused below 1 in either arithmetic
+    box = _BoxMaxima.build(l, Qb, Kb, bound if exact else float(bound), arithmetic)
     d, n = box.d, box.n
     a, b = n.T @ n[:, t1], n.T @ n[:, t2]  # d_t d_t1 c_t and d_k d_t2 c'_k
     DD = (d[t1] * d[t2]) * np.outer(d, d)
@@ -285,7 +286,8 @@ def uniform_threshold(l: int, Q_data, K_data, M, arithmetic: str = "exact") -> T
     _check_indices(l)
     exact = arithmetic == "exact"
     Qb, Kb = data_kernels(Q_data, K_data, arithmetic)
-    box = _BoxMaxima.build(l, Qb, Kb, domain_bound(M) if exact else float(M), arithmetic)
+    bound = domain_bound(M)  # refused below 1 in either arithmetic
+    box = _BoxMaxima.build(l, Qb, Kb, bound if exact else float(bound), arithmetic)
     if l == 1:  # one token: the only pair is the head's own
         return Threshold(Fraction(0) if exact else 0.0, None, None, None)
     d, n = box.d, box.n
@@ -445,16 +447,10 @@ def interaction(l: int, t1: int, t2: int, row: int, Q_data, K_data, M, C=None, d
 # float64 with the paper's sinusoidal vectors
 
 
-def float_error(l: int, t1: int, t2: int, Q_data, K_data, M, C, rng: np.random.Generator, n_random: int = 1) -> float:
-    """max |B(H) - claim| in float64 with the sinusoidal I_t, over the critical H and n_random random H.
-
-    The critical H is the maximiser of `threshold` for the sinusoidal vectors: there the leak term
-    is 0 up to rounding, so this is where cancellation of b against C (1 - c c') shows first.
-    """
-    from tmcheck.theory.backends import run_blocks
-
+def float_error_inputs(l: int, t1: int, t2: int, Q_data, K_data, M, rng: np.random.Generator, n_random: int = 1):
+    """The inputs `float_error` measures on (1 + n_random, 5, l): first the critical H of the float64 threshold
+    (the sinusoidal vectors' maximiser, data 0 elsewhere), then n_random H with data uniform in [-M, M]."""
     Qb, Kb = data_kernels(Q_data, K_data, "float64")
-    head = interaction_head(l, t1, t2, 0, Qb, Kb, float(C), "float64")
     th = threshold(l, t1, t2, Qb, Kb, float(M), "float64")
     H = np.repeat(structured_positional(l, "float64")[None], 1 + n_random, axis=0)
     H[:, 0:2, :] = 0.0
@@ -463,6 +459,21 @@ def float_error(l: int, t1: int, t2: int, Q_data, K_data, M, C, rng: np.random.G
         if th.x_k is not None:
             H[0, 0:2, th.pair[1]] = th.x_k
     H[1:, 0:2, :] = rng.uniform(-float(M), float(M), size=(n_random, 2, l))
+    return H
+
+
+def float_error(l: int, t1: int, t2: int, Q_data, K_data, M, C, rng: np.random.Generator, n_random: int = 1) -> float:
+    """max |B(H) - claim| in float64 with the sinusoidal I_t, over `float_error_inputs`: the critical H and
+    n_random random H.
+
+    The critical H is the maximiser of `threshold` for the sinusoidal vectors: there the leak term
+    is 0 up to rounding, so this is where cancellation of b against C (1 - c c') shows first.
+    """
+    from tmcheck.theory.backends import run_blocks
+
+    Qb, Kb = data_kernels(Q_data, K_data, "float64")
+    head = interaction_head(l, t1, t2, 0, Qb, Kb, float(C), "float64")
+    H = float_error_inputs(l, t1, t2, Q_data, K_data, M, rng, n_random)
     out = run_blocks([Block((head,))], H, "float64")
     want = H.copy()
     want[:, 0, t1] += head_value(H, t1, t2, Qb, Kb)

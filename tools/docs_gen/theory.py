@@ -117,16 +117,30 @@ def mutation() -> str:
 
     rows = []
     for f, c in rep["per_file"].items():
-        ran = sum(c.get(k, 0) for k in ("killed", "survived", "timeout", "suspicious"))
-        rows.append([f"`{f}`", c["mutants"], ran, c.get("killed", 0), c.get("survived", 0), pct(c["score"])])
+        rows.append(
+            [
+                f"`{f}`",
+                c["mutants"],
+                c["ran"],
+                c.get("killed", 0),
+                c.get("timeout", 0),
+                c.get("survived", 0),
+                c.get("no tests", 0),
+                pct(c["score"]),
+            ]
+        )
     pending = sum(1 for s in rep["survivors"] if "pending" in s["explanation"])
+    equivalent = sum(1 for s in rep["survivors"] if "equivalent" in s["explanation"])
+    text = sum(1 for s in rep["survivors"] if "text" in s["explanation"])
     return (
         f"{rep['tool']}, recorded {rep['generated']}: {rep['ran']} of {rep['mutants']} mutants ran "
-        f"({rep['not_run']} not yet), {rep['killed']} killed; score {pct(rep['score'])}, "
-        f"{pct(rep['score_with_explained_equivalents'])} counting the survivors explained as equivalent. "
-        f"{len(rep['survivors'])} survivors, {rep['survivors_explained']} explained, {pending} not yet "
-        "(mutation/SURVIVORS.md lists each with its diff).\n\n"
-        + _table(["file", "mutants", "ran", "killed", "survived", "score"], rows)
+        f"({rep['not_run']} not yet: the per-file rows are estimates over the mutants that ran, a seeded sample "
+        f"for most files), {rep['killed']} killed and {rep['timeout']} timed out; score {pct(rep['score'])} "
+        f"({pct(rep['score_killed_only'])} counting killed ones only, "
+        f"{pct(rep['score_with_explained_equivalents'])} counting the survivors explained as equivalent). "
+        f"{len(rep['survivors'])} survivors: {equivalent} explained as equivalent, {text} changing only the words "
+        f"of a message, {pending} not yet explained (mutation/SURVIVORS.md lists each with its diff).\n\n"
+        + _table(["file", "mutants", "ran", "killed", "timeout", "survived", "no tests", "score"], rows)
         + "\n"
     )
 
