@@ -162,3 +162,37 @@ def network_resources_table(res, title: str):
     for key, label in labels.items():
         table.add_row(label, str(getattr(res, key)))
     return table
+
+
+def resource_table(rows: list[dict], title: str):
+    """The resource rows of a Lemma 1 or Theorem 2 report (`theory.spec.resource_cells`) as a table."""
+    from rich.table import Table
+
+    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
+
+    t = Table(title=title)
+    for c in RESOURCE_COLUMNS:
+        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
+    for cells in resource_cells(rows):
+        t.add_row(*cells)
+    return t
+
+
+def finish_construction(rep: dict, export, json_: bool) -> None:
+    """Export a Lemma 1 or Theorem 2 report's network if asked, print the report as JSON or its verdict
+    lines, and exit 1 when the construction fails its claim (a finding, not bad input)."""
+    from tmcheck.theory import netfile
+    from tmcheck.theory.check import report_json, verdict_lines
+
+    if export is not None:
+        netfile.save(rep["network"], export)
+    if json_:
+        print_json({**report_json(rep), "exported": str(export) if export else None})
+    else:
+        colour = "green" if rep["ok"] else "red"
+        for line in verdict_lines(rep):
+            console.print(f"[{colour}]{line}[/]" if line.startswith(("verdict", "check")) else line, highlight=False)
+        if export:
+            console.print(f"written to {export}")
+    if not rep["ok"]:
+        raise typer.Exit(1)

@@ -5,7 +5,7 @@
 embedding model (Figure 4); `corpus` the ID of each corpus of a pretraining sweep and the predicted
 alpha_D (Section 3), with every place where the paper's code departs from its text an option recorded
 in id.json (--window prefix, --batch-points 3600, --final-ln before, --estimator mle-mean).
-Library: tmcheck.empirics.id, tmcheck.empirics.lm.embed.corpus_id.
+Library: tmcheck.empirics.id, tmcheck.empirics.report.pretrain.corpus_id.
 """
 
 from __future__ import annotations
@@ -341,13 +341,21 @@ def corpus(
     ),
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
+    recompute: bool = typer.Option(
+        False,
+        "--recompute",
+        help="Estimate again even where id.json holds an estimate with the same protocol (after retraining).",
+    ),
     json_: JsonOpt = False,
 ) -> None:
-    """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (written to id.json)."""
-    from tmcheck.empirics.lm.embed import EmbedOptions, IDOptions, corpus_id
-    from tmcheck.util import progress
+    """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (stored in id.json
+    with its protocol; an estimate with the same protocol is reused)."""
+    from tmcheck.empirics.lm.embed import EmbedOptions
     from tmcheck.empirics.report.common import format_interval
+    from tmcheck.empirics.report.pretrain import IDOptions, corpus_id
     from tmcheck.empirics.sweep import SweepDir
+    from tmcheck.theory.bounds import alpha_D
+    from tmcheck.util import progress
 
     sweep = SweepDir(sweep_dir)
     config, preset = sweep.read_config(), sweep.preset()
@@ -364,11 +372,13 @@ def corpus(
         layer=layer,
         seed=seed,
     )
-    io = IDOptions(estimator=estimator, k=k, protocol=protocol, batch_size=batch_points, bootstrap=bootstrap, beta=beta)
+    io = IDOptions(estimator=estimator, k=k, protocol=protocol, batch_size=batch_points, bootstrap=bootstrap)
     res = {}
     with progress.bar(len(names), "embedding and estimating the ID") as advance:
-        for name in names:  # one corpus at a time: corpus_id merges each into id.json
-            res[name] = corpus_id(sweep_dir, [name], eo, io, device)[name]
+        for name in names:  # one corpus at a time: corpus_id stores each in id.json
+            entry = corpus_id(sweep, [name], eo, io, device, recompute=recompute)[name]
+            e = entry["estimate"]
+            res[name] = {**e, "beta": beta, "alpha_D_beta": alpha_D(e["d"], beta), "protocol": entry["protocol"]}
             advance()
     if json_:
         print_json(res)

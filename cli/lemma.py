@@ -16,7 +16,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from tmcheck.cli.common import UserError, console, handle_errors, print_json
+from tmcheck.cli.common import UserError, console, finish_construction, handle_errors, print_json, resource_table
 from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt, positive_int
 from tmcheck.theory.network import NetworkError, to_fraction
 from tmcheck.theory.construction import SIZE_LIMIT
@@ -307,38 +307,6 @@ def parallel_cmd(
     report(c, trials, exact, json_, export)
 
 
-def resource_table(rows: list[dict], title: str) -> Table:
-    """The resource rows of a Lemma 1 or Theorem 2 report (`theory.spec.resource_cells`) as a table."""
-    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
-
-    t = Table(title=title)
-    for c in RESOURCE_COLUMNS:
-        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
-    for cells in resource_cells(rows):
-        t.add_row(*cells)
-    return t
-
-
-def finish(rep: dict, export, json_: bool) -> None:
-    """Export the report's network if asked, print the report as JSON or its verdict lines, and exit 1 when the
-    construction fails its claim (a finding, not bad input)."""
-    from tmcheck.theory import netfile
-    from tmcheck.theory.check import report_json, verdict_lines
-
-    if export is not None:
-        netfile.save(rep["network"], export)
-    if json_:
-        print_json({**report_json(rep), "exported": str(export) if export else None})
-    else:
-        for line in verdict_lines(rep):
-            colour = "green" if rep["ok"] else "red"
-            console.print(f"[{colour}]{line}[/]" if line.startswith(("verdict", "check")) else line, highlight=False)
-        if export:
-            console.print(f"written to {export}")
-    if not rep["ok"]:
-        raise typer.Exit(1)
-
-
 @app.command("1")
 @handle_errors
 def lemma1_cmd(
@@ -402,4 +370,4 @@ def lemma1_cmd(
         )
         if e["exact_mismatches"]:
             console.print(f"[red]{e['exact_mismatches']} points where T != f̂[/]")
-    finish(rep, export, json_)
+    finish_construction(rep, export, json_)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import typer
 
-from rich.table import Table
 
-from tmcheck.cli.common import console, handle_errors, print_json
+from tmcheck.cli.common import console, finish_construction, handle_errors, resource_table
 from tmcheck.cli.options import ExportOpt, JsonOpt, TrialsOpt, positive_finite, positive_int
 from tmcheck.theory.construction import SIZE_LIMIT
 
@@ -90,35 +89,4 @@ def theorem2_cmd(
             f"E_n2 = 0 (exact projection), max E_n3 = {rep['E3_max']:.3g}; network vs claim "
             f"{rep['network_vs_claim']:.2g}"
         )
-    finish(rep, export, json_)
-
-
-def resource_table(rows: list[dict], title: str) -> Table:
-    """The report's resource rows (`theory.spec.resource_cells`) as a table."""
-    from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
-
-    t = Table(title=title)
-    for c in RESOURCE_COLUMNS:
-        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
-    for cells in resource_cells(rows):
-        t.add_row(*cells)
-    return t
-
-
-def finish(rep: dict, export, json_: bool) -> None:
-    """Export the network if asked, print JSON or the verdict lines, exit 1 when the construction fails."""
-    from tmcheck.theory import netfile
-    from tmcheck.theory.check import report_json, verdict_lines
-
-    if export is not None:
-        netfile.save(rep["network"], export)
-    if json_:
-        print_json({**report_json(rep), "exported": str(export) if export else None})
-    else:
-        colour = "green" if rep["ok"] else "red"
-        for line in verdict_lines(rep):
-            console.print(f"[{colour}]{line}[/]", highlight=False)
-        if export:
-            console.print(f"written to {export}")
-    if not rep["ok"]:
-        raise typer.Exit(1)
+    finish_construction(rep, export, json_)

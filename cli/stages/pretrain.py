@@ -27,14 +27,14 @@ def stage(out: Path, quick: bool, full: bool = False, results: Path | None = Non
 
 def tiny_sweep(out: Path) -> str:
     """The pipeline end to end on the tiny preset (sweep, ID, report): what runs without committed results."""
-    from tmcheck.empirics.lm.embed import corpus_id
     from tmcheck.empirics.report import build_report, summary
-    from tmcheck.empirics.sweep import run_sweep
+    from tmcheck.empirics.report.pretrain import corpus_id
+    from tmcheck.empirics.sweep import SweepDir, run_sweep
 
     console.print("no committed results here (run from a checkout, or pass --results DIR): the tiny preset instead")
     sweep_dir = Path(out) / "pretrain-tiny"
     run_sweep(sweep_dir, "pretrain", "tiny", log=lambda s: console.print(s, highlight=False))
-    corpus_id(sweep_dir)
+    corpus_id(SweepDir(sweep_dir))
     rep = build_report(sweep_dir)
     console.print(summary(rep), highlight=False, soft_wrap=True)
     return "tiny: " + "; ".join(f"{c}: {offset_summary(e)}" for c, e in rep["table"].items())
@@ -43,13 +43,13 @@ def tiny_sweep(out: Path) -> str:
 def full_run(exp, out: Path) -> str:
     import json
 
-    from tmcheck.empirics.lm.embed import corpus_id
     from tmcheck.empirics.report import build_report
+    from tmcheck.empirics.report.pretrain import corpus_id
     from tmcheck.empirics.sweep import SweepDir
 
     log = lambda s: console.print(s, highlight=False)  # noqa: E731  (a one-line logger)
     sweep_dir, seconds = run_full(exp, out, "pretrain", SweepDir(exp.path).preset(), log)
-    corpus_id(sweep_dir)
+    corpus_id(SweepDir(sweep_dir))
     rep = build_report(sweep_dir, second_ids=True)
     old = json.loads((exp.path / "report.json").read_text())
     fits_side_by_side(old, rep, _entries)

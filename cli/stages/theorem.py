@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.table import Table
-
-from tmcheck.cli.common import console
+from tmcheck.cli.common import console, resource_table
 from tmcheck.theory import netfile
-from tmcheck.theory.spec import RESOURCE_COLUMNS, resource_cells
 from tmcheck.theory.lemmas.lemma1_report import lemma1_report
 from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 
@@ -52,12 +49,3 @@ def stage(out: Path, quick: bool) -> str:
         f"Lemma 1 error {rep['error']['max_error']:.2g} vs ε = {eps} (l = {rep['network'].l}): {rep['verdict']}; "
         f"Theorem 2 on the {t2['manifold']} error {t2['error']:.2g} (l = {t2['network'].l}): {t2['verdict']}"
     )
-
-
-def resource_table(rows: list[dict], title: str) -> Table:
-    t = Table(title=title)
-    for c in RESOURCE_COLUMNS:
-        t.add_column(c, justify="left" if c in ("quantity", "formula") else "right")
-    for cells in resource_cells(rows):
-        t.add_row(*cells)
-    return t

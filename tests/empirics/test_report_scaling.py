@@ -49,20 +49,26 @@ def fake_sweep(path, alpha=0.2, d=8.0, capped=()):
         path / "id.json",
         {
             "stories": {
-                "d": d,
-                "d_ci": [d - 1, d + 1],
-                "alpha_D": 2 / (2 + d),
-                "alpha_D_ci": [2 / (3 + d), 2 / (1 + d)],
-                "beta": 1.0,
-                "alpha_D_beta": 2 / (2 + d),
-                "embed_options": {
-                    "tokens_per_doc": 32,
-                    "window": "random",
-                    "context": 64,
-                    "layer": None,
-                    "final_ln": "after",
+                "protocol": {
+                    "corpus": "stories",
+                    "model": "stories-n1000000-s0",
+                    "documents": 200,
+                    "embed": {
+                        "tokens_per_doc": 32,
+                        "window": "random",
+                        "context": 64,
+                        "layer": None,
+                        "final_ln": "after",
+                    },
+                    "id": {"estimator": "mle", "k": 20, "protocol": "paper", "batch_size": 4096, "bootstrap": 200},
                 },
-                "id_options": {"estimator": "mle", "k": 20, "protocol": "paper", "batch_size": 4096, "beta": 1.0},
+                "estimate": {
+                    "d": d,
+                    "d_ci": [d - 1, d + 1],
+                    "alpha_D": 2 / (2 + d),
+                    "alpha_D_ci": [2 / (3 + d), 2 / (1 + d)],
+                    "documents": 200,
+                },
             }
         },
     )
