@@ -370,7 +370,8 @@ def test_slurm_is_asked_before_anything_is_created(tmp_path, monkeypatch, squeue
     for name, body in scripts.items():
         (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / name).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
+    # only the fake clients: a real SLURM in /usr/bin (CI's cluster) must not answer for an absent squeue
+    monkeypatch.setenv("PATH", str(bin_dir))
     from tmcheck.empirics.sweep.slurm import check_controller
 
     if squeue == "answers":  # mutation: a controller that answers passes the check
