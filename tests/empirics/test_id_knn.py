@@ -55,6 +55,26 @@ def test_exact_for_any_tiling(n, dim, k, block, seed, precision):
     )
 
 
+@pytest.mark.parametrize("precision", ["bfloat16", "float32"])
+def test_the_locality_order_changes_nothing_the_caller_sees(precision):
+    """Above one tile the engine reorders the points (near points at near positions); answers come back
+    in the caller's rows and indices: a permuted input gives the permuted answer, with the certificate's
+    fallback forced (margin 0) and not."""
+    from tmcheck.empirics.id.knn import _locality_order
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(900, 12))
+    order = _locality_order(torch.as_tensor(X - X.mean(axis=0))).numpy()
+    assert sorted(order) == list(range(900)) and not np.array_equal(order, np.arange(900))  # a real reordering
+    perm = rng.permutation(900)
+    for margin in (0, None):
+        a = kneighbors(X, 7, block_size=128, margin=margin, precision=precision)
+        b = kneighbors(X[perm], 7, block_size=128, margin=margin, precision=precision)
+        np.testing.assert_array_equal(b.distances, a.distances[perm])
+        np.testing.assert_array_equal(perm[b.indices], a.indices[perm])
+        np.testing.assert_allclose(a.distances, exact_oracle(X, 7), rtol=1e-12, atol=1e-15)
+
+
 def test_certificate_fallback_gives_same_answer():
     X = np.random.default_rng(1).normal(size=(400, 20))
     full = kneighbors(X, 8)
