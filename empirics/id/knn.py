@@ -420,11 +420,13 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     # so they are the input's own float64 distances. xs: x0 centred (removing most of the Gram
     # trick's cancellation) and scaled by a second power of two, s1, so its largest norm is in [1/2, 1).
     x0 = torch.as_tensor(X, dtype=torch.float64).to(dev)
-    amax = float(x0.abs().max())  # NaN or inf when any entry is (torch's max propagates NaN)
-    if not np.isfinite(amax):
+    hi, lo = float(x0.max()), float(x0.min())  # NaN or inf when any entry is (torch propagates NaN)
+    if not (np.isfinite(hi) and np.isfinite(lo)):
         raise ValueError("kNN needs finite points: X has NaN or infinite entries")
+    amax = max(hi, -lo)  # max |x| without an (N, D) temporary
     s0 = float(np.ldexp(1.0, -int(np.frexp(amax)[1]))) if amax > 0 else 1.0
-    x0 = x0 * s0  # (N, D), a new tensor: the caller's array is never modified
+    if s0 != 1.0:
+        x0 = x0 * s0  # (N, D), a new tensor: the caller's array is never modified (nor x0, below)
     mean = x0.mean(dim=0, keepdim=True)
     # near points at near indices (one tile then holds most of a row's neighbours, and the re-ranking
     # gathers from nearby memory); `label` maps a position back to the caller's row, which breaks ties

@@ -65,7 +65,7 @@ def default_rtol(dtype) -> float:
 
 def unit_scale(X: np.ndarray) -> float:
     """The power of two s with max |s X| in [1/2, 1): multiplying by it is exact."""
-    top = float(np.max(np.abs(X)))
+    top = max(float(X.max()), -float(X.min()))  # max |x| without an (N, D) temporary
     return 2.0 ** -np.frexp(top)[1] if top > 0 else 1.0
 
 
@@ -133,7 +133,7 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
     kept = np.arange(n)
     label = np.arange(n)  # original row -> original index of its representative
     while True:
-        nb = kneighbors(Xs[kept], k, device=device)
+        nb = kneighbors(Xs if len(kept) == n else Xs[kept], k, device=device)  # no copy of all rows
         rows, cols = _near_duplicate_pairs(nb, norms[kept], rtol)
         if len(rows) == 0:
             break
