@@ -354,7 +354,12 @@ def whole_process(tmp: Path, repeats: int, n: int = 32768) -> dict:
         "print(skdim.id.MLE().fit(X, n_neighbors=20).dimension_)",
         str(path),
     ]
-    out = {"data": "S^16 in R^768 + noise (as mle_32768)", "N": n, "D": 768, "tmcheck_command": " ".join(ours[1:])}
+    out = {
+        "data": "S^16 in R^768 + noise (as mle_32768)",
+        "N": n,
+        "D": 768,
+        "tmcheck_command": "tmcheck id estimate X.npy --json",
+    }
     runs = {"tmcheck": [], "skdim": []}
     for _ in range(repeats):
         runs["tmcheck"].append(_process(ours))

@@ -37,3 +37,25 @@ def test_a_share_above_ten_percent_is_not_quiet_whatever_the_word():
     assert not docs.quiet_ok({"verdict": "quiet", "other_cpu_share": 0.2})
     assert not docs.quiet_ok({"verdict": "DISTURBED", "other_cpu_share": 0.0})
     assert not docs.quiet_ok(None)
+
+
+def test_the_goals_table_quotes_quiet_figures_and_judges_them(tmp_path, monkeypatch):
+    docs = _gen()
+    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    q = {"verdict": "quiet", "other_cpu_share": 0.0}
+    mle = {
+        "tmcheck": {"best": 2.0},
+        "skdim": {"best": 12.0},
+        "faiss": {"best": 3.0},
+        "speedup_vs_skdim": {"best": 6.0},
+        "speedup_vs_faiss": {"best": 1.5},
+        "limit": {"half_gram_seconds": 1.0},
+    }
+    (tmp_path / "id.json").write_text(json.dumps({"knn_engine": {"quiet": q, "mle_32768": mle}}))
+    rows = {r.split("|")[1].strip(): r for r in docs.speed_targets().splitlines()[2:]}
+    assert rows["exact MLE, K = 20, N = 32768, D = 768, in-process"].rstrip(" |").endswith("yes")  # 6x >= 5x
+    assert rows["the same, against faiss-cpu exact search + the same MLE"].endswith("**no** |")  # 1.5x < 2x
+    assert "within 2.5×" in docs.speed_targets() and "2.00×" in docs.speed_targets()
+    busy = {"knn_engine": {"quiet": {**q, "verdict": "DISTURBED"}, "mle_32768": mle}}
+    (tmp_path / "id.json").write_text(json.dumps(busy))  # mutation: the same figures, measured under load
+    assert "6.00×" not in docs.speed_targets() and "not measured alone" in docs.speed_targets()

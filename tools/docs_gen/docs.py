@@ -444,6 +444,134 @@ def speed() -> str:
     return "\n".join(parts)
 
 
+def _get(doc, *keys):
+    for k in keys:
+        if not isinstance(doc, dict) or k not in doc:
+            return None
+        doc = doc[k]
+    return doc
+
+
+def _quiet_part(name: str, section: str) -> dict | None:
+    """benchmarks/results/<name>.json's `section` when it was measured alone (its quiet verdict), else None."""
+    doc = _read(BENCH / f"{name}.json")
+    sec = _get(doc, section)
+    q = _get(sec, "quiet") or (_get(doc, "quiet") if section in (_get(doc, "quiet", "entries") or []) else None)
+    return sec if isinstance(sec, dict) and quiet_ok(q) else None
+
+
+def speed_targets() -> str:
+    """The speed goals of the project with the figures measured alone (quiet) against them, one row each;
+    a goal without a quiet figure says so."""
+    rows = ["| workload | tmcheck | anchor | ratio | goal | met |", "|---|---|---|---|---|---|"]
+
+    def row(what, ours, anchor, ratio, goal, met):
+        cell = lambda v, unit="s": "–" if v is None else (f"{v:.3g} {unit}" if isinstance(v, float) else str(v))  # noqa: E731
+        rows.append(
+            f"| {what} | {cell(ours)} | {anchor} | {'–' if ratio is None else f'{ratio:.2f}×'} | {goal} | "
+            + ("not measured alone" if ratio is None and ours is None else ("yes" if met else "**no**"))
+            + " |"
+        )
+
+    knn = _quiet_part("id", "knn_engine") or {}
+    m = knn.get("mle_32768", {})
+    r = _get(m, "speedup_vs_skdim", "best")
+    row(
+        "exact MLE, K = 20, N = 32768, D = 768, in-process",
+        _get(m, "tmcheck", "best"),
+        f"scikit-dimension {_fmt(_get(m, 'skdim', 'best'))} s",
+        r,
+        "≥ 5×",
+        r is not None and r >= 5,
+    )
+    r = _get(m, "speedup_vs_faiss", "best")
+    row(
+        "the same, against faiss-cpu exact search + the same MLE",
+        _get(m, "tmcheck", "best"),
+        f"faiss-cpu {_fmt(_get(m, 'faiss', 'best'))} s",
+        r,
+        "≥ 2×",
+        r is not None and r >= 2,
+    )
+    lim, best = _get(m, "limit", "half_gram_seconds"), _get(m, "tmcheck", "best")
+    r = best / lim if lim and best else None
+    row(
+        "that MLE fit (engine and estimator) against the bf16 half-Gram time at the measured GEMM rate",
+        best,
+        f"half Gram {_fmt(lim)} s",
+        r,
+        "within 2.5×",
+        r is not None and r <= 2.5,
+    )
+    mm = knn.get("minilm_8192", {})
+    r = _get(mm, "speedup_vs_faiss", "best")
+    row(
+        f"kNN alone, all-MiniLM-L6-v2 token embeddings, N = 8192 ({_fmt(_get(mm, 'tmcheck', 'n_recomputed'))} rows "
+        "recomputed)",
+        _get(mm, "tmcheck", "best"),
+        f"faiss-cpu {_fmt(_get(mm, 'faiss', 'best'))} s",
+        r,
+        "≥ 1×",
+        r is not None and r >= 1,
+    )
+    r = _get(mm, "mle", "speedup_vs_skdim", "best")
+    row(
+        "MLE on the same embeddings (scikit-dimension's estimate: "
+        f"{_fmt(_get(mm, 'mle', 'skdim', 'dimension'))}, tmcheck's: {_fmt(_get(mm, 'mle', 'tmcheck', 'dimension'))}, "
+        "after removing duplicate tokens)",
+        _get(mm, "mle", "tmcheck", "best"),
+        f"scikit-dimension {_fmt(_get(mm, 'mle', 'skdim', 'best'))} s",
+        r,
+        "≥ 2×",
+        r is not None and r >= 2,
+    )
+    o = knn.get("one_thread_32768", {})
+    r = _get(o, "speedup_vs_faiss", "best")
+    row(
+        "kNN on one thread, N = 32768, D = 768",
+        _get(o, "tmcheck", "best"),
+        f"faiss-cpu {_fmt(_get(o, 'faiss', 'best'))} s",
+        r,
+        "≥ 1.5×",
+        r is not None and r >= 1.5,
+    )
+    w = knn.get("whole_process_32768", {})
+    r = _get(w, "speedup_vs_skdim", "best")
+    row(
+        "whole process `tmcheck id estimate X.npy --json` (its defaults)",
+        _get(w, "tmcheck", "best"),
+        f"scikit-dimension's process {_fmt(_get(w, 'skdim', 'best'))} s",
+        r,
+        "≥ 4×",
+        r is not None and r >= 4,
+    )
+    cases = _quiet_part("train", "cases") or {}
+    for preset in ("cpu-demo", "cpu-small"):
+        c = cases.get(f"preset {preset}, 2 threads", {})
+        r = c.get("speedup")
+        ours = _get(c, "tokens_per_s", "ours")
+        row(
+            f"training step, `{preset}`, every core (the trainer's default)",
+            None if ours is None else f"{ours:,.0f} tok/s",
+            f"GPT2LMHeadModel {_get(c, 'tokens_per_s', 'GPT2LMHeadModel') or 0:,.0f} tok/s",
+            r,
+            "≥ 1.5×",
+            r is not None and r >= 1.5,
+        )
+    lem = _quiet_part("lemma1", "cli_lemma1") or {}
+    t = lem.get("best_s")
+    rows.append(
+        f"| `{lem.get('command', 'tmcheck lemma 1')}`, whole process | {'–' if t is None else f'{t:.3g} s'} | – | – "
+        f"| < 10 s | {'not measured alone' if t is None else ('yes' if t < 10 else '**no**')} |"
+    )
+    h = _get(_quiet_part("cli", "help"), "best")
+    rows.append(
+        f"| `tmcheck --help`, whole process | {'–' if h is None else f'{h:.3g} s'} | – | – | < 1 s | "
+        f"{'not measured alone' if h is None else ('yes' if h < 1 else '**no**')} |"
+    )
+    return "\n".join(rows)
+
+
 # ------------------------------------------------------------------------------------ timings
 def _timing(name: str) -> dict | None:
     doc = _read(RESULTS / "timings.json") or {}
@@ -573,6 +701,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "results.timings": timings,
     **{f"results.made.{n}": (lambda n=n: made(n)) for n in ("pretrain", "model", "synth")},
     "speed": speed,
+    "speed.targets": speed_targets,
     "dev.ci-timing": ci_timing,
     "dev.gpu": gpu_status,
 }
