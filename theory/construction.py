@@ -23,6 +23,7 @@ from tmcheck.theory.network import Network, resources
 # they are built (`spec.ConstructionSpec.check_size`; `--size-limit` raises it). The default Theorem 2 network
 # (the circle in R^3 at ε = 0.3) has 17,920 tokens.
 SIZE_LIMIT = 500_000
+STATED_RESOURCES = ("L_T", "m", "L_FFN", "l")  # what theory.check.check_construction compares, by these names
 
 
 @dataclass
@@ -41,6 +42,15 @@ class Construction:
     # the blocks as the composition layer builds them (`theory.sparse.SparseBlock`), which Lemma 7 composes
     # (`lemmas.parallel.union`); None when the construction is not built from Lemmas 3-7
     sparse_blocks: list | None = None
+
+    def __post_init__(self):
+        # check_construction compares exactly these with the measured network: a misspelt key (M for m, l_ffn
+        # for L_FFN) would drop that claim from the check without a word, so it is refused here
+        unknown = sorted(set(self.stated_resources) - set(STATED_RESOURCES))
+        if unknown:
+            raise ValueError(
+                f"{self.name}: stated_resources has {unknown}; the checked resources are {', '.join(STATED_RESOURCES)}"
+            )
 
     @property
     def blocks(self):
