@@ -80,6 +80,11 @@ def test_memory_and_the_budget_boundary():
     below = round(e_star - 0.001, 3)
     assert memory_bytes(theorem2_spec(m, eps=below, with_kappa=False)) > budget
     assert at["N"] == theorem2_spec(m, eps=e_star, with_kappa=False).N and math.isfinite(at["l"])
+    # R (the bound on |f|) enters the indicator's depth, hence the layout: the boundary moves with it, and the
+    # search must pass it on (a search at the default R = 1 finds the old boundary and fails here)
+    e_R, _ = smallest_eps_within(m, None, budget, R=0.5)
+    assert e_R != e_star and memory_bytes(theorem2_spec(m, eps=e_R, R=0.5, with_kappa=False)) <= budget
+    assert memory_bytes(theorem2_spec(m, eps=round(e_R - 0.001, 3), R=0.5, with_kappa=False)) > budget
 
 
 def test_resource_rows_and_cells():
