@@ -34,8 +34,11 @@ def make(root: Path) -> Path:
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig
     from tmcheck.empirics.lm.hf import export_hf
 
+    import torch
+
     tok = train_tokenizer(stories(0, 300), 300)
     run = root / "run"
+    torch.manual_seed(0)  # the same random weights every time
     model = GPT(GPTConfig(vocab_size=tok.get_vocab_size(), block_size=CONTEXT, n_layer=1, n_head=2, n_embd=16))
     save_checkpoint(run / "best.pt", {"model": model.state_dict(), "meta": {"model_config": model.config.__dict__}})
     (run / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
@@ -66,7 +69,8 @@ def check(hf_dir: Path) -> dict:
         assert len(full) > CONTEXT, "the prompt must be longer than the context"
         assert len(tok(PROMPT, truncation=True).input_ids) == CONTEXT, "truncation=True does not cut"
         enc = tok(PROMPT, truncation=True, max_length=CONTEXT - NEW_TOKENS, return_tensors="pt")
-        out = model.generate(**enc, max_new_tokens=NEW_TOKENS, do_sample=False)
+        # min_new_tokens: a random model may emit <|endoftext|> early, which would end generation short
+        out = model.generate(**enc, max_new_tokens=NEW_TOKENS, min_new_tokens=NEW_TOKENS, do_sample=False)
         assert out.shape[1] == CONTEXT, out.shape
         text = tok.decode(out[0][-NEW_TOKENS:])
     noise = [str(w.message).splitlines()[0][:160] for w in caught] + log.getvalue().strip().splitlines()
