@@ -6,10 +6,11 @@ the leaf order of a k-d tree on random projections), so the diagonal tiles hold 
 give tight thresholds early; ties are still broken by the caller's index, and the answer comes back in
 the caller's rows. Then three steps:
 
-1. **Candidate search in low precision.** The data are scaled by a power of two (by their largest
-   entry, so squares stay in range at any scale), centred in float64 (which removes most of the
-   cancellation of the Gram trick), scaled by a power of two so the largest norm is in [1/2, 1), and
-   rounded to the search type: bfloat16 on CPUs with native bf16 dot products (avx512_bf16 or AMX;
+1. **Candidate search in low precision.** The data are scaled by a power of two when their largest
+   entry is outside [2^-64, 2^64) (so squares stay in range at any scale), centred in float64 (which
+   removes most of the cancellation of the Gram trick), scaled by a power of two so the largest norm
+   is in [1/2, 1), and rounded to the search type, chunk by chunk (``_Frame``: no float64 copy of the
+   input is made): bfloat16 on CPUs with native bf16 dot products (avx512_bf16 or AMX;
    about 3x the float32 GEMM rate here), else float32. Squared distances ``|x_i|^2 + |x_j|^2 -
    2 h_i.h_j`` are formed tile by tile over the upper triangle, each tile serving the rows of both of
    its blocks. Diagonal tiles come first and fill a running top-m (m = k + margin) per row with
@@ -17,7 +18,8 @@ the caller's rows. Then three steps:
    hits are found without comparing every entry: one pass takes the minima of chunks of W = 32
    entries along each row and each column, and only chunks whose minimum is below the threshold are
    compared entry by entry (``_row_hits``, ``_col_hits``). The diagonal is excluded by index, never by distance.
-   Memory: one (block, block) tile plus O(N m).
+   Memory: one (block, block) tile plus O(N m). For a few query rows (``queries``) the same search
+   runs over a rectangle of (rows, block) tiles instead of the triangle.
 2. **Exact re-ranking in float64.** The m candidates of each row are re-measured as the float64
    norm of the difference vector and the first k kept (ties broken by index).
 3. **Certificate.** ``T_i``, the final m-th candidate value of row i, is at most the search value of
@@ -88,6 +90,7 @@ TINY = 2.0**-126  # smallest normal float32 / bfloat16
 W = 32  # chunk width of the tile filter (_row_hits, _col_hits)
 SEED_COLS = 768  # columns of a diagonal tile that a dense top-k seeds the thresholds from
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
+SAFE = (2.0**-64, 2.0**64)  # input magnitudes whose float64 distances need no scaling (_exact_search)
 RERANK_CPU_BYTES = 24 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
@@ -127,6 +130,54 @@ def _search_type(dev, precision: str):
     return getattr(torch, precision)
 
 
+class _Frame:
+    """The points as the engine sees them, never materialised as a whole: x0 = s0 X (the caller's float64
+    rows scaled by a power of two, so exact), taken in the locality order ``label`` (position p is the
+    caller's row label[p]), and xs = s1 (x0 - mean), the centred points of the search. Rows are made on
+    demand, in chunks: no (N, D) float64 copy of the input exists (each had cost about 0.15 s, page
+    faults included, at N = 32768, D = 768), and the values are those of the whole-array expressions."""
+
+    CHUNK_BYTES = 16 * 2**20  # float64 rows per chunk of a pass over the points (and its temporaries)
+
+    def __init__(self, x, s0: float = 1.0, label=None, mean=None, s1: float = 1.0):
+        self.x, self.s0, self.label, self.mean, self.s1 = x, s0, label, mean, s1
+        self.n, self.dim = x.shape
+
+    def x0(self, pos):
+        """Rows of x0 at positions `pos` (an index tensor or a slice), a new float64 tensor."""
+        import torch
+
+        if self.label is None:
+            g = self.x[pos].clone() if isinstance(pos, slice) else self.x[pos]
+        else:
+            g = torch.index_select(self.x, 0, self.label[pos])
+        return g.mul_(self.s0) if self.s0 != 1.0 else g
+
+    def gather(self, pos, out):
+        """x0[pos] into `out` (a preallocated (len(pos), D) float64 tensor)."""
+        import torch
+
+        torch.index_select(self.x, 0, pos if self.label is None else self.label[pos], out=out)
+        return out.mul_(self.s0) if self.s0 != 1.0 else out
+
+    def xs(self, r0: int, r1: int):
+        """Rows r0..r1 of the centred search points, float64."""
+        g = self.x0(slice(r0, r1))
+        if self.mean is not None:
+            g.sub_(self.mean)
+        return g.mul_(self.s1) if self.s1 != 1.0 else g
+
+    def chunks(self):
+        step = max(1, self.CHUNK_BYTES // (8 * self.dim))
+        for r0 in range(0, self.n, step):
+            yield r0, min(self.n, r0 + step)
+
+
+def _frame(x) -> _Frame:
+    """A _Frame as is, or the trivial frame of a float64 tensor (x0 = xs = x)."""
+    return x if isinstance(x, _Frame) else _Frame(x)
+
+
 class _Points:
     """Scaled centred points in the search type, with the norms the certificate needs.
 
@@ -136,26 +187,34 @@ class _Points:
     """
 
     def __init__(self, xs, dtype, sq=None):
+        """xs: the centred points, a float64 tensor or a _Frame (made chunk by chunk)."""
         import torch
 
-        n, dim = xs.shape
-        h = xs.to(dtype)
-        h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
-        if sq is not None and dtype == torch.float32:
+        fr = _frame(xs)
+        n, dim = fr.n, fr.dim
+        dev = fr.x.device
+        self.bf16 = dtype == torch.bfloat16
+        self.dtype = dtype
+        kp = dim + 6 + (-(dim + 6) % 16) if self.bf16 else dim
+        h = torch.empty(n, kp, dtype=dtype, device=dev)  # bf16: the GEMM rows, h in the first D columns
+        exact_norms = sq is None or dtype != torch.float32
+        if exact_norms:
+            self.sq = torch.empty(n, dtype=torch.float64, device=dev)  # (N,) |x|^2
+            self.en = torch.empty_like(self.sq)  # (N,) |e|
+        for r0, r1 in fr.chunks():
+            x = fr.xs(r0, r1)
+            hc = h[r0:r1, :dim]
+            hc.copy_(x)
+            hc[hc.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
+            if exact_norms:
+                self.sq[r0:r1] = (x * x).sum(dim=1)
+                self.en[r0:r1] = torch.linalg.vector_norm(x.sub_(hc.to(torch.float64)), dim=1)
+        if not exact_norms:
             # rounding to nearest float32 moves each entry by <= u32 |x| (or < TINY where flushed), so
             # |e| <= u32 |x| + sqrt(D) TINY: no float64 pass over the points is needed
             self.sq = sq
             self.en = U32 * sq.sqrt() * (1 + 2.0**-40) + dim**0.5 * TINY
-        else:
-            self.sq = torch.empty(n, dtype=torch.float64, device=xs.device)  # (N,) |x|^2
-            self.en = torch.empty_like(self.sq)  # (N,) |e|
-            for r0 in range(0, n, 8192):  # in chunks: float64 copies of all of h would double the memory
-                x, hd = xs[r0 : r0 + 8192], h[r0 : r0 + 8192].to(torch.float64)
-                self.sq[r0 : r0 + 8192] = (x * x).sum(dim=1)
-                self.en[r0 : r0 + 8192] = torch.linalg.vector_norm(x - hd, dim=1)
         self.hn = self.sq.sqrt() + self.en  # |h| <= |x| + |e|: the bound only needs an upper bound
-        self.bf16 = dtype == torch.bfloat16
-        self.dtype = dtype
         if not self.bf16:
             self.h, self.s = h, self.sq.to(torch.float32)  # (N, D), (N,)
             self.terms = dim
@@ -169,10 +228,15 @@ class _Points:
         s3 = torch.stack(parts, dim=1)  # (N, 3)
         self.s_err = rest.abs()  # (N,) |x|^2 - (hi + mid + lo)
         self.s_abs = s3.to(torch.float64).abs().sum(dim=1)  # (N,) |hi| + |mid| + |lo|
-        ones = torch.ones(n, 3, dtype=dtype, device=xs.device)
-        pad = torch.zeros(n, -(dim + 6) % 16, dtype=dtype, device=xs.device)
-        self.rows = torch.cat([h, s3, ones, pad], dim=1)  # (N, Kp)
-        self.cols = torch.cat([-2 * h, ones, s3, pad], dim=1)  # (N, Kp); -2h is exact
+        self.rows = h  # (N, Kp): [h, s', 1, 1, 1, 0...]
+        self.rows[:, dim : dim + 3] = s3
+        self.rows[:, dim + 3 : dim + 6] = 1
+        self.rows[:, dim + 6 :] = 0
+        self.cols = torch.empty_like(h)  # (N, Kp): [-2h, 1, 1, 1, s', 0...]; -2h is exact
+        torch.mul(h[:, :dim], -2, out=self.cols[:, :dim])
+        self.cols[:, dim : dim + 3] = 1
+        self.cols[:, dim + 3 : dim + 6] = s3
+        self.cols[:, dim + 6 :] = 0
         self.terms = dim + 6
 
     def tile(self, qi, cj):
@@ -362,6 +426,25 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
     return best_d, best_i
 
 
+def _rectangle_search(pts: _Points, rows, m: int, block_size: int):
+    """Running top-m (values, indices) of the given rows over all other rows, by (rows, block) tiles."""
+    import torch
+
+    n, q = len(pts.sq), len(rows)
+    best_d = torch.full((q, m), float("inf"), dtype=pts.dtype, device=rows.device)
+    best_i = torch.full((q, m), -1, dtype=torch.int64, device=rows.device)
+    step = max(1, 2**24 // block_size)  # query rows per tile: a tile holds at most 2^24 values
+    for r0 in range(0, q, step):
+        r = rows[r0 : r0 + step]
+        for j0 in range(0, n, block_size):
+            j1 = min(n, j0 + block_size)
+            d2 = pts.tile(r, slice(j0, j1))
+            own = torch.nonzero((r >= j0) & (r < j1)).flatten()
+            d2[own, r[own] - j0] = float("inf")  # the row itself, excluded by index
+            _update(best_d, best_i, r0, d2, j0, m)
+    return best_d, best_i
+
+
 def kneighbors(
     X,
     k: int,
@@ -371,8 +454,14 @@ def kneighbors(
     margin: int | None = None,
     precision: str = "auto",
     rerank_bytes: int = 128 * 2**20,
+    queries=None,
 ) -> Neighbors:
     """Exact k nearest neighbours (Euclidean) of each row of X among the other rows.
+
+    queries (optional): the rows (indices into X) to answer, each among all rows of X; the result then
+    has one row per query, in the given order. Its cost is proportional to len(queries) * N (a
+    rectangle of tiles, no triangle), so it pays for a few rows, e.g. those a removed duplicate left
+    short of a neighbour.
 
     block_size: rows per tile of the search (default 3072 on CPU, 16384 on CUDA; a tile holds
     block_size^2 float32 values). margin: extra candidates per row re-ranked in float64 (default
@@ -391,8 +480,14 @@ def kneighbors(
     if block_size is None:
         block_size = 16384 if dev.type == "cuda" else 3072
     m = min(n - 1, k + (max(8, k // 2) if margin is None else margin))
+    if queries is not None:
+        queries = np.asarray(queries)
+        if queries.ndim != 1 or not np.issubdtype(queries.dtype, np.integer):
+            raise ValueError(f"queries must be a 1-D array of row indices, got {queries.dtype} {queries.shape}")
+        if len(queries) and not (0 <= queries.min() and queries.max() < n):
+            raise ValueError(f"queries must be row indices in [0, {n}), got {queries.min()}..{queries.max()}")
     with _ieee_float32_products():
-        return _exact_search(X, k, dev, dtype, block_size, m, rerank_bytes)
+        return _exact_search(X, k, dev, dtype, block_size, m, rerank_bytes, queries)
 
 
 @contextmanager
@@ -410,53 +505,61 @@ def _ieee_float32_products():
         torch.set_float32_matmul_precision(old)
 
 
-def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int) -> Neighbors:
-    """Steps 1-3 of the module docstring."""
+def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int, queries=None) -> Neighbors:
+    """Steps 1-3 of the module docstring, for every row or for the rows `queries`."""
     import torch
 
     n = X.shape[0]
-    # x0: the input scaled by the power of two that brings its largest entry into [1/2, 1), which is
-    # exact and keeps squares in range at any input scale: the re-ranking measures distances on it,
-    # so they are the input's own float64 distances. xs: x0 centred (removing most of the Gram
-    # trick's cancellation) and scaled by a second power of two, s1, so its largest norm is in [1/2, 1).
-    x0 = torch.as_tensor(X, dtype=torch.float64).to(dev)
-    hi, lo = float(x0.max()), float(x0.min())  # NaN or inf when any entry is (torch propagates NaN)
+    # x0 (never materialised, see _Frame): the input times s0, a power of two that brings a largest entry
+    # outside [2^-64, 2^64) into [1/2, 1); that is exact and keeps squares in range at any input scale.
+    # The re-ranking measures distances on x0, so they are the input's own float64 distances. xs: x0
+    # centred (removing most of the Gram trick's cancellation) and scaled by a second power of two, s1,
+    # so its largest norm is in [1/2, 1).
+    x = torch.as_tensor(X, dtype=torch.float64).to(dev)  # the caller's array itself on the CPU: never modified
+    hi, lo = float(x.max()), float(x.min())  # NaN or inf when any entry is (torch propagates NaN)
     if not (np.isfinite(hi) and np.isfinite(lo)):
         raise ValueError("kNN needs finite points: X has NaN or infinite entries")
     amax = max(hi, -lo)  # max |x| without an (N, D) temporary
-    s0 = float(np.ldexp(1.0, -int(np.frexp(amax)[1]))) if amax > 0 else 1.0
-    if s0 != 1.0:
-        x0 = x0 * s0  # (N, D), a new tensor: the caller's array is never modified (nor x0, below)
-    mean = x0.mean(dim=0, keepdim=True)
+    # inside the window, scaling by a power of two moves every intermediate of a distance by the same
+    # exponent, which changes no bit unless one turns subnormal: that needs a squared coordinate
+    # difference below 2^-894 and a distance below 2^-357 of the largest entry (near-duplicates hundreds
+    # of orders below rtol). So the engine measures on the input itself there: a multiply less per
+    # gathered candidate
+    s0 = 1.0 if SAFE[0] <= amax < SAFE[1] or amax == 0 else float(np.ldexp(1.0, -int(np.frexp(amax)[1])))
+    fr = _Frame(x, s0)
+    mean = sum(fr.x0(slice(r0, r1)).sum(dim=0, keepdim=True) for r0, r1 in fr.chunks()) / n
     # near points at near indices (one tile then holds most of a row's neighbours, and the re-ranking
     # gathers from nearby memory); `label` maps a position back to the caller's row, which breaks ties
-    label = _locality_order(x0, mean) if n > block_size else None
-    if label is not None:
-        x0 = x0[label]
-    xs = x0 - mean
-    rmax = float(torch.linalg.vector_norm(xs, dim=1).max())
+    label = _locality_order(fr, mean) if n > block_size and queries is None else None
+    fr = _Frame(x, s0, label, mean)
+    rmax = max(float(torch.linalg.vector_norm(fr.xs(r0, r1), dim=1).max()) for r0, r1 in fr.chunks())
     s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
-    xs.mul_(s1)
+    fr.s1 = s1
 
-    pts = _Points(xs, dtype)
-    best_d, best_i = _triangle_search(pts, m, block_size)
-    out_d, out_i = _rerank(x0, best_i, k, rerank_bytes, label=label)
+    pts = _Points(fr, dtype)
+    if queries is None:
+        rows = None
+        best_d, best_i = _triangle_search(pts, m, block_size)
+    else:
+        rows = torch.as_tensor(queries, dtype=torch.int64, device=dev)
+        best_d, best_i = _rectangle_search(pts, rows, m, block_size)
+    out_d, out_i = _rerank(fr, best_i, k, rerank_bytes, rows=rows)
     n_recomputed = 0
     if m < n - 1:  # else every other point was a candidate
         dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
-        norm = pts.sq.sqrt()
+        norm = pts.sq.sqrt() if rows is None else pts.sq[rows].sqrt()
         # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
         rho = (norm + dk) * (1 + 2.0**-30)
         # centring rounds each coordinate once: the centred distance is within 2^-52 (|x_i| + |x_j|)
         # of the input's, so the certificate and the range query work with dk plus that
         reach = dk + 2.0**-52 * (norm + rho)
-        bad = torch.nonzero(reach**2 >= pts.lower(best_d.max(dim=1).values.double(), rho=rho)).flatten()
+        t = best_d.max(dim=1).values.double()
+        bad = torch.nonzero(reach**2 >= pts.lower(t, rows=rows, rho=rho)).flatten()
         n_recomputed = len(bad)
         if len(bad):
-            pts32 = pts if dtype == torch.float32 else _Points(xs, torch.float32, sq=pts.sq)
-            out_d[bad], out_i[bad] = _range_search(
-                x0, pts32, bad, reach[bad] ** 2, rho[bad], k, block_size, label=label
-            )
+            pts32 = pts if dtype == torch.float32 else _Points(fr, torch.float32, sq=pts.sq)
+            at = bad if rows is None else rows[bad]
+            out_d[bad], out_i[bad] = _range_search(fr, pts32, at, reach[bad] ** 2, rho[bad], k, block_size)
     if label is not None:  # back to the caller's rows and indices
         out_i = label[out_i]
         out_d[label], out_i[label] = out_d.clone(), out_i.clone()
@@ -471,9 +574,11 @@ def _locality_order(x, mean, leaf: int = 64, dims: int = 32):
     there (quiet, 2 threads) by making the diagonal tiles' thresholds tight, so later tiles have few hits."""
     import torch
 
+    fr = _frame(x)
     g = torch.Generator().manual_seed(0)
-    R = torch.randn(x.shape[1], dims, generator=g, dtype=torch.float64).to(x.device)
-    P = (x @ R - mean @ R).cpu().numpy()  # (x - mean) R without an (N, D) temporary
+    R = torch.randn(fr.dim, dims, generator=g, dtype=torch.float64).to(fr.x.device)
+    # (x - mean) R without an (N, D) temporary
+    P = torch.cat([fr.x0(slice(r0, r1)) @ R for r0, r1 in fr.chunks()]).sub_(mean @ R).cpu().numpy()
     idx = np.arange(len(P))
     stack = [(0, len(P))]
     while stack:
@@ -485,59 +590,62 @@ def _locality_order(x, mean, leaf: int = 64, dims: int = 32):
         mid = (hi - lo) // 2
         idx[lo:hi] = idx[lo:hi][np.argpartition(sub[:, c], mid)]
         stack += [(lo, lo + mid), (lo + mid, hi)]
-    return torch.as_tensor(idx, device=x.device)
+    return torch.as_tensor(idx, device=fr.x.device)
 
 
-def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None, label=None):
+def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     """Exact float64 distances from each query row to its candidates; keep the k nearest, ties by index.
 
-    rows: the query rows (default all). cand: (len(rows), m) candidate indices, a numpy array or a
-    tensor. label (optional): the index each position stands for, which breaks ties (the caller's row
-    when the points were reordered). Returns torch tensors (len(rows), k) on x64's device.
+    x64: the points, a float64 tensor or a _Frame (distances on its x0; ties by the caller's index
+    ``label`` when it reorders). rows: the query rows (default all). cand: (len(rows), m) candidate
+    positions, a numpy array or a tensor. Returns torch tensors (len(rows), k) on the points' device.
     """
     import torch
 
-    dim = x64.shape[1]
-    q = x64 if rows is None else x64[rows]
-    cand = torch.as_tensor(cand, device=x64.device)
+    fr = _frame(x64)
+    dim, dev = fr.dim, fr.x.device
+    cand = torch.as_tensor(cand, device=dev)
     n, m = cand.shape
+    rows = torch.arange(n, device=dev) if rows is None else torch.as_tensor(rows, device=dev)
     # on the CPU, query rows in chunks whose gathered candidates fill RERANK_CPU_BYTES: measured alone
     # (../shared/tools/quiet, 2 threads) at N = 32768, m = 30, D = 768, 0.67 s for chunks of 128 rows
     # (24 MB) against 1.63 s for 8, 0.69 s for 256 and 1.18 s for 728 (128 MiB)
-    cap = RERANK_CPU_BYTES if x64.device.type == "cpu" else rerank_bytes
+    cap = RERANK_CPU_BYTES if dev.type == "cpu" else rerank_bytes
     chunk = max(1, min(cap, rerank_bytes) // (8 * m * dim))
-    dist = torch.empty(cand.shape, dtype=torch.float64, device=x64.device)
-    buf = torch.empty(chunk * m, dim, dtype=torch.float64, device=x64.device)
+    dist = torch.empty(cand.shape, dtype=torch.float64, device=dev)
+    buf = torch.empty(chunk * m, dim, dtype=torch.float64, device=dev)
+    qbuf = torch.empty(chunk, dim, dtype=torch.float64, device=dev)
     for r0 in range(0, n, chunk):
         r1 = min(n, r0 + chunk)
-        idx = cand[r0:r1].reshape(-1)
-        g = torch.index_select(x64, 0, idx, out=buf[: len(idx)]).view(r1 - r0, m, dim)
-        g.sub_(q[r0:r1, None, :])
+        g = fr.gather(cand[r0:r1].reshape(-1), buf[: (r1 - r0) * m]).view(r1 - r0, m, dim)
+        g.sub_(fr.gather(rows[r0:r1], qbuf[: r1 - r0])[:, None, :])
         torch.linalg.vector_norm(g, dim=2, out=dist[r0:r1])
     # sort by (distance, index): order by index, then a stable sort by distance
-    order = torch.argsort(cand if label is None else label[cand], dim=1)
+    order = torch.argsort(cand if fr.label is None else fr.label[cand], dim=1)
     cand, dist = torch.gather(cand, 1, order), torch.gather(dist, 1, order)
     order = torch.sort(dist, dim=1, stable=True).indices[:, :k]
     return torch.gather(dist, 1, order), torch.gather(cand, 1, order)
 
 
-def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int, label=None):
+def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int):
     """Exact k nearest of the given rows by a range query in float32.
 
     reach2 (per row): an upper bound, in the frame of pts32, on the squared centred distance of every
     point that can be among the k nearest (the current k are within it); rho as in ``slack``. Every
     such point has float32 search value at most ``upper(reach2)``, so every point at or below that
-    value (self excluded) is re-measured in float64 (on x64, the input's frame) and the k nearest
-    kept, ties by index (by `label` of the index when given, as in _rerank). No certificate is needed,
+    value (self excluded) is re-measured in float64 (on x64, a tensor or a _Frame: the input's frame) and the
+    k nearest kept, ties by index (by the frame's `label` of the index, as in _rerank). No certificate is needed,
     and the hits are few: those within float32's error of the k-th distance. Memory: a (rows, block) tile.
     """
     import torch
 
+    fr = _frame(x64)
+    label, dev = fr.label, fr.x.device
     n = len(pts32.sq)
     thr = (pts32.upper(reach2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # rounding up
     chunk = max(16, 2**22 // n)
-    out_d = torch.empty(len(rows), k, dtype=torch.float64, device=x64.device)
-    out_i = torch.empty(len(rows), k, dtype=torch.int64, device=x64.device)
+    out_d = torch.empty(len(rows), k, dtype=torch.float64, device=dev)
+    out_i = torch.empty(len(rows), k, dtype=torch.int64, device=dev)
     for r0 in range(0, len(rows), chunk):
         q = rows[r0 : r0 + chunk]
         p, j = [], []
@@ -551,7 +659,7 @@ def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int, label=
         if label is not None:  # hits in ascending label within each row, as the sorts below need
             order = torch.sort(label[j], stable=True).indices
             p, j = p[order], j[order]
-        dist = _pair_distances(x64, q[p], j)
+        dist = _pair_distances(fr, q[p], j)
         # (row, distance, index) order: for each row the hits came in ascending index, so two stable
         # sorts, by distance and then by row, give it
         order = torch.sort(dist, stable=True).indices
@@ -567,17 +675,16 @@ def _range_search(x64, pts32, rows, reach2, rho, k: int, block_size: int, label=
 
 
 def _pair_distances(x64, a, b, pairs: int = 2048):
-    """float64 |x_b - x_a| for index pairs (a, b), computed as the re-ranking computes them."""
+    """float64 |x_b - x_a| for position pairs (a, b) of x64 (a tensor or a _Frame, on its x0), computed as
+    the re-ranking computes them."""
     import torch
 
-    out = torch.empty(len(a), dtype=torch.float64, device=x64.device)
-    if x64.device.type == "cpu":
-        xn, an, bn, on = x64.numpy(), a.numpy(), b.numpy(), out.numpy()
-        for p0 in range(0, len(a), pairs):
-            g = np.take(xn, bn[p0 : p0 + pairs], axis=0)[:, None, :]
-            g -= np.take(xn, an[p0 : p0 + pairs], axis=0)[:, None, :]
-            on[p0 : p0 + pairs] = np.sqrt(np.einsum("ijk,ijk->ij", g, g))[:, 0]
-        return out
+    fr = _frame(x64)
+    out = torch.empty(len(a), dtype=torch.float64, device=fr.x.device)
+    buf = torch.empty(2, min(pairs, len(a)), fr.dim, dtype=torch.float64, device=fr.x.device)
     for p0 in range(0, len(a), pairs):
-        out[p0 : p0 + pairs] = torch.linalg.vector_norm(x64[b[p0 : p0 + pairs]] - x64[a[p0 : p0 + pairs]], dim=1)
+        c = len(a[p0 : p0 + pairs])
+        g = fr.gather(b[p0 : p0 + pairs], buf[0, :c])
+        g.sub_(fr.gather(a[p0 : p0 + pairs], buf[1, :c]))
+        torch.linalg.vector_norm(g, dim=1, out=out[p0 : p0 + c])
     return out

@@ -105,19 +105,48 @@ def _clusters(n: int, rows, cols) -> np.ndarray:
     return first[label]
 
 
-def _row_norms(X: np.ndarray) -> np.ndarray:
-    """float64 |x| of every row, by torch (threads, no (N, D) temporary): numpy's norm took 0.58 s of a
-    3.9 s MLE fit at N = 32768, D = 768 (quiet profile); this takes a few hundredths of that."""
+def _row_norms(X: np.ndarray, scale: float = 1.0, chunk: int = 4096) -> np.ndarray:
+    """float64 |x| of every row, measured on ``scale * x`` (a power of two: exact, and in range) and
+    returned in X's units; by torch in chunks of rows (threads, no (N, D) temporary): numpy's norm
+    took 0.58 s of a 3.9 s MLE fit at N = 32768, D = 768 (quiet profile)."""
     import torch
 
-    return torch.linalg.vector_norm(torch.as_tensor(X, dtype=torch.float64), dim=1).numpy()
+    x = torch.as_tensor(X)  # float32 rows are widened chunk by chunk
+    out = torch.empty(len(x), dtype=torch.float64)
+    for r0 in range(0, len(x), chunk):
+        out[r0 : r0 + chunk] = torch.linalg.vector_norm(x[r0 : r0 + chunk].double() * scale, dim=1) / scale
+    return out.numpy()
+
+
+def _without(X, kept, new, nb: Neighbors, k: int, device: str) -> Neighbors:
+    """The exact kNN of the rows X[new] (new: a subset of kept), from nb, the kNN of the rows X[kept].
+
+    A row whose k neighbours all stay keeps them: they are its k nearest among any subset that holds
+    them, in the same (distance, index) order, since positions keep the order of the original indices.
+    Only the rows that lost a neighbour are searched again (kneighbors' `queries`), unless they are a
+    large part of the rows: then one whole search is cheaper.
+    """
+    stays = np.isin(kept, new)  # per position of kept
+    old = nb.indices[stays]  # neighbours (positions in kept) of the rows that stay
+    lost = ~stays[old].all(axis=1)
+    rows = X[new]
+    if lost.sum() * 4 > len(new):
+        return kneighbors(rows, k, device=device)
+    indices = np.searchsorted(new, kept[old])  # positions in new
+    distances = nb.distances[stays]
+    again = np.flatnonzero(lost)
+    sub = kneighbors(rows, k, device=device, queries=again)
+    indices[again], distances[again] = sub.indices, sub.distances
+    return Neighbors(distances, indices, nb.n_recomputed + sub.n_recomputed, nb.device)
 
 
 def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None, device: str = "auto") -> Prepared:
-    """Check X, scale it by a power of two, apply the duplicate policy and return its exact kNN.
+    """Check X, apply the duplicate policy and return its exact kNN (in X's units, at any scale).
 
     With 'remove' the kNN is recomputed on the kept rows until no near-duplicates remain (clusters
-    larger than K can need more than one pass). 'error' raises ValueError with the count; 'keep'
+    larger than K can need more than one pass); a pass searches again only the rows that lost a
+    neighbour to the removal, and the kNN's n_recomputed counts the rows recomputed over all passes.
+    'error' raises ValueError with the count; 'keep'
     warns with the count and leaves them (estimates are then degenerate).
     """
     if duplicates not in DUPLICATE_POLICIES:
@@ -126,14 +155,13 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
     rtol = default_rtol(X.dtype) if rtol is None else float(rtol)
     if not (np.isfinite(rtol) and rtol >= 0):
         raise ValueError(f"rtol must be a finite number >= 0, got {rtol}")
-    scale = unit_scale(X)
-    Xs = X * X.dtype.type(scale)  # exact: a power of two
-    norms = _row_norms(Xs)
+    scale = unit_scale(X)  # the norms are taken on X scaled by it (exact), so they neither overflow nor underflow
+    norms = _row_norms(X, scale)  # in X's units, as the kNN distances are
     n = len(X)
     kept = np.arange(n)
     label = np.arange(n)  # original row -> original index of its representative
+    nb = kneighbors(X, k, device=device)  # no copy of the rows
     while True:
-        nb = kneighbors(Xs if len(kept) == n else Xs[kept], k, device=device)  # no copy of all rows
         rows, cols = _near_duplicate_pairs(nb, norms[kept], rtol)
         if len(rows) == 0:
             break
@@ -149,9 +177,11 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
             break
         rep = kept[first]
         label = rep[np.searchsorted(kept, label)]  # follow the chain: a representative may be merged later
-        kept = np.unique(rep)
-        if len(kept) <= k:
-            raise ValueError(f"only {len(kept)} distinct points after removing duplicates; need more than K={k}")
+        new = np.unique(rep)
+        if len(new) <= k:
+            raise ValueError(f"only {len(new)} distinct points after removing duplicates; need more than K={k}")
+        nb = _without(X, kept, new, nb, k, device)
+        kept = new
     removed = n - len(kept)
     t1 = nb.distances[:, 0]
     suspect = int(np.sum(t1 < SUSPECT * np.median(t1)))
@@ -166,8 +196,7 @@ def prepare(X, k: int, *, duplicates: str = "remove", rtol: float | None = None,
         warnings.warn(
             f"removed {removed} duplicate or near-duplicate rows (distance <= {rtol:.3g} x norm)", stacklevel=3
         )
-    nb = Neighbors(nb.distances / scale, nb.indices, nb.n_recomputed, nb.device)
-    return Prepared(X[kept], nb, kept, np.searchsorted(kept, label), removed, rtol)
+    return Prepared(X if removed == 0 else X[kept], nb, kept, np.searchsorted(kept, label), removed, rtol)
 
 
 def neighbors_without_duplicates(

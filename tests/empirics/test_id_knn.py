@@ -76,13 +76,43 @@ def test_the_locality_order_changes_nothing_the_caller_sees(precision):
         np.testing.assert_allclose(a.distances, exact_oracle(X, 7), rtol=1e-12, atol=1e-15)
 
 
-def test_certificate_fallback_gives_same_answer():
-    X = np.random.default_rng(1).normal(size=(400, 20))
-    full = kneighbors(X, 8)
-    forced = kneighbors(X, 8, margin=0)  # no slack: every row goes to the float32 range query
+@pytest.mark.parametrize("n, block", [(400, 3072), (900, 128)])
+def test_certificate_fallback_gives_same_answer(n, block):
+    """A row answered by the range query gets the very numbers the re-ranking would have given it
+    (one float64 formula for every pair distance), with and without the locality order."""
+    X = np.random.default_rng(1).normal(size=(n, 20)) * 3.0  # not a power of two: the frame's scaling is used
+    full = kneighbors(X, 8, block_size=block)
+    forced = kneighbors(X, 8, margin=0, block_size=block)  # no slack: every row goes to the float32 range query
     assert full.n_recomputed == 0 and forced.n_recomputed > 0
-    np.testing.assert_allclose(forced.distances, full.distances, rtol=1e-12)
+    np.testing.assert_array_equal(forced.distances, full.distances)
     np.testing.assert_array_equal(forced.indices, full.indices)
+
+
+PEAK_SCRIPT = """
+import resource, numpy as np
+from tmcheck.empirics.id.knn import kneighbors
+X = np.random.default_rng(2).normal(size=(4096, 2048)) * 3.0
+keep = X.copy()
+kneighbors(X[:200], 5)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+kneighbors(X, 10)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print((after - before) / X.nbytes, bool((X == keep).all()))
+"""
+
+
+def test_the_callers_array_is_read_in_place_and_never_modified():
+    """The engine makes no float64 copy of the input (its rows are scaled, reordered and centred chunk by
+    chunk) and never writes to it. Peak memory of a fresh process, in units of the input's size: 3.0
+    (bf16 GEMM operands, the float32 range-query copy, tiles and chunks), against 4.6 when the scaled and
+    the centred copies of the whole input existed."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT], capture_output=True, text=True, check=True).stdout
+    growth, unchanged = out.split()
+    assert unchanged == "True"
+    assert float(growth) < 3.8, f"peak memory grew by {growth} x the input's size"
 
 
 def lattice_oracle(X, k):
@@ -202,3 +232,52 @@ def test_reduced_precision_matmul_setting_is_overridden_and_restored():
     np.fill_diagonal(D, np.inf)
     want = np.sort(D, axis=1)[:, :5]
     assert np.allclose(nb.distances, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("precision", ["bfloat16", "float32"])
+@pytest.mark.parametrize("margin", [0, None])
+def test_queries_answer_those_rows_as_the_whole_search_does(precision, margin):
+    """kneighbors(X, k, queries=rows) is the whole search's answer for those rows, bit for bit, in the
+    given order (a repeated row too), with the range query forced (margin 0) and not, over several tiles."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(700, 9)) * 3.0
+    full = kneighbors(X, 6, block_size=128, precision=precision)
+    rows = np.array([699, 0, 5, 5, 128, 127, 300])
+    sub = kneighbors(X, 6, block_size=128, precision=precision, margin=margin, queries=rows)
+    np.testing.assert_array_equal(sub.indices, full.indices[rows])
+    np.testing.assert_array_equal(sub.distances, full.distances[rows])
+    assert sub.indices.shape == (len(rows), 6)
+    if margin == 0:
+        assert sub.n_recomputed == len(rows)
+
+
+@pytest.mark.parametrize("queries", [np.array([[0, 1]]), np.array([0.5]), np.array([-1]), np.array([700])])
+def test_bad_queries_are_refused(queries):
+    X = np.random.default_rng(0).normal(size=(700, 3))
+    with pytest.raises(ValueError, match="queries"):
+        kneighbors(X, 3, queries=queries)
+
+
+def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbour(monkeypatch):
+    """After a removal only the rows with a removed neighbour are searched again (the rest keep theirs):
+    the result equals a whole search of the kept rows, bit for bit, and the rows searched again are few."""
+    from tmcheck.empirics.id import points
+
+    calls = []
+
+    def spy(X, k, **kw):
+        calls.append(len(X) if kw.get("queries") is None else ("queries", len(kw["queries"])))
+        return kneighbors(X, k, **kw)
+
+    monkeypatch.setattr(points, "kneighbors", spy)
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(3000, 16))
+    X = np.concatenate([base, base[:40]])  # 40 exact duplicates
+    p = points.prepare(X, 10)
+    assert p.n_duplicates == 40
+    first = kneighbors(X, 10).indices
+    lost = np.isin(first, np.arange(3000, 3040)).any(axis=1)[:3000].sum()  # kept rows with a removed neighbour
+    assert calls == [3040, ("queries", lost)] and 40 < lost < 3040 / 4
+    fresh = kneighbors(X[p.kept], 10)
+    np.testing.assert_array_equal(p.neighbors.indices, fresh.indices)
+    np.testing.assert_array_equal(p.neighbors.distances, fresh.distances)
