@@ -139,9 +139,25 @@ def mutation() -> str:
         f"({pct(rep['score_killed_only'])} counting killed ones only, "
         f"{pct(rep['score_with_explained_equivalents'])} counting the survivors explained as equivalent). "
         f"{len(rep['survivors'])} survivors: {equivalent} explained as equivalent, {text} changing only the words "
-        f"of a message, {pending} not yet explained (mutation/SURVIVORS.md lists each with its diff).\n\n"
+        f"of a message, {pending} not yet explained (mutation/SURVIVORS.md lists each with its diff)."
+        + _estimate(rep, pct)
+        + "\n\n"
         + _table(["file", "mutants", "ran", "killed", "timeout", "survived", "no tests", "score"], rows)
         + "\n"
+    )
+
+
+def _estimate(rep: dict, pct) -> str:
+    """The stratified estimate of the score over all mutants (tools/mutation.py `stratified`), in words."""
+    est = rep.get("estimated_score_all_mutants")
+    if not est:
+        return ""
+    eq = rep.get("estimated_score_all_mutants_with_explained_equivalents") or est
+    return (
+        f" Weighting each file's sample by its number of mutants, the score of all {est['mutants']} mutants is "
+        f"estimated at {pct(est['estimate'])} (95% interval {pct(est['ci95'][0])} to {pct(est['ci95'][1])}), "
+        f"{pct(eq['estimate'])} ({pct(eq['ci95'][0])} to {pct(eq['ci95'][1])}) counting the explained equivalents "
+        f"as killed; method: {est['method']}."
     )
 
 
