@@ -55,6 +55,7 @@ SEARCH: dict[str, tuple] = {  # the search space: a SynthPreset field -> its cho
 TRIALS = "trials.json"  # every trial and baseline of a tuning directory
 CHOSEN = "chosen.json"  # the chosen setting of each (d, β), with its scores
 FORMAT = 1
+CAP_MARGIN = 2  # a tuned setting's step cap over the largest rung it was chosen under
 
 
 @dataclass(frozen=True)
@@ -318,7 +319,8 @@ def choose(
         "d": d,
         "beta": beta,
         "setting": table[best]["setting"],
-        "max_steps": max(caps),
+        "won_at": [t["n"] for t in tunings if t["candidates"][t["winner"]] == table[best]["setting"]],
+        "largest_rung": max(caps),
         "per_n": table[best]["per_n"],
         "compared": table,
     }
@@ -326,9 +328,10 @@ def choose(
 
 
 def tuned_entry(chosen: Mapping, source: str = "") -> SynthTuned:
-    """The SynthPreset.tuned entry of a choice: its setting, and its largest cap as the step cap (every
-    trial ran under min_steps = max_steps = its cap, stopping earlier on patience)."""
-    cap = chosen["max_steps"]
+    """The SynthPreset.tuned entry of a choice: its setting, and CAP_MARGIN times its largest rung as
+    the step cap (every trial ran under min_steps = max_steps = its cap and stops earlier on patience;
+    the margin leaves a sweep's run on another seed room to stop on patience too)."""
+    cap = CAP_MARGIN * chosen["largest_rung"]
     return SynthTuned(
         d=chosen["d"], beta=chosen["beta"], min_steps=cap, max_steps=cap, source=source, **chosen["setting"]
     )

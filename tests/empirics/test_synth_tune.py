@@ -112,7 +112,7 @@ def test_choose_scores_each_winner_at_every_n(tmp_path):
     assert c["setting"] == best["setting"]
     path = tuning.write_chosen(tmp_path, [c], p)
     tuned = tuning.load_tuned(path, p)
-    assert tuned.at(1, 1.0).lr == c["setting"]["lr"] and tuned.at(1, 1.0).max_steps == 40
+    assert tuned.at(1, 1.0).lr == c["setting"]["lr"] and tuned.at(1, 1.0).max_steps == tuning.CAP_MARGIN * 40
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,9 @@ def test_the_committed_synthetic_config_loads_and_computes_what_it_did():
     p = sweep.preset()
     assert p.tuned == ()
     stored = json.loads((ROOT / "results" / "synth" / "config.json").read_text())["preset"]
-    assert json.loads(json.dumps(p.as_dict())) == stored  # no `tuned` key: the report's copy of the preset is byte-identical
+    assert (
+        json.loads(json.dumps(p.as_dict())) == stored
+    )  # no `tuned` key: the report's copy of the preset is byte-identical
     assert all(p.at(d, b) is p for d in p.dims for b in p.betas)
     tuned = replace(p, tuned=(SynthTuned(**GOOD),))
     assert "tuned" in tuned.as_dict() and tuned.at(2, 1.0) != p  # the same checks fail on a tuned preset
@@ -119,3 +121,17 @@ def test_load_tuned_reads_a_list_or_a_chosen_file(tmp_path):
     f.write_text(json.dumps([{**GOOD, "d": 7}]))
     with pytest.raises(ValueError, match="not in the sweep's grid"):
         load_tuned(f, get_preset("cpu", "synthetic"))
+
+
+def test_synth_tune_cli_json_with_progress(tmp_path, monkeypatch):
+    args = ["synth", "tune", str(tmp_path / "t"), "--preset", "tiny", "--d", "1", "--beta", "1", "--n", "40"]
+    args += ["--candidates", "2", "--rungs", "20", "--keep", "", "--select-points", "32", "--json"]
+    monkeypatch.setenv("TMCHECK_PROGRESS", "always")
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)  # stdout is one JSON document, the bar is on stderr
+    assert doc["chosen"][0]["d"] == 1 and len(doc["tunings"][0]["rungs"]) == 1
+    assert "tuning" in res.stderr
+    monkeypatch.setenv("TMCHECK_PROGRESS", "never")  # mutation: progress off, no bar
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and "tuning" not in res.stderr
