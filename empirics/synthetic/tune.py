@@ -190,8 +190,13 @@ class Store:
         return row, True
 
     def put_tuning(self, row: dict) -> None:
-        key = {k: row[k] for k in ("d", "beta", "n")}
-        self.doc["tunings"] = [t for t in self.doc["tunings"] if any(t[k] != v for k, v in key.items())] + [row]
+        """Record the tuning of (d, β, n), in the place of an earlier one of the same (d, β, n)."""
+        rows, row = self.doc["tunings"], json.loads(json.dumps(row))  # as the file holds it
+        same = [i for i, t in enumerate(rows) if (t["d"], t["beta"], t["n"]) == (row["d"], row["beta"], row["n"])]
+        if same:
+            rows[same[0]] = row
+        else:
+            rows.append(row)
         self.save()
 
     def tuning(self, d: int, beta: float, n: int) -> dict | None:

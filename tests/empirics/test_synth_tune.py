@@ -4,6 +4,7 @@ a function of its seeds, and the tuned settings a preset carries are validated."
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,9 @@ import pytest
 from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.synthetic import tune as tuning
 from tmcheck.empirics.synthetic.problem import Experiment, Split
+from tmcheck.empirics.synthetic.tune import Store
 
-SETTINGS = tuning.TuneSettings(candidates=3, rungs=(20, 40), keep=(1,), data_seeds=(1000,), select_points=64)
+SETTINGS = tuning.TuneSettings(candidates=3, rungs=(10, 20), keep=(1,), data_seeds=(1000,), select_points=64)
 
 
 def _preset():
@@ -44,6 +46,13 @@ def _tune(out: Path) -> dict:
     return tuning.tune(out, _preset(), 1, 1.0, 40, SETTINGS)
 
 
+def _tune_and_choose(out: Path) -> dict:
+    """Two sizes tuned, then one setting chosen across them (each winner scored at the other size)."""
+    _tune(out)
+    tuning.tune(out, _preset(), 1, 1.0, 80, SETTINGS)
+    return tuning.choose(out, _preset(), 1, 1.0)
+
+
 def _selection_from_test(exp, n, data_seed, select_points, val_fraction, min_val):
     """A mutant selection_split that scores on the test split."""
     s = SELECTION_SPLIT(exp, n, data_seed, select_points, val_fraction, min_val)
@@ -54,13 +63,23 @@ def _selection_from_test(exp, n, data_seed, select_points, val_fraction, min_val
 SELECTION_SPLIT = tuning.selection_split
 
 
-def test_selection_never_reads_the_test_split(tmp_path, monkeypatch):
-    clean = _tune(tmp_path / "clean")
-    with monkeypatch.context() as m:
-        _poison(m)
-        poisoned = _tune(tmp_path / "poisoned")
-    assert poisoned["winner"] == clean["winner"]
-    assert _records(tmp_path / "poisoned") == _records(tmp_path / "clean")
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> tuple[Path, dict]:
+    """One tuning of two sizes and the choice across them, shared by the tests that only read it."""
+    out = tmp_path_factory.mktemp("clean")
+    return out, _tune_and_choose(out)
+
+
+def _trials(out: Path, n: int) -> list[dict]:
+    return [r for r in _records(out)["trials"] if r["n"] == n]
+
+
+def test_selection_never_reads_the_test_split(tmp_path, monkeypatch, clean):
+    out, chosen = clean
+    _poison(monkeypatch)
+    poisoned = _tune_and_choose(tmp_path)
+    assert poisoned["setting"] == chosen["setting"] and poisoned["compared"] == chosen["compared"]
+    assert _records(tmp_path) == _records(out)
 
 
 def test_the_poisoning_check_can_fail(tmp_path, monkeypatch):
@@ -73,14 +92,18 @@ def test_the_poisoning_check_can_fail(tmp_path, monkeypatch):
     assert _records(tmp_path / "poisoned") != _records(tmp_path / "clean")
 
 
-def test_tuning_is_deterministic_and_resumes(tmp_path):
-    a, b = _tune(tmp_path / "a"), _tune(tmp_path / "b")
-    assert a == b and _records(tmp_path / "a") == _records(tmp_path / "b")
-    before = (tmp_path / "a" / tuning.TRIALS).read_text()
-    assert _tune(tmp_path / "a") == a  # a rerun trains nothing: every trial is recorded
-    assert json.loads((tmp_path / "a" / tuning.TRIALS).read_text())["trials"] == json.loads(before)["trials"]
-    assert len(a["candidates"]) == 3 and a["candidates"][0] == tuning.own_setting(_preset())
-    assert len(json.loads(before)["trials"]) == tuning.trials_needed(SETTINGS) == 4
+def test_tuning_is_deterministic_and_resumes(tmp_path, clean):
+    out, _ = clean
+    again = _tune(tmp_path)
+    assert json.loads(json.dumps(again)) == Store(out).tuning(1, 1.0, 40)
+    assert _trials(tmp_path, 40) == _trials(out, 40)
+    before = (out / tuning.TRIALS).read_text()
+    assert _tune(out) == again  # a rerun trains nothing: every trial is recorded
+    assert (out / tuning.TRIALS).read_text() == before
+    assert len(again["candidates"]) == 3 and again["candidates"][0] == tuning.own_setting(_preset())
+    assert len(_trials(tmp_path, 40)) == tuning.trials_needed(SETTINGS) == 4
+    other = tuning.tune(tmp_path / "seed1", _preset(), 1, 1.0, 40, replace(SETTINGS, seed=1))
+    assert other["candidates"] != again["candidates"]  # the seed is what makes it so
 
 
 def test_candidates_follow_the_seed():
@@ -101,18 +124,16 @@ def test_selection_split_is_disjoint_from_the_test_split():
     assert not (pool[:, None, :] == X_test[None]).all(-1).any()
 
 
-def test_choose_scores_each_winner_at_every_n(tmp_path):
+def test_choose_scores_each_winner_at_every_n(tmp_path, clean):
+    out, c = clean
     p = _preset()
-    tuning.tune(tmp_path, p, 1, 1.0, 40, SETTINGS)
-    tuning.tune(tmp_path, p, 1, 1.0, 80, SETTINGS)
-    c = tuning.choose(tmp_path, p, 1, 1.0)
     assert set(c["per_n"]) == {"40", "80"}
     assert all(set(r["per_n"]) == {"40", "80"} for r in c["compared"])
     best = min(c["compared"], key=lambda r: r["worst_ratio"])
-    assert c["setting"] == best["setting"]
+    assert c["setting"] == best["setting"] and c["won_at"]
     path = tuning.write_chosen(tmp_path, [c], p)
     tuned = tuning.load_tuned(path, p)
-    assert tuned.at(1, 1.0).lr == c["setting"]["lr"] and tuned.at(1, 1.0).max_steps == tuning.CAP_MARGIN * 40
+    assert tuned.at(1, 1.0).lr == c["setting"]["lr"] and tuned.at(1, 1.0).max_steps == tuning.CAP_MARGIN * 20
 
 
 @pytest.mark.parametrize(
