@@ -135,3 +135,18 @@ def test_synth_tune_cli_json_with_progress(tmp_path, monkeypatch):
     monkeypatch.setenv("TMCHECK_PROGRESS", "never")  # mutation: progress off, no bar
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0 and "tuning" not in res.stderr
+
+
+def test_the_decide_preset_carries_the_committed_choice():
+    from tmcheck.empirics.presets import SYNTHETIC
+
+    p = SYNTHETIC["cpu-decide"]
+    doc = json.loads((ROOT / "results" / "synth-tune" / "chosen.json").read_text())
+
+    def key(t):
+        return (t.d, -t.beta)
+
+    assert sorted(p.tuned, key=key) == sorted((SynthTuned(**t) for t in doc["tuned"]), key=key)
+    assert {(t.d, t.beta) for t in p.tuned} == {(d, b) for d in p.dims for b in p.betas}
+    assert len(set(p.ns)) >= 5 and max(p.ns) / min(p.ns) >= 100  # two decades of n
+    assert min(p.ns) == 100 and max(p.ns) == 10_000  # the sizes the tuning ran at are the grid's ends

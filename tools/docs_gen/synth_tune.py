@@ -65,10 +65,9 @@ def budget() -> str:
         f"{base_s / 60:.1f} minutes, one thread.",
     ]
     if run:
-        text.append(
-            f"Wall clock: {run['wall_s'] / 60:.1f} minutes ({run['started']} to {run['ended']}, "
-            f"2 shared cores; {run['note']})."
-        )
+        calls = "; ".join(f"`{c['args']}` {c['wall_s'] / 60:.1f} min" for c in run["calls"])
+        wall = sum(c["wall_s"] for c in run["calls"])
+        text.append(f"Wall clock: {wall / 60:.1f} minutes in {len(run['calls'])} calls ({calls}); {run['note']}.")
     return "\n".join(text)
 
 
