@@ -81,7 +81,9 @@ def data(
 @app.command("tune")
 @handle_errors
 def tune(
-    out: Path = typer.Argument(..., help="Tuning directory (created, or resumed): trials.json, chosen.json."),
+    out: Path = typer.Argument(
+        ..., metavar="DIR", help="Tuning directory (created, or resumed): trials.json, chosen.json."
+    ),
     preset: str = typer.Option("cpu", "--preset", help="The synthetic preset whose problem and model are tuned."),
     d: str | None = typer.Option(None, "--d", help="Intrinsic dimensions d, e.g. 1,2,4 (default: the preset's)."),
     beta: str | None = typer.Option(None, "--beta", help="Hölder smoothness β, e.g. 1,0.5 (default: the preset's)."),
@@ -184,7 +186,9 @@ def _setting_words(s: dict) -> str:
 @app.command("tuned")
 @handle_errors
 def tuned(
-    file: Path = typer.Argument(..., help="A chosen.json of `synth tune`, or a JSON list of tuned entries."),
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="A chosen.json of `synth tune`, or a JSON list of tuned entries."
+    ),
     preset: str = typer.Option("cpu", "--preset", help="The synthetic preset the entries apply to."),
     json_: JsonOpt = False,
 ) -> None:

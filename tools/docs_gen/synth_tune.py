@@ -43,14 +43,16 @@ def budget() -> str:
     doc, run = _load("trials.json"), _load("run.json")
     if not doc:
         return _missing()
-    rows = ["| n | candidates | rungs (step caps) | kept after each rung | data seeds | selection points |"]
-    rows.append("|---|---|---|---|---|---|")
-    seen = {}
-    for t in doc["tunings"]:
-        seen.setdefault(t["n"], t["settings"])
-    for n, s in sorted(seen.items()):
+    rows = ["| n | (d, β) | candidates | rungs (step caps) | kept after each rung | data seeds | selection points |"]
+    rows.append("|---|---|---|---|---|---|---|")
+    groups: dict[tuple, list] = {}
+    for t in sorted(doc["tunings"], key=lambda t: (t["n"], t["d"], -t["beta"])):
+        groups.setdefault((t["n"], json.dumps(t["settings"], sort_keys=True)), []).append((t["d"], t["beta"]))
+    for (n, text), problems in groups.items():
+        s = json.loads(text)
         rows.append(
-            f"| {n:,} | {s['candidates']} | {', '.join(map(str, s['rungs']))} | {', '.join(map(str, s['keep']))} "
+            f"| {n:,} | {', '.join(f'({d}, {b:g})' for d, b in problems)} | {s['candidates']} "
+            f"| {', '.join(map(str, s['rungs']))} | {', '.join(map(str, s['keep']))} "
             f"| {', '.join(map(str, s['data_seeds']))} | {s['select_points']:,} |"
         )
     trial_s = sum(r["seconds"] for r in doc["trials"])
@@ -65,7 +67,7 @@ def budget() -> str:
         f"{base_s / 60:.1f} minutes, one thread.",
     ]
     if run:
-        calls = "; ".join(f"`{c['args']}` {c['wall_s'] / 60:.1f} min" for c in run["calls"])
+        calls = "; ".join(f"{c['args']}: {c['wall_s'] / 60:.1f} min" for c in run["calls"])
         wall = sum(c["wall_s"] for c in run["calls"])
         text.append(f"Wall clock: {wall / 60:.1f} minutes in {len(run['calls'])} calls ({calls}); {run['note']}.")
     return "\n".join(text)
@@ -94,16 +96,26 @@ def results() -> str:
     if not doc:
         return _missing()
     rows = _per_n_rows(doc, chosen)
-    per = [c["per_n"][k] for c in chosen.get("chosen", []) for k in c["per_n"]]
-    beats = sum(p["val_mse"] < p["trivial"] for p in per)
-    within = sum(p["ratio"] <= 1.0 for p in per)
-    near = sum(p["ratio"] <= 1.1 for p in per)
+    per = {(c["d"], c["beta"], int(k)): v for c in chosen.get("chosen", []) for k, v in c["per_n"].items()}
+    beats = [k for k, p in per.items() if p["val_mse"] < p["trivial"]]
+    within = [k for k, p in per.items() if p["ratio"] <= 1.0]
+    near = [k for k, p in per.items() if p["ratio"] <= 1.1]
+
+    def cases(keys) -> str:
+        return ", ".join(
+            f"(d = {d}, β = {b:g}, n = {n:,})" for d, b, n in sorted(keys, key=lambda k: (k[0], -k[1], k[2]))
+        )
+
     rows += [
         "",
         f"Selection MSE against the noisy labels y (σ² = 0.25 above the MSE against f). The chosen setting beats "
-        f"the training mean in {beats} of {len(per)} (d, β, n), matches or beats the better baseline in {within} "
-        f"and comes within 10% of it in {near}.",
+        f"the training mean in {len(beats)} of {len(per)} (d, β, n), matches or beats the better baseline in "
+        f"{len(within)} and comes within 10% of it in {len(near)}.",
     ]
+    if len(beats) < len(per):
+        rows.append(f"It does not beat the training mean at {cases(set(per) - set(beats))}.")
+    if len(near) < len(per):
+        rows.append(f"It is more than 10% above the better baseline at {cases(set(per) - set(near))}.")
     return "\n".join(rows)
 
 
