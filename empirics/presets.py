@@ -389,6 +389,34 @@ MODEL: dict[str, ModelPreset] = {
 }
 
 
+SynthBeta = Annotated[float, Field(gt=0, le=1)]  # a Hölder exponent of the synthetic study
+
+
+@dataclass(frozen=True, kw_only=True)
+class SynthTuned:
+    """The settings of one (d, β) of a synthetic sweep that replace the preset's (None: the preset's own),
+    as `tmcheck synth tune` chose them on validation data (tmcheck.empirics.synthetic.tune)."""
+
+    d: Count
+    beta: SynthBeta
+    lr: PositiveFloat | None = None
+    weight_decay: NonNegativeFloat | None = None
+    batch_size: Count | None = None
+    patience: NonNegative | None = None
+    cooldown: NonNegative | None = None
+    min_steps: Count | None = None
+    max_steps: Count | None = None
+    d_embd: Count | None = None
+    n_blocks: Count | None = None
+    n_heads: Count | None = None
+    ffn_width: Count | None = None
+    source: str = ""  # where the setting was chosen (a tuning directory)
+
+    def overrides(self) -> dict:
+        """The preset fields this entry replaces, with their values."""
+        return {k: v for k, v in asdict(self).items() if k not in ("d", "beta", "source") and v is not None}
+
+
 @dataclass(frozen=True, kw_only=True)
 class SynthPreset(Preset):
     """A synthetic-regression sweep (kind "synthetic"): the problem grid, the model, the optimiser."""
@@ -432,10 +460,49 @@ class SynthPreset(Preset):
     model_seeds: tuple[NonNegative, ...] = (0,)
     problem_seed: NonNegative = 0
     device: str = "auto"
+    tuned: tuple[SynthTuned, ...] = ()  # per-(d, β) replacements of the model and optimiser fields
+
+    def as_dict(self) -> dict:
+        """Plain data; `tuned` only when there is one (a config.json written before it reads the same)."""
+        d = asdict(self)
+        if not self.tuned:
+            del d["tuned"]
+        return d
+
+    def at(self, d: int, beta: float) -> SynthPreset:
+        """The preset every run of (d, β) trains under: its `tuned` entry applied (the preset itself when
+        there is none)."""
+        for t in self.tuned:
+            if t.d == d and t.beta == beta:
+                return replace(self, tuned=(), **t.overrides())
+        return self
+
+    def check_tuned(self) -> None:
+        """Each tuned entry names a (d, β) of the grid once, and the preset it makes is valid."""
+        where = f"preset {self.name!r}"
+        grid = {(d, b) for d in self.dims for b in self.betas} | {
+            (d, b) for d in self.model_dims for b in self.model_betas
+        }
+        seen = set()
+        for i, t in enumerate(self.tuned):
+            key = (t.d, t.beta)
+            if key in seen:
+                raise schema.SchemaError(f"{where}: tuned[{i}]: a second entry for d={t.d}, beta={t.beta:g}")
+            seen.add(key)
+            if key not in grid:
+                raise schema.SchemaError(f"{where}: tuned[{i}]: d={t.d}, beta={t.beta:g} is not in the sweep's grid")
+            if not t.overrides():
+                raise schema.SchemaError(f"{where}: tuned[{i}]: replaces no field")
+            try:
+                self.at(*key).check_relations()
+            except ValueError as exc:
+                raise schema.SchemaError(f"{where}: tuned[{i}] (d={t.d}, beta={t.beta:g}): {exc}") from None
 
     def check_relations(self) -> None:
         """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
         from tmcheck.empirics.synthetic.problem import validation_size
+
+        self.check_tuned()
 
         if self.size not in SIZES:
             raise ValueError(f"unknown size rule {self.size!r}; expected one of {', '.join(SIZES)}")
@@ -528,6 +595,114 @@ SYNTHETIC: dict[str, SynthPreset] = {
             " at a constant rate until its validation loss stops improving (10 evaluations, 500 steps), then "
             "cools down over 500 steps and stops, under one cap of 6,000 steps for every n. Sized down from n up "
             "to 6400, where most runs from n = 640 up stopped on the cap"
+        ),
+    ),
+    "cpu-decide": SynthPreset(
+        name="cpu-decide",
+        D=8,
+        ns=(100, 316, 1000, 3162, 10_000),
+        seeds=(0, 1, 2, 3, 4),
+        min_steps=6000,
+        max_steps=6000,
+        patience=10,
+        schedule="plateau",
+        cooldown=500,
+        tuned=(
+            SynthTuned(
+                batch_size=512,
+                beta=1.0,
+                d=1,
+                d_embd=8,
+                ffn_width=128,
+                lr=0.01,
+                max_steps=8000,
+                min_steps=8000,
+                n_blocks=2,
+                n_heads=4,
+                patience=20,
+                source="results/synth-tune",
+                weight_decay=0.01,
+            ),
+            SynthTuned(
+                batch_size=512,
+                beta=0.5,
+                d=1,
+                d_embd=16,
+                ffn_width=64,
+                lr=0.01,
+                max_steps=8000,
+                min_steps=8000,
+                n_blocks=3,
+                n_heads=2,
+                patience=20,
+                source="results/synth-tune",
+                weight_decay=0.1,
+            ),
+            SynthTuned(
+                batch_size=32,
+                beta=1.0,
+                d=2,
+                d_embd=8,
+                ffn_width=128,
+                lr=0.003,
+                max_steps=8000,
+                min_steps=8000,
+                n_blocks=3,
+                n_heads=4,
+                patience=10,
+                source="results/synth-tune",
+                weight_decay=0.01,
+            ),
+            SynthTuned(
+                batch_size=512,
+                beta=0.5,
+                d=2,
+                d_embd=16,
+                ffn_width=64,
+                lr=0.001,
+                max_steps=8000,
+                min_steps=8000,
+                n_blocks=2,
+                n_heads=4,
+                patience=20,
+                source="results/synth-tune",
+                weight_decay=0.1,
+            ),
+            SynthTuned(
+                batch_size=512,
+                beta=1.0,
+                d=4,
+                d_embd=8,
+                ffn_width=32,
+                lr=0.03,
+                max_steps=20000,
+                min_steps=20000,
+                n_blocks=3,
+                n_heads=2,
+                patience=20,
+                source="results/synth-tune",
+                weight_decay=0.01,
+            ),
+            SynthTuned(
+                batch_size=32,
+                beta=0.5,
+                d=4,
+                d_embd=8,
+                ffn_width=128,
+                lr=0.003,
+                max_steps=20000,
+                min_steps=20000,
+                n_blocks=3,
+                n_heads=4,
+                patience=20,
+                source="results/synth-tune",
+                weight_decay=0.0001,
+            ),
+        ),
+        notes=(
+            "the cpu preset's problem grid over two decades of n (5 sizes from 100 to 10,000), 5 seeds, no model "
+            "sweep; each (d, beta) trains under the setting `tmcheck synth tune` chose on validation data drawn "
+            "from the training pool (results/synth-tune, docs/results/synthetic-tuning.md). Proposed, not run here"
         ),
     ),
     "demo": SynthPreset(

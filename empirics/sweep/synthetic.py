@@ -4,7 +4,8 @@ scaling (eq. 4) where d and β are known.
 Specs: {"sweep": "data" | "model", "method": "transformer" | "knn" | "krr", "d", "beta", "n",
 "seed"} (+ "width" in the model sweep). Rows add "params" (transformer N), "test_mse", ...; an
 interrupted transformer fit continues from its last checkpoint in its run directory. The presets
-(and the problem and model each describes) are tmcheck.empirics.presets.SynthPreset.
+(and the problem and model each describes) are tmcheck.empirics.presets.SynthPreset; a run of (d, β)
+trains under `preset.at(d, β)`, the preset with that (d, β)'s tuned settings (tmcheck synth tune).
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     """One run: the data split of (d, β, n, seed) and the method's test MSE against f."""
     import torch
 
-    p, row, cache = ctx.preset, dict(spec.params), ctx.cache
+    row, cache = dict(spec.params), ctx.cache
+    p = ctx.preset.at(row["d"], row["beta"])  # the (d, β)'s tuned settings, where the preset has them
     if "threads" not in cache:
         torch.set_num_threads(1)  # small models: one thread is fastest on shared cores
         cache["threads"] = 1
