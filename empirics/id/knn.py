@@ -134,20 +134,23 @@ class _Frame:
     """The points as the engine sees them, never materialised as a whole: x0 = s0 X (the caller's float64
     rows scaled by a power of two, so exact), taken in the locality order ``label`` (position p is the
     caller's row label[p]), and xs = s1 (x0 - mean), the centred points of the search. Rows are made on
-    demand, in chunks: no (N, D) float64 copy of the input exists (each had cost about 0.15 s, page
-    faults included, at N = 32768, D = 768), and the values are those of the whole-array expressions."""
+    demand, in chunks: no (N, D) float64 copy of the input exists, and the values are those of the
+    whole-array expressions. Measured alone (../shared/tools/quiet, 2 threads), removing the four copies
+    took the duplicate-checked kNN from 4.31 to 3.10 s at N = 32768, D = 768; one locality-ordered copy
+    for the re-ranking's gathers (nearby memory) gave 3.04-3.20 s against 3.10-3.22 s without, so none is made."""
 
     CHUNK_BYTES = 16 * 2**20  # float64 rows per chunk of a pass over the points (and its temporaries)
 
     def __init__(self, x, s0: float = 1.0, label=None, mean=None, s1: float = 1.0):
         self.x, self.s0, self.label, self.mean, self.s1 = x, s0, label, mean, s1
         self.n, self.dim = x.shape
+        self.ordered = label is None  # self.x is indexed by position (else by the caller's row)
 
     def x0(self, pos):
         """Rows of x0 at positions `pos` (an index tensor or a slice), a new float64 tensor."""
         import torch
 
-        if self.label is None:
+        if self.ordered:
             g = self.x[pos].clone() if isinstance(pos, slice) else self.x[pos]
         else:
             g = torch.index_select(self.x, 0, self.label[pos])
@@ -157,7 +160,7 @@ class _Frame:
         """x0[pos] into `out` (a preallocated (len(pos), D) float64 tensor)."""
         import torch
 
-        torch.index_select(self.x, 0, pos if self.label is None else self.label[pos], out=out)
+        torch.index_select(self.x, 0, pos if self.ordered else self.label[pos], out=out)
         return out.mul_(self.s0) if self.s0 != 1.0 else out
 
     def xs(self, r0: int, r1: int):
