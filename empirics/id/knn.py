@@ -91,6 +91,7 @@ W = 32  # chunk width of the tile filter (_row_hits, _col_hits)
 SEED_COLS = 768  # columns of a diagonal tile that a dense top-k seeds the thresholds from
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 SAFE = (2.0**-64, 2.0**64)  # input magnitudes whose float64 distances need no scaling (_exact_search)
+UNIT_PASS_MAX = 2.0**32  # largest s1 for which _Points forms h unscaled and scales it afterwards
 RERANK_CPU_BYTES = 24 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
@@ -189,8 +190,13 @@ class _Points:
     ``[-2h, 1, 1, 1, s']``, s' = (hi, mid, lo) bf16 parts of |x|^2 (zero padding to a multiple of 16).
     """
 
-    def __init__(self, xs, dtype, sq=None):
-        """xs: the centred points, a float64 tensor or a _Frame (made chunk by chunk)."""
+    def __init__(self, xs, dtype, sq=None, unit: bool = False):
+        """xs: the centred points, a float64 tensor or a _Frame (made chunk by chunk).
+
+        unit: choose the frame's s1 in the same pass (the power of two that brings the largest |x| into
+        [1/2, 1)): h, |x|^2 and |e| are formed unscaled and scaled afterwards, which is exact for a power
+        of two except where an entry is flushed, and the flush (< TINY per entry) is added to |e| as
+        sqrt(D) TINY. A cloud so small that its unscaled rounding would be subnormal is done in two passes."""
         import torch
 
         fr = _frame(xs)
@@ -204,14 +210,29 @@ class _Points:
         if exact_norms:
             self.sq = torch.empty(n, dtype=torch.float64, device=dev)  # (N,) |x|^2
             self.en = torch.empty_like(self.sq)  # (N,) |e|
+        if unit:
+            fr.s1 = 1.0
         for r0, r1 in fr.chunks():
             x = fr.xs(r0, r1)
             hc = h[r0:r1, :dim]
             hc.copy_(x)
-            hc[hc.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
+            if not unit:
+                hc[hc.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
             if exact_norms:
                 self.sq[r0:r1] = (x * x).sum(dim=1)
                 self.en[r0:r1] = torch.linalg.vector_norm(x.sub_(hc.to(torch.float64)), dim=1)
+        if unit:
+            rmax = float(self.sq.max().sqrt())
+            s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
+            if s1 > UNIT_PASS_MAX:  # unscaled, the cloud's rounding would be subnormal: two passes
+                fr.s1 = s1
+                self.__init__(fr, dtype)
+                return
+            fr.s1 = s1
+            h[:, :dim].mul_(s1)  # exact: a power of two
+            h[h.abs() < TINY] = 0  # flush subnormals ourselves, so the GEMM's flushing changes nothing
+            self.sq.mul_(s1 * s1)
+            self.en.mul_(s1).add_(dim**0.5 * TINY)  # the flush moved each flushed entry by < TINY
         if not exact_norms:
             # rounding to nearest float32 moves each entry by <= u32 |x| (or < TINY where flushed), so
             # |e| <= u32 |x| + sqrt(D) TINY: no float64 pass over the points is needed
@@ -519,7 +540,7 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     # centred (removing most of the Gram trick's cancellation) and scaled by a second power of two, s1,
     # so its largest norm is in [1/2, 1).
     x = torch.as_tensor(X, dtype=torch.float64).to(dev)  # the caller's array itself on the CPU: never modified
-    hi, lo = float(x.max()), float(x.min())  # NaN or inf when any entry is (torch propagates NaN)
+    lo, hi = (float(v) for v in torch.aminmax(x))  # NaN or inf when any entry is (torch propagates NaN)
     if not (np.isfinite(hi) and np.isfinite(lo)):
         raise ValueError("kNN needs finite points: X has NaN or infinite entries")
     amax = max(hi, -lo)  # max |x| without an (N, D) temporary
@@ -530,16 +551,23 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     # gathered candidate
     s0 = 1.0 if SAFE[0] <= amax < SAFE[1] or amax == 0 else float(np.ldexp(1.0, -int(np.frexp(amax)[1])))
     fr = _Frame(x, s0)
-    mean = sum(fr.x0(slice(r0, r1)).sum(dim=0, keepdim=True) for r0, r1 in fr.chunks()) / n
+    # one pass: the mean and (above one tile) the random projections of the locality order
+    order = n > block_size and queries is None
+    R = _projections(fr.dim, x.device) if order else None
+    total, proj = 0, []
+    for r0, r1 in fr.chunks():
+        c = fr.x0(slice(r0, r1))
+        total = total + c.sum(dim=0, keepdim=True)
+        if order:
+            proj.append(c @ R)
+    mean = total / n
     # near points at near indices (one tile then holds most of a row's neighbours, and the re-ranking
     # gathers from nearby memory); `label` maps a position back to the caller's row, which breaks ties
-    label = _locality_order(fr, mean) if n > block_size and queries is None else None
+    label = _kd_order(torch.cat(proj).sub_(mean @ R)) if order else None
     fr = _Frame(x, s0, label, mean)
-    rmax = max(float(torch.linalg.vector_norm(fr.xs(r0, r1), dim=1).max()) for r0, r1 in fr.chunks())
-    s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
-    fr.s1 = s1
 
-    pts = _Points(fr, dtype)
+    pts = _Points(fr, dtype, unit=True)  # sets fr.s1
+    s1 = fr.s1
     if queries is None:
         rows = None
         best_d, best_i = _triangle_search(pts, m, block_size)
@@ -578,10 +606,26 @@ def _locality_order(x, mean, leaf: int = 64, dims: int = 32):
     import torch
 
     fr = _frame(x)
-    g = torch.Generator().manual_seed(0)
-    R = torch.randn(fr.dim, dims, generator=g, dtype=torch.float64).to(fr.x.device)
+    R = _projections(fr.dim, fr.x.device, dims)
     # (x - mean) R without an (N, D) temporary
-    P = torch.cat([fr.x0(slice(r0, r1)) @ R for r0, r1 in fr.chunks()]).sub_(mean @ R).cpu().numpy()
+    return _kd_order(torch.cat([fr.x0(slice(r0, r1)) @ R for r0, r1 in fr.chunks()]).sub_(mean @ R), leaf)
+
+
+def _projections(dim: int, device, dims: int = 32):
+    """The seeded (dim, dims) Gaussian matrix of the locality order's random projections."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(dim, dims, generator=g, dtype=torch.float64).to(device)
+
+
+def _kd_order(P, leaf: int = 64):
+    """The leaf order of a k-d tree over the rows of P (a tensor): recursive median bisection, each node split
+    on its widest coordinate."""
+    import torch
+
+    dev = P.device
+    P = P.cpu().numpy()
     idx = np.arange(len(P))
     stack = [(0, len(P))]
     while stack:
@@ -593,7 +637,7 @@ def _locality_order(x, mean, leaf: int = 64, dims: int = 32):
         mid = (hi - lo) // 2
         idx[lo:hi] = idx[lo:hi][np.argpartition(sub[:, c], mid)]
         stack += [(lo, lo + mid), (lo + mid, hi)]
-    return torch.as_tensor(idx, device=fr.x.device)
+    return torch.as_tensor(idx, device=dev)
 
 
 def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):

@@ -281,3 +281,26 @@ def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbo
     fresh = kneighbors(X[p.kept], 10)
     np.testing.assert_array_equal(p.neighbors.indices, fresh.indices)
     np.testing.assert_array_equal(p.neighbors.distances, fresh.distances)
+
+
+@pytest.mark.parametrize("spread", [1e-3, 1e-12])
+def test_a_small_cloud_far_from_the_origin_is_exact(spread, monkeypatch):
+    """The search scales the centred points to unit size in the pass that rounds them (s1 <= 2^32), or, for a
+    cloud whose unscaled rounding would be subnormal (here spread 1e-12 at distance 1), in a second pass:
+    both exact, and the second pass is taken exactly when s1 exceeds the limit."""
+    from tmcheck.empirics.id import knn
+
+    calls = []
+    init = knn._Points.__init__
+
+    def spy(self, xs, dtype, sq=None, unit=False):
+        calls.append((unit, sq is None))
+        return init(self, xs, dtype, sq, unit)
+
+    monkeypatch.setattr(knn._Points, "__init__", spy)
+    rng = np.random.default_rng(8)
+    X = 1.0 + spread * rng.normal(size=(600, 6))
+    nb = kneighbors(X, 5, block_size=256)
+    np.testing.assert_allclose(nb.distances, exact_oracle(X, 5), rtol=1e-12)
+    assert calls[0] == (True, True)
+    assert ((False, True) in calls) == (spread < 2.0**-32)  # the second pass, a rebuild without `unit`
