@@ -124,7 +124,10 @@ def synthetic(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {SYNTHETIC_DIR})."),
     preset: str = typer.Option(
-        "tiny", "--preset", help="tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), gpu."
+        "tiny", "--preset", help=(
+            "tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), cpu-decide (the tuned "
+            "decision grid, n 100-10,000, 5 seeds, and the model sweep; results/synth-decide), gpu."
+        ),
     ),
     d: str | None = typer.Option(None, "--d", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
     beta: str | None = typer.Option(None, "--beta", help="Override: Hölder smoothness β in (0,1], e.g. 1,0.5."),

@@ -699,10 +699,16 @@ SYNTHETIC: dict[str, SynthPreset] = {
                 weight_decay=0.0001,
             ),
         ),
+        model_dims=(1, 2),
+        model_betas=(1.0, 0.5),
+        model_widths=(4, 16, 64, 256, 1024),
+        model_n=10_000,
         notes=(
-            "the cpu preset's problem grid over two decades of n (5 sizes from 100 to 10,000), 5 seeds, no model "
-            "sweep; each (d, beta) trains under the setting `tmcheck synth tune` chose on validation data drawn "
-            "from the training pool (results/synth-tune, docs/results/synthetic-tuning.md). Proposed, not run here"
+            "the cpu preset's problem grid over two decades of n (5 sizes from 100 to 10,000), 5 seeds; a model "
+            "sweep at d in {1, 2}, both beta, n = 10,000 without label noise, FFN widths 4 to 1024 (N over about "
+            "1.3 decades); each (d, beta) trains under the setting `tmcheck synth tune` chose on validation data "
+            "drawn from the training pool (results/synth-tune, docs/results/synthetic-tuning.md); run in "
+            "results/synth-decide"
         ),
     ),
     "demo": SynthPreset(

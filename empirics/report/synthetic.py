@@ -96,6 +96,57 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
     return out
 
 
+def trivial_mses(preset, rows: list[dict]) -> dict[tuple, float]:
+    """The trivial predictor's test MSE (the training mean of y, against f on the test set) of every
+    data-scaling split of the rows, keyed by (d, β, n, seed): the split each run trained on, drawn again
+    (Experiment.split, as tmcheck.empirics.sweep.synthetic.run draws it)."""
+    from tmcheck.empirics.synthetic.problem import Experiment
+
+    out = {}
+    keys = sorted({(r["d"], r["beta"], r["n"], r["seed"]) for r in rows if r["sweep"] == "data"})
+    for d, beta in sorted({k[:2] for k in keys}):
+        p = preset.at(d, beta)
+        exp = Experiment(p.problem(d, beta, p.noise))
+        for _, _, n, seed in (k for k in keys if k[:2] == (d, beta)):
+            split = exp.split(n, max(p.ns), seed, p.n_test, p.val_fraction, p.min_val)
+            out[(d, beta, n, seed)] = float(np.mean((split.y_train.mean() - split.f_test) ** 2))
+    return out
+
+
+def against_baselines(rows: list[dict], trivial: dict[tuple, float]) -> list[dict]:
+    """Per (d, β, n): each method's mean test MSE over the seeds, the trivial predictor's, the seeds at
+    which the transformer is below the trivial predictor, and its ratio to the better baseline."""
+    out = []
+    data_rows = [r for r in rows if r["sweep"] == "data"]
+    for d, beta, n in sorted({(r["d"], r["beta"], r["n"]) for r in data_rows}, key=lambda k: (k[0], -k[1], k[2])):
+        sel = [r for r in data_rows if (r["d"], r["beta"], r["n"]) == (d, beta, n)]
+        mean = {
+            m: float(np.mean([r["test_mse"] for r in sel if r["method"] == m]))
+            for m in METHOD_STYLE
+            if any(r["method"] == m for r in sel)
+        }
+        if "transformer" not in mean:
+            continue
+        seeds = sorted({r["seed"] for r in sel if r["method"] == "transformer"})
+        triv = float(np.mean([trivial[(d, beta, n, s)] for s in seeds]))
+        below = sum(r["test_mse"] < trivial[(d, beta, n, r["seed"])] for r in sel if r["method"] == "transformer")
+        baselines = [mean[m] for m in ("knn", "krr") if m in mean]
+        out.append(
+            {
+                "d": d,
+                "beta": beta,
+                "n": n,
+                "seeds": len(seeds),
+                "mse": mean,
+                "trivial": triv,
+                "below_trivial": mean["transformer"] < triv,
+                "seeds_below_trivial": int(below),
+                "ratio_to_better_baseline": mean["transformer"] / min(baselines) if baselines else None,
+            }
+        )
+    return out
+
+
 def _fit(
     sel: list[dict], size: str, kind: str, d: int, beta: float, id_entry: dict | None, bootstrap: int, seed: int
 ) -> dict:
@@ -163,6 +214,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         raise ValueError(f"{sweep.path} has no finished runs yet (results.jsonl is empty); run the sweep first")
     ids = estimated_dimensions(sweep, preset)
     data, model = build_tables(rows, ids, bootstrap)
+    versus = against_baselines(rows, trivial_mses(preset, rows))
     figures = FIGURES if model else FIGURES[:2]
     report = {
         "kind": "synthetic",
@@ -170,6 +222,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "preset": preset.as_dict(),
         "data_scaling": data,
         "model_scaling": model,
+        "against_baselines": versus,
         "id_estimates": ids,
         "rows": len(rows),
         "stops": {
@@ -197,6 +250,7 @@ def summary(report: dict) -> str:
         prediction_table(report["data_scaling"]),
         "",
         *summary_lines(report["data_scaling"]),
+        *versus_lines(report.get("against_baselines", [])),
     ]
     if report["model_scaling"]:
         parts.append(model_table(report["model_scaling"]))
@@ -427,6 +481,70 @@ def model_table(model: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def versus_table(versus: list[dict]) -> str:
+    """Markdown: per (d, β, n), the mean test MSE of the transformer, the trivial predictor and the
+    baselines, the seeds at which the transformer is below the trivial predictor, and its ratio to the
+    better baseline."""
+    lines = [
+        "| d | β | n | transformer | trivial (training mean) | kNN | kernel ridge | seeds below trivial | "
+        "transformer / better baseline |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in versus:
+        m = e["mse"]
+        ratio = "—" if e["ratio_to_better_baseline"] is None else f"{e['ratio_to_better_baseline']:.2f}"
+        mark = "" if e["below_trivial"] else " (not below trivial)"
+        lines.append(
+            f"| {e['d']} | {e['beta']:g} | {e['n']:,} | {m['transformer']:.4g}{mark} | {e['trivial']:.4g} | "
+            + " | ".join(f"{m[k]:.4g}" if k in m else "—" for k in ("knn", "krr"))
+            + f" | {e['seeds_below_trivial']} of {e['seeds']} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def versus_lines(versus: list[dict]) -> list[str]:
+    """Counted statements over the (d, β): below the trivial predictor at every n, and against the
+    better baseline (at most 1, within 10%)."""
+    keys = sorted({(e["d"], -e["beta"]) for e in versus})
+    if not keys:
+        return []
+
+    def cases(pred) -> list[str]:
+        return [
+            f"(d = {d}, β = {-b:g})" for d, b in keys if all(pred(e) for e in versus if (e["d"], -e["beta"]) == (d, b))
+        ]
+
+    every = cases(lambda e: e["below_trivial"])
+    matched = cases(lambda e: e["ratio_to_better_baseline"] is not None and e["ratio_to_better_baseline"] <= 1.0)
+    near = cases(lambda e: e["ratio_to_better_baseline"] is not None and e["ratio_to_better_baseline"] <= 1.1)
+    misses = [
+        f"d = {e['d']}, β = {e['beta']:g}, n = {e['n']:,} ({e['mse']['transformer']:.4g} against {e['trivial']:.4g})"
+        for e in versus
+        if not e["below_trivial"]
+    ]
+    out = [
+        f"- the transformer's mean test MSE is below the trivial predictor's at every n in {len(every)} of "
+        f"{len(keys)} (d, β)" + (f": {', '.join(every)}" if every else "") + ".",
+    ]
+    if misses:
+        out.append("- not below the trivial predictor at: " + "; ".join(misses) + ".")
+    out.append(
+        f"- at most the better baseline's MSE at every n in {len(matched)} of {len(keys)} (d, β); within 10% of it "
+        f"at every n in {len(near)}."
+    )
+    return out
+
+
+def tuned_table(p: dict) -> str:
+    """Markdown: the settings each (d, β) trains under (the preset's `tuned` entries)."""
+    fields = ["d_embd", "n_blocks", "n_heads", "ffn_width", "lr", "weight_decay", "batch_size", "patience", "max_steps"]
+    lines = ["| d | β | " + " | ".join(fields) + " | chosen in |", "|---|---|" + "---|" * (len(fields) + 1)]
+    for t in sorted(p.get("tuned", ()), key=lambda t: (t["d"], -t["beta"])):
+        cells = [f"{t[f]:g}" if t.get(f) is not None else f"{p[f]:g} (preset)" for f in fields]
+        lines.append(f"| {t['d']} | {t['beta']:g} | " + " | ".join(cells) + f" | {t.get('source') or '—'} |")
+    return "\n".join(lines)
+
+
 def summary_lines(data: list[dict]) -> list[str]:
     """Plain statements: per method, how many (d, β) each verdict got (true d, both forms)."""
     out = []
@@ -498,6 +616,25 @@ def markdown(report: dict) -> str:
         f"{p['batch_size']}, " + _schedule_text(p) + ".",
         "",
         f"Preset notes: {p['notes']}.",
+        "",
+    ]
+    if p.get("tuned"):
+        parts += [
+            "Each (d, β) trains under its own setting, chosen by `tmcheck synth tune` on validation data drawn "
+            "from the training pool (never the test split); these replace the fields above:",
+            "",
+            tuned_table(p),
+            "",
+        ]
+    parts += [
+        "## The transformer against the trivial predictor and the baselines, per n",
+        "",
+        "Mean test MSE against f over the seeds; the trivial predictor is the training mean of y on the same "
+        "split. A rate is only measured where the estimator has left the trivial regime.",
+        "",
+        versus_table(report.get("against_baselines", [])),
+        "",
+        *versus_lines(report.get("against_baselines", [])),
         "",
         "## Data scaling: the fits",
         "",

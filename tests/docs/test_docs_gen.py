@@ -96,3 +96,17 @@ def test_junit_counts(tmp_path):
     )
     got = docs.junit_counts(tmp_path / "j.xml")
     assert (got["passed"], got["failed"], got["skipped"], got["errors"], got["seconds"]) == (1, 1, 1, 0, 2.5)
+
+
+def test_long_floats_are_printed_to_digits_every_cpu_agrees_on():
+    """The same evidence on two CPUs (one last-bit apart) gives one page; short numbers are kept."""
+    from docs_gen.theory import machine_independent
+
+    a = "at (seed = 0): 0.5424942334888799 == 1.3088351925685942 is false"
+    b = "at (seed = 0): 0.5424942334888799 == 1.3088351925685933 is false"
+    assert a != b and machine_independent(a) == machine_independent(b)
+    assert machine_independent(a) == "at (seed = 0): 0.5424942335 == 1.308835193 is false"
+    kept = "ε = 0.5, N = 3, κ = 2.19e+03, x = 1.25, 12345678901"
+    assert machine_independent(kept) == kept
+    # mutation: a difference in the 8th digit is a different number, and the page shows it
+    assert machine_independent("1.3088351925685942") != machine_independent("1.3088358925685942")

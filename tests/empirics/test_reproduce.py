@@ -55,6 +55,22 @@ def test_figure_difference_sees_one_pixel(tmp_path):
     assert rp.figure_difference(tmp_path / "a.png", tmp_path / "none.png") == "not drawn by the rebuild"
 
 
+def test_figure_difference_tolerates_anti_aliasing_levels_only(tmp_path):
+    """Edges one or two levels apart (what another CPU's BLAS draws) are the same figure; three are not."""
+    import matplotlib.image as mpimg
+
+    img = np.full((20, 30, 3), 0.5)
+    mpimg.imsave(tmp_path / "a.png", img)
+    near = img.copy()
+    near[::2, ::3] += 2 / 255  # many pixels, each at most 2 levels off
+    mpimg.imsave(tmp_path / "b.png", near)
+    assert rp.figure_difference(tmp_path / "a.png", tmp_path / "b.png") is None
+    far = img.copy()
+    far[5, 6, 1] += 3 / 255  # mutation: one channel of one pixel 3 levels off
+    mpimg.imsave(tmp_path / "c.png", far)
+    assert rp.figure_difference(tmp_path / "a.png", tmp_path / "c.png") == "1 of 600 pixels differ"
+
+
 def test_the_committed_experiments_are_found():
     names = {e.name: e.kind for e in rp.experiments(RESULTS)}
     assert names == {
