@@ -124,7 +124,9 @@ def synthetic(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {SYNTHETIC_DIR})."),
     preset: str = typer.Option(
-        "tiny", "--preset", help=(
+        "tiny",
+        "--preset",
+        help=(
             "tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), cpu-decide (the tuned "
             "decision grid, n 100-10,000, 5 seeds, and the model sweep; results/synth-decide), gpu."
         ),
