@@ -77,6 +77,7 @@ def test_the_committed_experiments_are_found():
         "pretrain": "pretrain",
         "model": "model",
         "synth": "synthetic",
+        "synth-decide": "synthetic",
         "ablate/suite": "ablate",
         "ablate/minilm": "ablate",
     }

@@ -157,6 +157,11 @@ EXPERIMENTS = {
     "model": ("results/model.md", "Figure 3: model scaling", "α̂_N against 2β/d̂ and the ID-free α̂_D/(1 − α̂_D)"),
     "ablate": ("results/ablate.md", "Figure 4: ID ablations", "d̂ against parameters, width, layer and position"),
     "synth": ("results/synthetic.md", "The synthetic study", "α̂_D against 2β/(2β+d) where d and β are known"),
+    "synth-decide": (
+        "results/synthetic-decide.md",
+        "The synthetic study, two decades of n",
+        "α̂_D against 2β/(2β+d) (tuned transformer, n 100 to 10,000, 5 seeds) and α̂_N against 2β/d",
+    ),
 }
 
 
@@ -214,16 +219,20 @@ def _model_cells() -> list[str]:
     ]
 
 
-def _synth_cells() -> list[str]:
+def _synth_cells(name: str = "synth") -> list[str]:
     from tmcheck.empirics.report.common import verdict
 
-    rep = _report("synth")
+    rep = _report(name)
     out = []
     for method, label in (("transformer", "transformer"), ("knn", "kNN"), ("krr", "kernel ridge")):
         sel = [e for e in rep["data_scaling"] if e["method"] == method]
         if sel:
             counts = _verdict_counts([verdict(e, "loglog", "true d") for e in sel])
             out.append(f"{label}, over {len(sel)} (d, β): {counts}")
+    model = rep.get("model_scaling") or []
+    if model:
+        counts = _verdict_counts([verdict(e, "loglog", "true d") for e in model])
+        out.append(f"α̂_N (transformer), over {len(model)} (d, β): {counts}")
     return out
 
 
@@ -240,7 +249,13 @@ def _ablate_cells() -> list[str]:
 
 def headline(link_prefix: str) -> str:
     """The headline results: one row per committed experiment, each cell computed from its report."""
-    cells = {"pretrain": _pretrain_cells, "model": _model_cells, "synth": _synth_cells, "ablate": _ablate_cells}
+    cells = {
+        "pretrain": _pretrain_cells,
+        "model": _model_cells,
+        "synth": _synth_cells,
+        "synth-decide": lambda: _synth_cells("synth-decide"),
+        "ablate": _ablate_cells,
+    }
     rows = [
         "| experiment | what is tested | result (95% intervals; verdicts of the prediction test) |",
         "|---|---|---|",
@@ -695,11 +710,12 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "results.pretrain": lambda: report_body("pretrain", "../figures/pretrain"),
     "results.model": lambda: report_body("model", "../figures/model"),
     "results.synth": lambda: report_body("synth", "../figures/synth"),
+    "results.synth-decide": lambda: report_body("synth-decide", "../figures/synth-decide"),
     "results.ablate": ablate_tables,
     "results.rerun": rerun_table,
     "results.ablate-weights": ablate_weights,
     "results.timings": timings,
-    **{f"results.made.{n}": (lambda n=n: made(n)) for n in ("pretrain", "model", "synth")},
+    **{f"results.made.{n}": (lambda n=n: made(n)) for n in ("pretrain", "model", "synth", "synth-decide")},
     "speed": speed,
     "speed.targets": speed_targets,
     "dev.ci-timing": ci_timing,
