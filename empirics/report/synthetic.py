@@ -250,7 +250,7 @@ def summary(report: dict) -> str:
         prediction_table(report["data_scaling"]),
         "",
         *summary_lines(report["data_scaling"]),
-        *versus_lines(report.get("against_baselines", [])),
+        *versus_lines(report["against_baselines"]),
     ]
     if report["model_scaling"]:
         parts.append(model_table(report["model_scaling"]))
@@ -505,14 +505,12 @@ def versus_table(versus: list[dict]) -> str:
 def versus_lines(versus: list[dict]) -> list[str]:
     """Counted statements over the (d, β): below the trivial predictor at every n, and against the
     better baseline (at most 1, within 10%)."""
-    keys = sorted({(e["d"], -e["beta"]) for e in versus})
+    keys = sorted({_key(e) for e in versus})
     if not keys:
         return []
 
     def cases(pred) -> list[str]:
-        return [
-            f"(d = {d}, β = {-b:g})" for d, b in keys if all(pred(e) for e in versus if (e["d"], -e["beta"]) == (d, b))
-        ]
+        return [f"(d = {d}, β = {-b:g})" for d, b in keys if all(pred(e) for e in versus if _key(e) == (d, b))]
 
     every = cases(lambda e: e["below_trivial"])
     matched = cases(lambda e: e["ratio_to_better_baseline"] is not None and e["ratio_to_better_baseline"] <= 1.0)
@@ -539,7 +537,7 @@ def tuned_table(p: dict) -> str:
     """Markdown: the settings each (d, β) trains under (the preset's `tuned` entries)."""
     fields = ["d_embd", "n_blocks", "n_heads", "ffn_width", "lr", "weight_decay", "batch_size", "patience", "max_steps"]
     lines = ["| d | β | " + " | ".join(fields) + " | chosen in |", "|---|---|" + "---|" * (len(fields) + 1)]
-    for t in sorted(p.get("tuned", ()), key=lambda t: (t["d"], -t["beta"])):
+    for t in sorted(p.get("tuned", ()), key=_key):
         cells = [f"{t[f]:g}" if t.get(f) is not None else f"{p[f]:g} (preset)" for f in fields]
         lines.append(f"| {t['d']} | {t['beta']:g} | " + " | ".join(cells) + f" | {t.get('source') or '—'} |")
     return "\n".join(lines)
@@ -632,9 +630,9 @@ def markdown(report: dict) -> str:
         "Mean test MSE against f over the seeds; the trivial predictor is the training mean of y on the same "
         "split. A rate is only measured where the estimator has left the trivial regime.",
         "",
-        versus_table(report.get("against_baselines", [])),
+        versus_table(report["against_baselines"]),
         "",
-        *versus_lines(report.get("against_baselines", [])),
+        *versus_lines(report["against_baselines"]),
         "",
         "## Data scaling: the fits",
         "",
