@@ -36,10 +36,10 @@ LN2 = math.log(2.0)
 
 
 def log_sum_exp(*xs: float) -> float:
-    """log Σ exp(x_i), stable; -inf entries contribute nothing."""
+    """log Σ exp(x_i), stable; -inf entries contribute nothing, a +inf entry makes it +inf."""
     top = max(xs)
-    if top == -math.inf:
-        return -math.inf
+    if top == -math.inf or top == math.inf:  # +inf: the sum is unbounded (inf - inf would make it nan)
+        return top
     return top + math.log(sum(math.exp(x - top) for x in xs))
 
 
@@ -324,6 +324,9 @@ def corrected_lipschitz(c: TransformerClass, log_M0: float | None = None) -> Cor
     logM = math.log(input_bound(c)) if log_M0 is None else log_M0
     out = CorrectedLipschitz(log_CT=-math.inf)
     for _ in range(c.L_T):
+        if logM == math.inf:  # the hidden states' log bound left float range (it triples per block): every
+            out.log_CT = math.inf  # later constant is unbounded too, so stop (L_T may be astronomically large)
+            break
         bc = block_constants(c, logM)
         out.blocks.append(bc)
         out.log_CT = log_sum_exp(bc.log_block_lip + out.log_CT, bc.log_block_pert)
