@@ -106,11 +106,14 @@ def _ints(text: str | None, name: str) -> tuple[int, ...] | None:
 def check_report_can_be_made(p) -> None:
     """Refuse (one line, before anything trains) a synthetic sweep whose report could not fit its
     exponents: fewer than MIN_FIT_SIZES sizes per curve. One seed is a valid sweep."""
-    if len(set(p.ns)) < MIN_FIT_SIZES:
-        raise typer.BadParameter(
-            f"the report fits alpha-hat_D on at least {MIN_FIT_SIZES} sizes n, got {len(set(p.ns))} "
-            f"({', '.join(map(str, p.ns))}); give more with --n, or pass --no-report"
-        )
+    for d in p.dims:
+        for beta in p.betas:
+            ns = p.at(d, beta).ns  # a (d, β) with a tuned grid of its own fits on that one
+            if len(set(ns)) < MIN_FIT_SIZES:
+                raise typer.BadParameter(
+                    f"the report fits alpha-hat_D on at least {MIN_FIT_SIZES} sizes n, got {len(set(ns))} "
+                    f"({', '.join(map(str, ns))}); give more with --n, or pass --no-report"
+                )
     if p.model_dims and len(set(p.model_widths)) < MIN_FIT_SIZES:
         raise typer.BadParameter(
             f"the report fits alpha-hat_N on at least {MIN_FIT_SIZES} widths, got {len(set(p.model_widths))}; "
@@ -128,7 +131,8 @@ def synthetic(
         "--preset",
         help=(
             "tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), cpu-decide (the tuned "
-            "decision grid, n 100-10,000, 5 seeds, and the model sweep; results/synth-decide), gpu."
+            "decision grid, n 100-10,000, 5 seeds, and the model sweep; results/synth-decide), cpu-decide2 (the "
+            "same with d = 4 at n 1000-100,000; results/synth-decide2), gpu."
         ),
     ),
     d: str | None = typer.Option(None, "--d", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
@@ -156,6 +160,15 @@ def synthetic(
     baselines: str | None = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
     model_d: str | None = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    reuse: Path | None = typer.Option(
+        None,
+        "--reuse",
+        help=(
+            "Another synthetic sweep directory: take its finished runs whose row this sweep would compute "
+            "the same (same spec, same settings of their (d, β)) instead of training them again; each taken "
+            "run's reused.json names where it came from."
+        ),
+    ),
     bootstrap: BootstrapOpt = 1000,
     executor: ExecutorOpt = "local",
     workers: WorkersOpt = None,
@@ -211,7 +224,7 @@ def synthetic(
         log,
     )
     with run_failures():
-        rows = run_sweep(path, "synthetic", p, log=log, executor=ex)
+        rows = run_sweep(path, "synthetic", p, log=log, executor=ex, reuse=reuse)
     if not report:
         if json_:
             print_json(rows)

@@ -410,11 +410,15 @@ class SynthTuned:
     n_blocks: Count | None = None
     n_heads: Count | None = None
     ffn_width: Count | None = None
+    ns: tuple[Count, ...] | None = None  # this (d, β)'s own training-set sizes (None: the preset's `ns`)
     source: str = ""  # where the setting was chosen (a tuning directory)
 
     def overrides(self) -> dict:
         """The preset fields this entry replaces, with their values."""
-        return {k: v for k, v in asdict(self).items() if k not in ("d", "beta", "source") and v is not None}
+        out = {k: v for k, v in asdict(self).items() if k not in ("d", "beta", "source") and v is not None}
+        if "ns" in out:
+            out["ns"] = tuple(out["ns"])
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -455,6 +459,9 @@ class SynthPreset(Preset):
     model_dims: tuple[Count, ...] = ()  # model-scaling sweep (empty: none)
     model_betas: tuple[Annotated[float, Field(gt=0, le=1)], ...] = (0.5,)
     model_widths: tuple[Count, ...] = (2, 6, 18, 54)
+    # model sweep: (L_T, w_FFN) pairs trained beside the widths at each (d, β)'s own depth, so N varies
+    # with depth as well as width (empty: widths only)
+    model_shapes: tuple[tuple[Count, Count], ...] = ()
     model_n: Count = 6400
     model_noise: NonNegativeFloat = 0.0  # eq. (4) is about approximation: no label noise
     model_seeds: tuple[NonNegative, ...] = (0,)
@@ -468,6 +475,14 @@ class SynthPreset(Preset):
         if not self.tuned:
             del d["tuned"]
         return d
+
+    def with_overrides(self, **overrides) -> SynthPreset:
+        """As Preset.with_overrides; a new `ns` (`--n`) replaces the tuned entries' own grids too, so every
+        (d, β) trains on the sizes asked for."""
+        if overrides.get("ns") is not None and "tuned" not in overrides:
+            kept = (replace(t, ns=None) for t in self.tuned)
+            overrides["tuned"] = tuple(t for t in kept if t.overrides())  # an entry of a grid only goes
+        return super().with_overrides(**overrides)
 
     def at(self, d: int, beta: float) -> SynthPreset:
         """The preset every run of (d, β) trains under: its `tuned` entry applied (the preset itself when
@@ -751,6 +766,27 @@ SYNTHETIC: dict[str, SynthPreset] = {
         notes="the full grid, sized for one H200 (device-agnostic); not measured here",
     ),
 }
+
+
+# d = 4 leaves the trivial regime later: at n = 100 no setting tried (results/synth-decide and the probes
+# of docs/results/synthetic-decide.md) beats the training mean, and at n = 316 the mean of 5 seeds does by
+# 1%. Its grid starts at n = 1000 and spans the same two decades; kernel ridge stops at n = 10,000 (its
+# n x n kernel). d = 1, 2 keep cpu-decide's grid and settings, so their runs are cpu-decide's (--reuse).
+D4_NS = (1000, 3162, 10_000, 31_623, 100_000)
+SYNTHETIC["cpu-decide2"] = replace(
+    SYNTHETIC["cpu-decide"],
+    name="cpu-decide2",
+    krr_max_n=10_000,
+    model_shapes=((1, 4), (1, 64), (4, 64), (4, 1024)),
+    tuned=tuple(replace(t, ns=D4_NS) if t.d == 4 else t for t in SYNTHETIC["cpu-decide"].tuned),
+    notes=(
+        "cpu-decide with d = 4 on its own grid, n = 1000 to 100,000 (5 sizes, two decades), where the "
+        "transformer leaves the trivial regime; kernel ridge up to n = 10,000; d in {1, 2} and the model sweep's "
+        "widths as in cpu-decide (their runs taken from results/synth-decide with --reuse), and the model sweep "
+        "also at depths L_T = 1 (widths 4, 64) and 4 (widths 64, 1024), so that N spans more than two "
+        "decades; run in results/synth-decide2"
+    ),
+)
 
 
 PRESETS: dict[str, dict[str, Preset]] = {"pretrain": PRETRAIN, "model": MODEL, "synthetic": SYNTHETIC}

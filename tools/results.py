@@ -47,6 +47,8 @@ def derive_specs(sweep) -> list:
         params = {k: full[k] for k in SPEC_KEYS[kind.name] if k in full}
         if kind.name == "synthetic" and row.get("sweep") == "model":
             params["width"] = row["width"]
+            if "blocks" in row:
+                params["blocks"] = row["blocks"]
         spec = RunSpec(kind.name, kind.run_name(params), params)
         if spec.run != row["run"]:
             raise ValueError(f"{sweep.path}: row {row['run']!r} gives the run name {spec.run!r}")

@@ -64,8 +64,9 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
 
     out = []
     for d in preset.dims:
-        prob = problem(preset, d, preset.betas[0], preset.noise)
-        n = max(preset.ns)
+        at = preset.at(d, preset.betas[0])  # the (d, β)'s own grid, where its tuned entry has one
+        prob = problem(at, d, preset.betas[0], at.noise)
+        n = max(at.ns)
         k = min(ID_K, n - 1)
         protocol = {
             "problem": prob.as_dict(),
@@ -384,8 +385,9 @@ def draw_model(rows: list[dict], model: list[dict]):
     ax.set_xscale("log")
     ax.set_yscale("log")
     sizes = sorted({r["params"] for r in sel_rows})
-    ax.set_xticks(sizes, [f"{v / 1e3:.3g}k" if v >= 1e3 else f"{v:.0f}" for v in sizes])
-    ax.xaxis.set_minor_formatter(_null_formatter())
+    if len(sizes) <= 8:  # each N a tick; more (several depths) would overlap: the log axis's own ticks
+        ax.set_xticks(sizes, [f"{v / 1e3:.3g}k" if v >= 1e3 else f"{v:.0f}" for v in sizes])
+        ax.xaxis.set_minor_formatter(_null_formatter())
     ax.set_xlabel("trained parameters N")
     ax.set_ylabel("test MSE against f (no label noise)")
     mse = [r["test_mse"] for r in sel_rows]
@@ -536,9 +538,14 @@ def versus_lines(versus: list[dict]) -> list[str]:
 def tuned_table(p: dict) -> str:
     """Markdown: the settings each (d, β) trains under (the preset's `tuned` entries)."""
     fields = ["d_embd", "n_blocks", "n_heads", "ffn_width", "lr", "weight_decay", "batch_size", "patience", "max_steps"]
-    lines = ["| d | β | " + " | ".join(fields) + " | chosen in |", "|---|---|" + "---|" * (len(fields) + 1)]
+    own_ns = any(t.get("ns") for t in p.get("tuned", ()))  # a column only where some (d, β) has its own grid
+    head = fields + (["n"] if own_ns else [])
+    lines = ["| d | β | " + " | ".join(head) + " | chosen in |", "|---|---|" + "---|" * (len(head) + 1)]
     for t in sorted(p.get("tuned", ()), key=_key):
         cells = [f"{t[f]:g}" if t.get(f) is not None else f"{p[f]:g} (preset)" for f in fields]
+        if own_ns:
+            ns = t.get("ns")
+            cells.append(", ".join(f"{n:,}" for n in ns) if ns else "the preset's")
         lines.append(f"| {t['d']} | {t['beta']:g} | " + " | ".join(cells) + f" | {t.get('source') or '—'} |")
     return "\n".join(lines)
 
@@ -600,14 +607,28 @@ def _schedule_text(p: dict) -> str:
     return f"{p['min_steps']}–{p['max_steps']} steps with early stopping on validation"
 
 
+def _own_grids_text(p: dict) -> str:
+    """Words for the (d, β) whose tuned entry has its own grid, and for kernel ridge stopping short of it."""
+    own = sorted((t for t in p.get("tuned", ()) if t.get("ns")), key=_key)
+    if not own:
+        return ""
+    cases = ", ".join(f"d = {t['d']}, β = {t['beta']:g}" for t in own)
+    text = f", except where a (d, β) has a grid of its own ({cases}: the column n below)"
+    largest = max(max(t["ns"]) for t in own)
+    if "krr" in p.get("baselines", ()) and p.get("krr_max_n", largest) < largest:
+        text += f"; kernel ridge only up to n = {p['krr_max_n']:,}"
+    return text
+
+
 def markdown(report: dict) -> str:
     p = report["preset"]
     parts = [
         f"# Synthetic manifold regression: preset `{p['name']}`",
         "",
         f"Data: {p['manifold']} of dimension d in R^{p['D']}, {p['density']} density, target `{p['target']}` "
-        f"(β-Hölder, normalised to variance 1), label noise σ = {p['noise']}; n = {', '.join(map(str, p['ns']))} "
-        f"(validation split {p['val_fraction']:g} of n, at least {p['min_val']}); seeds {list(p['seeds'])}; "
+        f"(β-Hölder, normalised to variance 1), label noise σ = {p['noise']}; n = {', '.join(map(str, p['ns']))}"
+        + _own_grids_text(p)
+        + f" (validation split {p['val_fraction']:g} of n, at least {p['min_val']}); seeds {list(p['seeds'])}; "
         f"test MSE against f on {p['n_test']:,} held-out points. Transformer: Definition 1 with one token per "
         f"coordinate (l = D = {p['D']}), d_embd = {p['d_embd']}, L_T = {p['n_blocks']}, m = {p['n_heads']}, "
         f"w_FFN = {p['ffn_width']} ({p['size']} size), {p['attention']} attention; AdamW lr {p['lr']:g}, batch "
@@ -668,7 +689,13 @@ def markdown(report: dict) -> str:
         parts += [
             "## Model scaling: predicted α_N = 2β/d against observed α̂_N",
             "",
-            f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])}.",
+            f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])} at each (d, β)'s own depth"
+            + (
+                "; and the (L_T, w_FFN) shapes " + ", ".join(f"({b}, {w})" for b, w in p["model_shapes"])
+                if p.get("model_shapes")
+                else ""
+            )
+            + ". N counts every trained parameter of the run.",
             "",
             model_table(report["model_scaling"]),
             "",

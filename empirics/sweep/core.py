@@ -292,6 +292,42 @@ class SweepDir:
         return out
 
 
+def reuse_runs(sweep: SweepDir, ctx: Context, specs: list[RunSpec], source: SweepDir | Path | str) -> list[str]:
+    """Take into `sweep` the finished runs of another sweep `source` that compute the same rows: the
+    spec not started here, its row.json and spec.json in `source`, and the kind's `run_identity` of
+    it equal under both sweeps' stored presets. Each taken run gets its spec, a reused.json naming
+    `source`, then its row (written last: an interrupted take leaves a started run, which trains).
+    Checkpoints and logs stay behind. Returns the runs taken, in plan order."""
+    source = source if isinstance(source, SweepDir) else SweepDir(source)
+    identity = ctx.kind.run_identity
+    if identity is None:
+        raise ValueError(f"runs of a {ctx.kind.name} sweep cannot be reused (the kind defines no run identity)")
+    if source.path.resolve() == sweep.path.resolve():
+        raise ValueError(f"{source.path} is the sweep itself; reuse takes runs from another sweep")
+    theirs = source.context()  # their config through the schema: a broken or foreign one is refused
+    if theirs.kind.name != ctx.kind.name:
+        raise ValueError(
+            f"{source.path} is a {theirs.kind.name} sweep; runs are reused only between {ctx.kind.name} sweeps"
+        )
+    taken = []
+    for spec in specs:
+        here = sweep.run_dir(spec.run)
+        if here.exists():
+            continue  # done or started here: never replaced
+        row = source.read_row(spec.run)
+        held = source.run_dir(spec.run) / layout.SPEC
+        if row is None or not held.exists() or read_json(held, "a run spec") != spec.as_dict():
+            continue
+        if plain(identity(ctx.preset, spec.params)) != plain(identity(theirs.preset, spec.params)):
+            continue
+        here.mkdir(parents=True)
+        atomic.write_json(here / layout.SPEC, spec.as_dict())
+        atomic.write_json(here / layout.REUSED, {"from": str(source.path), "run": spec.run})
+        atomic.write_json(here / layout.ROW, row)
+        taken.append(spec.run)
+    return taken
+
+
 def run_spec(
     sweep: SweepDir | Path | str, spec: RunSpec | Mapping, ctx: Context | None = None, progress: bool = False
 ) -> dict:

@@ -35,6 +35,9 @@ class Kind:
         directory holds; returns the result row (plain JSON data). Called by `run_spec` only.
     describe(row) -> str: one log line for a finished row.
     report: module with `build(sweep, bootstrap) -> dict` and `summary(report) -> str`.
+    run_identity(preset, params) -> dict, or None: everything one run's row depends on, as plain data;
+        two sweeps whose identities of a spec are equal compute the same row, so one may take the
+        other's finished run (`run_sweep(..., reuse=...)`). None: the kind's runs are never reused.
     """
 
     name: str
@@ -45,6 +48,7 @@ class Kind:
     run: Callable[[Any, Any], dict]  # (core.Context, core.RunSpec) -> row
     describe: Callable[[dict], str]
     report: str
+    run_identity: Callable[[Any, Mapping], dict] | None = None
 
 
 _REGISTERED: dict[str, Kind] = {}

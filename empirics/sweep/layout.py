@@ -8,6 +8,7 @@
     <sweep>/runs/<run>/spec.json   the spec this directory holds (a different spec is refused)
     <sweep>/runs/<run>/row.json    the run's result row, written atomically when the run is done
     <sweep>/runs/<run>/.lock       flock of the worker running this spec
+    <sweep>/runs/<run>/reused.json  where a run taken from another sweep came from (run_sweep's `reuse`)
     <sweep>/runs/<run>/error.json  why the run's last attempt failed (removed when it succeeds)
     <sweep>/runs/<run>/worker.log  a pool worker's stdout and stderr while it ran this spec
     <sweep>/slurm/             the SLURM executor's logs and pickles; slurm/jobs.json: run -> job id
@@ -38,6 +39,7 @@ ID = "id.json"
 REPORT_MD = "report.md"
 REPORT_JSON = "report.json"
 ERROR = "error.json"
+REUSED = "reused.json"
 WORKER_LOG = "worker.log"
 SLURM = "slurm"
 JOBS = "jobs.json"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from tmcheck.empirics.sweep.core import Executor, SweepDir
+from tmcheck.empirics.sweep.core import Executor, SweepDir, reuse_runs
 from tmcheck.util.progress import bar
 
 
@@ -48,6 +48,7 @@ def run_sweep(
     progress: bool = True,
     log: Callable[[str], None] = print,
     executor: Executor | None = None,
+    reuse: Path | str | None = None,
 ) -> list[dict]:
     """Create or resume the sweep in sweep_dir (the submitter: holds the sweep's lock throughout).
 
@@ -57,7 +58,8 @@ def run_sweep(
     returns every row of the plan in plan order. `progress`: the sweep's progress bar on stderr
     (tmcheck.util.progress decides when it draws; stdout stays free for --json). `executor`: default
     executors.serial (here, one run after another); failed runs are recorded and raise
-    executors.SweepFailed at the end."""
+    executors.SweepFailed at the end. `reuse`: another sweep directory of the same kind whose finished
+    runs compute the same rows as specs not started here (core.reuse_runs); those are taken, not run."""
     from tmcheck.empirics.presets import preset_class
     from tmcheck.empirics.sweep.executors import serial
 
@@ -77,6 +79,9 @@ def run_sweep(
                 f"runs/, or move results.jsonl away to train them again"
             )
         sweep.write_plan(specs)
+        if reuse is not None:
+            taken = reuse_runs(sweep, ctx, specs, reuse)
+            log(f"reused {len(taken)} finished run(s) of {reuse} that compute the same rows")
         todo = [s for s in specs if sweep.read_row(s.run) is None]
         log(
             f"{ctx.kind.name} sweep {ctx.preset.name}: {len(specs) - len(todo)} of {len(specs)} runs done, "

@@ -10,6 +10,8 @@ trains under `preset.at(d, β)`, the preset with that (d, β)'s tuned settings (
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import time
 from collections.abc import Callable, Mapping
 
@@ -19,7 +21,11 @@ from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import Kind
 from tmcheck.empirics.synthetic.problem import Experiment, Problem, knn_baseline, krr_baseline
 
-NAMES = {"data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}", "model": "model-d{d}-b{beta}-w{width}-s{seed}"}
+NAMES = {
+    "data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}",
+    "model": "model-d{d}-b{beta}-w{width}-s{seed}",  # at the (d, β)'s own depth
+    "shape": "model-d{d}-b{beta}-l{blocks}-w{width}-s{seed}",  # at depth `blocks` (model_shapes)
+}
 
 
 def problem(p: SynthPreset, d: int, beta: float, noise: float) -> Problem:
@@ -57,7 +63,8 @@ def train_config(p: SynthPreset, n_train: int):
 
 
 def run_name(params: Mapping) -> str:
-    return layout.run_name(NAMES[params["sweep"]], params)
+    template = "shape" if params["sweep"] == "model" and "blocks" in params else params["sweep"]
+    return layout.run_name(NAMES[template], params)
 
 
 def _spec(params: dict) -> RunSpec:
@@ -70,7 +77,7 @@ def plan_specs(p: SynthPreset) -> list[RunSpec]:
     for seed in p.seeds:
         for d in p.dims:
             for beta in p.betas:
-                for n in p.ns:
+                for n in p.at(d, beta).ns:  # the (d, β)'s own grid where its tuned entry has one
                     for method in ("transformer", *p.baselines):
                         if method == "krr" and n > p.krr_max_n:
                             continue
@@ -80,20 +87,14 @@ def plan_specs(p: SynthPreset) -> list[RunSpec]:
     for seed in p.model_seeds:
         for d in p.model_dims:
             for beta in p.model_betas:
+                base = {"sweep": "model", "method": "transformer", "d": d, "beta": beta, "n": p.model_n, "seed": seed}
                 for w in p.model_widths:
-                    specs.append(
-                        _spec(
-                            {
-                                "sweep": "model",
-                                "method": "transformer",
-                                "d": d,
-                                "beta": beta,
-                                "n": p.model_n,
-                                "seed": seed,
-                                "width": w,
-                            }
-                        )
-                    )
+                    specs.append(_spec({**base, "width": w}))
+                own = p.at(d, beta).n_blocks
+                for blocks, w in p.model_shapes:
+                    if blocks == own and w in p.model_widths:
+                        continue  # already a run of the width sweep
+                    specs.append(_spec({**base, "width": w, "blocks": blocks}))
     return specs
 
 
@@ -107,6 +108,8 @@ def run(ctx: Context, spec: RunSpec) -> dict:
 
     row, cache = dict(spec.params), ctx.cache
     p = ctx.preset.at(row["d"], row["beta"])  # the (d, β)'s tuned settings, where the preset has them
+    if "blocks" in row:
+        p = replace(p, n_blocks=row["blocks"])  # a model_shapes run: its own depth
     if "threads" not in cache:
         torch.set_num_threads(1)  # small models: one thread is fastest on shared cores
         cache["threads"] = 1
@@ -143,6 +146,38 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     return {**row, **out, "n_train": len(split.X_train), "wall_s": time.perf_counter() - t0}
 
 
+# preset fields a run's row does not depend on: names and prose, the grid's other points, and the
+# kernel-ridge cut (it decides whether a krr spec exists, not what the spec computes)
+NOT_IN_A_RUN = (
+    "name",
+    "notes",
+    "tuned",
+    "dims",
+    "betas",
+    "seeds",
+    "model_dims",
+    "model_betas",
+    "model_widths",
+    "model_shapes",
+    "model_seeds",
+    "krr_max_n",
+)
+
+
+def run_identity(preset: SynthPreset, params: Mapping) -> dict:
+    """Everything the row of the run `params` depends on: its parameters and the preset its (d, β)
+    trains under (`SynthPreset.at`), less the fields in NOT_IN_A_RUN. The grid `ns` enters a data run
+    only as max(ns), the size of the pool every split of (d, β) is the first n of (`run`,
+    `theory_width`), and a model run not at all (its pool has model_n points)."""
+    p = preset.at(params["d"], params["beta"])
+    fields = {k: v for k, v in p.as_dict().items() if k not in NOT_IN_A_RUN}
+    if params["sweep"] == "data":
+        fields["ns"] = max(p.ns)
+    else:
+        del fields["ns"]
+    return {"params": dict(params), "preset": fields}
+
+
 def new_config(preset: SynthPreset, options: Mapping) -> dict:
     preset.validate()
     return {"preset": preset.as_dict()}
@@ -161,4 +196,5 @@ KIND = Kind(
     run=run,
     describe=describe,
     report="tmcheck.empirics.report.synthetic",
+    run_identity=run_identity,
 )

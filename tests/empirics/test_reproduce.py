@@ -78,6 +78,7 @@ def test_the_committed_experiments_are_found():
         "model": "model",
         "synth": "synthetic",
         "synth-decide": "synthetic",
+        "synth-decide2": "synthetic",
         "ablate/suite": "ablate",
         "ablate/minilm": "ablate",
     }
