@@ -162,6 +162,11 @@ EXPERIMENTS = {
         "The synthetic study, two decades of n",
         "α̂_D against 2β/(2β+d) (tuned transformer, n 100 to 10,000, 5 seeds) and α̂_N against 2β/d",
     ),
+    "synth-decide2": (
+        "results/synthetic-decide2.md",
+        "The synthetic study, d = 4 past the trivial regime",
+        "as above, with d = 4 on n 1000 to 100,000, where the transformer leaves the trivial regime",
+    ),
 }
 
 
@@ -229,6 +234,11 @@ def _synth_cells(name: str = "synth") -> list[str]:
         if sel:
             counts = _verdict_counts([verdict(e, "loglog", "true d") for e in sel])
             out.append(f"{label}, over {len(sel)} (d, β): {counts}")
+    versus = rep.get("against_baselines") or []
+    cases = {(e["d"], e["beta"]) for e in versus}
+    if cases:
+        below = {c for c in cases if all(e["below_trivial"] for e in versus if (e["d"], e["beta"]) == c)}
+        out.append(f"transformer below the trivial predictor at every n in {len(below)} of {len(cases)} (d, β)")
     model = rep.get("model_scaling") or []
     if model:
         counts = _verdict_counts([verdict(e, "loglog", "true d") for e in model])
@@ -254,6 +264,7 @@ def headline(link_prefix: str) -> str:
         "model": _model_cells,
         "synth": _synth_cells,
         "synth-decide": lambda: _synth_cells("synth-decide"),
+        "synth-decide2": lambda: _synth_cells("synth-decide2"),
         "ablate": _ablate_cells,
     }
     rows = [
@@ -311,6 +322,15 @@ def ablate_tables() -> str:
     return "\n".join(parts)
 
 
+def d4_small_n() -> str:
+    """synth-decide's d = 4 rows below n = 1000 (transformer, trivial predictor, baselines): why
+    synth-decide2 starts d = 4 at n = 1000."""
+    from tmcheck.empirics.report.synthetic import versus_lines, versus_table
+
+    rows = [e for e in _report("synth-decide")["against_baselines"] if e["d"] == 4 and e["n"] < 1000]
+    return versus_table(rows) + "\n\n" + "\n".join(x for x in versus_lines(rows) if "trivial" in x)
+
+
 def made(name: str) -> str:
     """How a committed sweep was made: its kind, preset, runs, and the training time its rows record."""
     cfg = _read(RESULTS / name / "config.json")
@@ -324,6 +344,15 @@ def made(name: str) -> str:
     )
     if walls != secs:
         line += f" ({walls / 60:.1f} minutes of wall time per run, summed)"
+    reused = [r for r in rows if (RESULTS / name / "runs" / str(r.get("run")) / "reused.json").exists()]
+    if reused:
+        sources = sorted({_read(RESULTS / name / "runs" / r["run"] / "reused.json")["from"] for r in reused})
+        took = sum(float(r.get("wall_s", r.get("seconds", 0.0))) for r in reused)
+        line += (
+            f". {len(reused)} of the runs were taken from {', '.join(f'`{x}`' for x in sources)} (`--reuse`: same "
+            f"spec, same settings of their (d, β)), {took / 60:.1f} minutes of them; the other "
+            f"{len(rows) - len(reused)} trained here, {(walls - took) / 60:.1f} minutes"
+        )
     return line + "."
 
 
@@ -711,11 +740,16 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "results.model": lambda: report_body("model", "../figures/model"),
     "results.synth": lambda: report_body("synth", "../figures/synth"),
     "results.synth-decide": lambda: report_body("synth-decide", "../figures/synth-decide"),
+    "results.synth-decide2": lambda: report_body("synth-decide2", "../figures/synth-decide2"),
+    "results.synth-decide.d4-small": d4_small_n,
     "results.ablate": ablate_tables,
     "results.rerun": rerun_table,
     "results.ablate-weights": ablate_weights,
     "results.timings": timings,
-    **{f"results.made.{n}": (lambda n=n: made(n)) for n in ("pretrain", "model", "synth", "synth-decide")},
+    **{
+        f"results.made.{n}": (lambda n=n: made(n))
+        for n in ("pretrain", "model", "synth", "synth-decide", "synth-decide2")
+    },
     "speed": speed,
     "speed.targets": speed_targets,
     "dev.ci-timing": ci_timing,
