@@ -470,10 +470,12 @@ class SynthPreset(Preset):
     tuned: tuple[SynthTuned, ...] = ()  # per-(d, β) replacements of the model and optimiser fields
 
     def as_dict(self) -> dict:
-        """Plain data; `tuned` only when there is one (a config.json written before it reads the same)."""
+        """Plain data; `tuned` and `model_shapes` only when there are some (a config.json written before
+        them reads the same)."""
         d = asdict(self)
-        if not self.tuned:
-            del d["tuned"]
+        for later in ("tuned", "model_shapes"):
+            if not d[later]:
+                del d[later]
         return d
 
     def with_overrides(self, **overrides) -> SynthPreset:

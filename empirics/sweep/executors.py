@@ -176,7 +176,8 @@ def _kind_from_blob(blob: dict) -> Kind:
         return obj
 
     callables = {f.name for f in dataclasses.fields(Kind) if f.name not in ("name", "description", "report")}
-    return Kind(**{k: resolve(v) if k in callables else v for k, v in blob.items()})
+    # an optional function (run_identity) left out is None in the blob, and stays None
+    return Kind(**{k: resolve(v) if k in callables and v is not None else v for k, v in blob.items()})
 
 
 def worker_context(sweep_path: str, config: dict, blob: dict | None) -> Context:
