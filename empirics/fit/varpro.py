@@ -11,7 +11,9 @@ under multiplicative noise. For a given alpha the best (E, B) is a weighted line
 problem with non-negativity, solved in closed form (the 2x2 normal equations and their two faces);
 alpha is searched in one dimension: a grid over [ALPHA_MIN, ALPHA_MAX] (which also gives the profile
 RSS(alpha) used by the profile-likelihood interval), then golden-section refinement in the bracket of
-the best grid point. Every function takes y of shape (B, m): B data sets on one design of m rows.
+the best grid point, and bisection on the profile's derivative polishes it to rounding level (so the
+fitted alpha does not depend on the CPU's summation order). Every function takes y of shape (B, m):
+B data sets on one design of m rows.
 """
 
 from __future__ import annotations
@@ -91,6 +93,42 @@ def _golden(logn, y, lo, hi, free_E, iters=48):
     return (a + b) / 2
 
 
+def _slope(logn, y, alpha, free_E: bool):
+    """d RSS / d alpha of the profile RSS per data set (alpha: (B,)). By the envelope theorem (the
+    constraints E, B >= 0 do not move with alpha) it is the partial derivative at the optimal (E, B):
+    2 B sum r (log n - c) t / y, with t, B, c as in profile_at."""
+    centre = logn.mean()
+    u = logn[None, :] - centre
+    t = np.exp(-alpha[:, None] * u)
+    w2 = 1.0 / y**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1), free_E)
+    r = 1.0 - (E[:, None] + B[:, None] * t) / y
+    return 2 * B * (r * u * t / y).sum(1)
+
+
+def _polish(logn, y, a, free_E, iters=48):
+    """The golden-section minimum `a` made machine-independent: a minimiser of a smooth function is
+    fixed by comparing values only to about sqrt(eps) (the values differ by rounding there, so two
+    CPUs' summation orders gave alpha-hats 1e-8 apart), while the root of its derivative is fixed
+    to about eps / curvature. Where the slope changes sign from - to + on [a - w, a + w], bisection
+    finds that root; elsewhere (a minimum on the search range's edge, a flat profile with B = 0, or
+    the minimum not bracketed) `a` is kept."""
+    w = 1e-6 * np.maximum(1.0, np.abs(a))
+    lo, hi = np.maximum(a - w, ALPHA_MIN), np.minimum(a + w, ALPHA_MAX)
+    ok = (_slope(logn, y, lo, free_E) < 0) & (_slope(logn, y, hi, free_E) > 0)
+    if not ok.any():
+        return a
+    lo, hi, yy = lo[ok], hi[ok], y[ok]
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        up = _slope(logn, yy, mid, free_E) > 0
+        hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+    out = a.copy()
+    out[ok] = (lo + hi) / 2
+    return out
+
+
 def fit_batch(logn, y, form: str = "offset", keep_profile: bool = False, grid=GRID) -> dict:
     """Fit every row of y (B, m) on the sizes exp(logn) (m,). Returns arrays E, B, alpha, rss (and the
     grid profile (B, G) with keep_profile). RSS is relative for offset/power, in log space for loglog."""
@@ -113,7 +151,7 @@ def fit_batch(logn, y, form: str = "offset", keep_profile: bool = False, grid=GR
         prof = profile_grid(logn, yy, free_E, grid)
         k = np.argmin(prof, axis=1)
         lo, hi = grid[np.maximum(k - 1, 0)], grid[np.minimum(k + 1, len(grid) - 1)]
-        a = _golden(logn, yy, lo, hi, free_E)
+        a = _polish(logn, yy, _golden(logn, yy, lo, hi, free_E), free_E)
         E, B, rss = profile_at(logn, yy, a, free_E)
         for key, v in (("E", E), ("B", B), ("alpha", a), ("rss", rss)):
             out[key][s : s + CHUNK] = v
