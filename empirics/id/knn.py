@@ -92,6 +92,9 @@ SEED_COLS = 768  # columns of a diagonal tile that a dense top-k seeds the thres
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 SAFE = (2.0**-64, 2.0**64)  # input magnitudes whose float64 distances need no scaling (_exact_search)
 UNIT_PASS_MAX = 2.0**32  # largest s1 for which _Points forms h unscaled and scales it afterwards
+PROJ_RESIDUAL = 1e-3  # largest share of the variance a projected search may leave out (_projection)
+PROJ_DIMS = (16, 32, 64, 128)  # the subspace dimensions tried, smallest first, each at most D / 4
+PROJ_SAMPLE = 4096  # rows whose covariance gives the subspace (any orthonormal basis keeps it exact)
 RERANK_CPU_BYTES = 24 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
@@ -479,6 +482,7 @@ def kneighbors(
     precision: str = "auto",
     rerank_bytes: int = 128 * 2**20,
     queries=None,
+    project="auto",
 ) -> Neighbors:
     """Exact k nearest neighbours (Euclidean) of each row of X among the other rows.
 
@@ -491,7 +495,10 @@ def kneighbors(
     block_size^2 float32 values). margin: extra candidates per row re-ranked in float64 (default
     max(8, k // 2)); a larger margin means fewer rows fail the certificate. precision: the candidate
     search's type, 'bfloat16', 'float32', or 'auto' (bfloat16 on CPUs with native bf16 dot products,
-    else float32); it changes the speed, never the result.
+    else float32); it changes the speed, never the result. project: the candidate search in a
+    principal subspace ('auto': the smallest of PROJ_DIMS, at most D / 4, that leaves at most
+    PROJ_RESIDUAL of the variance out, else none; an int p: that many dimensions; 0: none). The
+    answer is the same (see ``_projection``): it changes the speed, never the result.
     """
     X = np.asarray(X)
     if X.ndim != 2:
@@ -510,8 +517,10 @@ def kneighbors(
             raise ValueError(f"queries must be a 1-D array of row indices, got {queries.dtype} {queries.shape}")
         if len(queries) and not (0 <= queries.min() and queries.max() < n):
             raise ValueError(f"queries must be row indices in [0, {n}), got {queries.min()}..{queries.max()}")
+    if not (project == "auto" or (isinstance(project, (int, np.integer)) and 0 <= project)):
+        raise ValueError(f"project must be 'auto' or a number of dimensions >= 0, got {project!r}")
     with _ieee_float32_products():
-        return _exact_search(X, k, dev, dtype, block_size, m, rerank_bytes, queries)
+        return _exact_search(X, k, dev, dtype, block_size, m, rerank_bytes, queries, project)
 
 
 @contextmanager
@@ -529,7 +538,9 @@ def _ieee_float32_products():
         torch.set_float32_matmul_precision(old)
 
 
-def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int, queries=None) -> Neighbors:
+def _exact_search(
+    X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int, queries=None, project="auto"
+) -> Neighbors:
     """Steps 1-3 of the module docstring, for every row or for the rows `queries`."""
     import torch
 
@@ -566,7 +577,11 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     label = _kd_order(torch.cat(proj).sub_(mean @ R)) if order else None
     fr = _Frame(x, s0, label, mean)
 
-    pts = _Points(fr, dtype, unit=True)  # sets fr.s1
+    proj = _projection(fr, project) if queries is None and project != 0 else None
+    if proj is not None:  # the candidates from a principal subspace; fr.s1 set by _projection
+        pts = _Points(proj.z, dtype, unit=True)  # sets proj.z.s1
+    else:
+        pts = _Points(fr, dtype, unit=True)  # sets fr.s1
     s1 = fr.s1
     if queries is None:
         rows = None
@@ -578,23 +593,109 @@ def _exact_search(X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: 
     n_recomputed = 0
     if m < n - 1:  # else every other point was a candidate
         dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
-        norm = pts.sq.sqrt() if rows is None else pts.sq[rows].sqrt()
+        sq = pts.sq if proj is None else proj.sq  # |xs|^2
+        norm = sq.sqrt() if rows is None else sq[rows].sqrt()
         # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
         rho = (norm + dk) * (1 + 2.0**-30)
         # centring rounds each coordinate once: the centred distance is within 2^-52 (|x_i| + |x_j|)
         # of the input's, so the certificate and the range query work with dk plus that
         reach = dk + 2.0**-52 * (norm + rho)
         t = best_d.max(dim=1).values.double()
-        bad = torch.nonzero(reach**2 >= pts.lower(t, rows=rows, rho=rho)).flatten()
+        if proj is None:
+            bad = torch.nonzero(reach**2 >= pts.lower(t, rows=rows, rho=rho)).flatten()
+        else:
+            bad = torch.nonzero(reach >= proj.lower(pts, t, reach)).flatten()
         n_recomputed = len(bad)
         if len(bad):
-            pts32 = pts if dtype == torch.float32 else _Points(fr, torch.float32, sq=pts.sq)
+            if proj is not None:
+                pts32 = _Points(fr, torch.float32)  # the range query is in the whole space
+            else:
+                pts32 = pts if dtype == torch.float32 else _Points(fr, torch.float32, sq=pts.sq)
             at = bad if rows is None else rows[bad]
             out_d[bad], out_i[bad] = _range_search(fr, pts32, at, reach[bad] ** 2, rho[bad], k, block_size)
     if label is not None:  # back to the caller's rows and indices
         out_i = label[out_i]
         out_d[label], out_i[label] = out_d.clone(), out_i.clone()
     return Neighbors((out_d / s0).cpu().numpy(), out_i.cpu().numpy(), n_recomputed, str(dev))
+
+
+class _Projected:
+    """The centred points' coordinates in a principal subspace, for the candidate search.
+
+    z = fl(xs P) (float64; P: D x p with orthonormal columns up to rounding) is a _Frame of its own
+    (its s1 scales z again). The certificate needs a lower bound on |xs_i - xs_j| for every
+    non-candidate j from one on |z_i - z_j| (what the search bounds): |P^T v| <= ||P||_2 |v| with
+    ||P||_2 <= 1 + delta (from the measured P^T P - I), and each computed row is within E of the exact
+    P^T xs_i (a float64 dot product of length D off by gamma_D sum |xs_ik P_kl|; over the p columns
+    <= gamma_D ||P||_F |xs_i| <= gamma_D sqrt(p) (1 + delta) R), so
+    ``|xs_i - xs_j| >= (|z_i - z_j| - 2 E) / (1 + delta)``. A point left out of the subspace only
+    looks nearer there, never farther: no true neighbour is lost, and a row whose k-th distance is
+    below the bound of its m-th candidate is exact as before."""
+
+    def __init__(self, z, sq, p: int, delta: float, E: float):
+        self.z = _Frame(z)  # position order; _Points(unit=True) sets z.s1
+        self.sq = sq  # (N,) |xs|^2 in the frame of xs (fr.s1 applied)
+        self.p, self.delta, self.E = p, delta, E
+
+    def lower(self, pts, t, reach):
+        """Per row, a lower bound on |xs_i - xs_j| over non-candidates j that can matter (those with
+        |xs_i - xs_j| <= reach_i), from the search values t (the m-th candidate's) of pts (on z)."""
+        import torch
+
+        s1z = self.z.s1
+        # such a j has |z_j| <= |z_i| + |z_i - z_j| <= |z_i| + (1 + delta) reach + 2E (in z's frame)
+        rho = (pts.sq.sqrt() + s1z * ((1 + self.delta) * reach + 2 * self.E)) * (1 + 2.0**-30)
+        dz = torch.clamp(pts.lower(t, rho=rho), min=0).sqrt() * (1 - 2.0**-50) / s1z
+        return (dz - 2 * self.E) / (1 + self.delta) * (1 - 2.0**-50)
+
+
+def _projection(fr: _Frame, project="auto"):
+    """The subspace search of ``kneighbors(project=...)``, or None for the whole space. Sets fr.s1 (as
+    _Points(unit=True) would: the power of two that brings the largest |xs| into [1/2, 1))."""
+    import torch
+
+    n, dim = fr.n, fr.dim
+    if project == "auto" and (dim < 4 * PROJ_DIMS[0] or n <= PROJ_SAMPLE // 2):
+        return None
+    fr.s1 = 1.0
+    step = max(1, n // PROJ_SAMPLE)
+    sample = fr.x0(torch.arange(0, n, step, device=fr.x.device))  # every step-th position
+    if fr.mean is not None:
+        sample.sub_(fr.mean)
+    evals, evecs = torch.linalg.eigh(sample.T @ sample)  # ascending
+    total = float(evals.clamp(min=0).sum())
+    if project == "auto":
+        p = None
+        for q in PROJ_DIMS:
+            if q > dim // 4:
+                break
+            left = total - float(evals[-q:].clamp(min=0).sum())
+            if total > 0 and left <= PROJ_RESIDUAL * total:
+                p = q
+                break
+        if p is None:
+            return None
+    else:
+        p = min(int(project), dim)
+    P = evecs[:, -p:].flip(1).contiguous()  # (D, p), leading direction first
+    g = P.T @ P - torch.eye(p, dtype=P.dtype, device=P.device)
+    gamma = lambda K: K * 2.0**-53 / (1 - K * 2.0**-53)  # noqa: E731
+    # ||P||_2^2 = ||P^T P||_2 <= 1 + ||G||_F, plus the rounding of G itself (gamma_D per entry, p^2 entries)
+    delta = float(np.sqrt(1 + float(torch.linalg.matrix_norm(g)) * (1 + 2.0**-40) + p * gamma(dim))) * (1 + 2.0**-50) - 1
+    z = torch.empty(n, p, dtype=torch.float64, device=fr.x.device)
+    sq = torch.empty(n, dtype=torch.float64, device=fr.x.device)
+    for r0, r1 in fr.chunks():
+        x = fr.xs(r0, r1)
+        sq[r0:r1] = (x * x).sum(dim=1)
+        torch.mm(x, P, out=z[r0:r1])
+    rmax = float(sq.max().sqrt())
+    s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
+    fr.s1 = s1  # exact: a power of two, so z and |xs|^2 scale with it
+    z.mul_(s1)
+    sq.mul_(s1 * s1)
+    R = float(sq.max().sqrt()) * (1 + 2.0**-40)
+    E = gamma(dim) * np.sqrt(p) * (1 + delta) * R * (1 + 2.0**-40)
+    return _Projected(z, sq, p, delta, E)
 
 
 def _locality_order(x, mean, leaf: int = 64, dims: int = 32):

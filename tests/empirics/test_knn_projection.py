@@ -1,0 +1,97 @@
+"""The candidate search in a principal subspace (kneighbors(project=...)) changes the speed, never the
+answer: on low-dimensional data in a high-dimensional space, at any subspace dimension (a poor one sends
+rows to the range query), with either search type, over tiles, the neighbours and distances are those of
+the search in the whole space, bit for bit; and the certificate's bound is what keeps it so."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tmcheck.empirics.id import knn, validation_points
+from tmcheck.empirics.id.knn import kneighbors
+
+
+def _same(a, b):
+    assert (a.indices == b.indices).all()
+    assert (a.distances == b.distances).all()
+
+
+@given(
+    n=st.integers(40, 260),
+    d=st.integers(1, 6),
+    dim=st.integers(8, 48),
+    p=st.integers(1, 12),
+    k=st.integers(1, 8),
+    block=st.integers(16, 96),
+    noise=st.sampled_from([0.0, 1e-6, 1e-2, 0.3]),
+    offset=st.sampled_from([0.0, 1e3]),
+    seed=st.integers(0, 2**16),
+    precision=st.sampled_from(["bfloat16", "float32"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_any_subspace_gives_the_whole_space_answer(n, d, dim, p, k, block, noise, offset, seed, precision):
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.normal(size=(dim, d)))[0]
+    X = rng.normal(size=(n, d)) @ basis.T + noise * rng.normal(size=(n, dim)) + offset
+    k = min(k, n - 1)
+    ref = kneighbors(X, k, block_size=block, precision=precision, project=0)
+    _same(kneighbors(X, k, block_size=block, precision=precision, project=p), ref)
+
+
+def test_with_ties_and_duplicates():
+    rng = np.random.default_rng(3)
+    X = np.repeat(rng.integers(0, 3, size=(60, 40)).astype(float), 3, axis=0)  # exact ties and copies
+    for p in (1, 4, 16):
+        _same(kneighbors(X, 9, block_size=64, project=p), kneighbors(X, 9, block_size=64, project=0))
+
+
+def test_the_bound_is_what_keeps_it_exact(monkeypatch):
+    """The mutant that trusts every row searched in the subspace (no certificate) gives wrong neighbours
+    at a poor subspace; the real bound sends those rows to the range query."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 32))  # isotropic: a 2-dimensional subspace ranks badly
+    ref = kneighbors(X, 5, block_size=128, project=0)
+    real = kneighbors(X, 5, block_size=128, project=2)
+    _same(real, ref)
+    assert real.n_recomputed > 0
+    monkeypatch.setattr(knn._Projected, "lower", lambda self, pts, t, reach: reach + np.inf)
+    trusting = kneighbors(X, 5, block_size=128, project=2)
+    assert trusting.n_recomputed == 0 and not (trusting.indices == ref.indices).all()
+
+
+def test_the_bound_carries_its_rounding_terms(monkeypatch):
+    """delta (P orthonormal only up to rounding) and E (z = xs P rounded) are in the bound: positive, and
+    of rounding size (a mutant that drops either, as if P and z were exact, fails here)."""
+    X = validation_points("sphere", 3000, d=4, D=64, noise=1e-3, seed=1)
+    seen = {}
+    real = knn._projection
+
+    def spy(fr, project):
+        out = real(fr, project)
+        seen["proj"] = out
+        return out
+
+    monkeypatch.setattr(knn, "_projection", spy)
+    kneighbors(X, 10, block_size=512, project=16)
+    proj = seen["proj"]
+    assert 0 < proj.delta < 1e-12 and 0 < proj.E < 1e-12 and proj.p == 16
+
+
+def test_auto_projects_low_dimensional_data_and_leaves_isotropic_data_alone(monkeypatch):
+    seen = []
+    real = knn._projection
+    monkeypatch.setattr(knn, "_projection", lambda fr, project: seen.append(real(fr, project)) or seen[-1])
+    low = validation_points("sphere", 4096, d=8, D=256, noise=1e-3, seed=0)
+    a = kneighbors(low, 10)
+    assert seen[-1] is not None and seen[-1].p == 16
+    _same(a, kneighbors(low, 10, project=0))
+    iso = np.random.default_rng(0).normal(size=(4096, 256))
+    kneighbors(iso, 10)
+    assert seen[-1] is None
+
+
+@pytest.mark.parametrize("bad", [-1, "pca", 1.5])
+def test_a_bad_project_value_is_refused(bad):
+    with pytest.raises(ValueError, match="project"):
+        kneighbors(np.zeros((5, 2)) + np.arange(5)[:, None], 2, project=bad)
