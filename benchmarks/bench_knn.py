@@ -13,7 +13,7 @@
    (``omp_set_num_threads(1)``).
 4. Whole process: ``tmcheck id estimate X.npy --json`` (its defaults) vs a process that loads the same
    .npy and runs ``skdim.id.MLE().fit(X, n_neighbors=20)``, in alternating pairs, imports and load included.
-5. The limit: the machine's bf16 GEMM rate measured at the engine's tile shape, and the time of one
+5. The limit: the GEMM rate of the engine's search type (bf16 or float32) at its tile shape, and the time of one
    bf16 GEMM of the full Gram matrix at that rate (half of it with symmetry, which the engine uses).
 
 Every tool runs in its own fresh process (imports before the clock, so two OpenMP runtimes never
@@ -180,18 +180,25 @@ def machine() -> dict:
 
 
 def gemm_limit(n: int, dim: int, block: int = 3072, repeats: int = 5) -> dict:
-    """Best bf16 GEMM rate at the engine's tile shape (K = D + 6 padded to 16), and the time of the full
-    Gram matrix's GEMM at that rate (and of its upper half)."""
+    """Best GEMM rate of the engine's search type at its whole-space tile shape (bf16 on CPUs with native
+    bf16 dot products: K = D + 6 padded to 16; else float32: K = D), and the time of the full Gram
+    matrix's GEMM at that rate (and of its upper half). A search in a principal subspace (the engine's
+    `project`) does less than this GEMM: the limit is that of the search in the whole space."""
     import torch
 
-    kp = dim + 6 + (-(dim + 6) % 16)
-    a, b = torch.randn(block, kp).bfloat16(), torch.randn(block, kp).bfloat16()
+    from tmcheck.empirics.id.knn import cpu_has_bf16
+
+    bf16 = cpu_has_bf16()
+    kp = dim + 6 + (-(dim + 6) % 16) if bf16 else dim
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    a, b = torch.randn(block, kp).to(dtype), torch.randn(block, kp).to(dtype)
     torch.mm(a, b.T)
     best = min(_clock(lambda: torch.mm(a, b.T)) for _ in range(repeats))
     rate = 2 * block * block * kp / best
     full = 2 * n * n * kp / rate
     return {
         "gflops": rate / 1e9,
+        "type": str(dtype).removeprefix("torch."),
         "K": kp,
         "full_gram_seconds": full,
         "half_gram_seconds": full / 2,

@@ -539,8 +539,10 @@ def speed_targets() -> str:
     )
     lim, best = _get(m, "limit", "half_gram_seconds"), _get(m, "tmcheck", "best")
     r = best / lim if lim and best else None
+    kind = _get(m, "limit", "type") or "bfloat16"  # entries before the type was recorded measured bf16
     row(
-        "that MLE fit (engine and estimator) against the bf16 half-Gram time at the measured GEMM rate",
+        f"that MLE fit (engine and estimator) against the {kind} half-Gram time (the whole-space search's "
+        "GEMM) at the measured GEMM rate",
         best,
         f"half Gram {_fmt(lim)} s",
         r,
@@ -613,7 +615,19 @@ def speed_targets() -> str:
         f"| `tmcheck --help`, whole process | {'–' if h is None else f'{h:.3g} s'} | – | – | < 1 s | "
         f"{'not measured alone' if h is None else ('yes' if h < 1 else '**no**')} |"
     )
-    return "\n".join(rows)
+    mach = knn.get("machine") or {}
+    if not mach:
+        return "\n".join(rows)
+    bf16 = mach.get("cpu_bf16_dot")
+    where = (
+        f"The kNN rows were measured on {mach.get('cpu_model', 'an unrecorded CPU')}, {mach.get('cores', '?')} cores, "
+        + (
+            "with native bf16 dot products (the engine's candidate search in bfloat16)."
+            if bf16
+            else "without native bf16 dot products (the engine's candidate search in float32)."
+        )
+    )
+    return where + "\n\n" + "\n".join(rows)
 
 
 # ------------------------------------------------------------------------------------ timings
