@@ -691,8 +691,10 @@ def _projection(fr: _Frame, project="auto"):
     P = evecs[:, -p:].flip(1).contiguous()  # (D, p), leading direction first
     g = P.T @ P - torch.eye(p, dtype=P.dtype, device=P.device)
     gamma = lambda K: K * 2.0**-53 / (1 - K * 2.0**-53)  # noqa: E731
-    # ||P||_2^2 = ||P^T P||_2 <= 1 + ||G||_F, plus the rounding of G itself (gamma_D per entry, p^2 entries)
-    delta = float(np.sqrt(1 + float(torch.linalg.matrix_norm(g)) * (1 + 2.0**-40) + p * gamma(dim))) * (1 + 2.0**-50) - 1
+    # ||P||_2^2 = ||P^T P||_2 <= 1 + ||G||_F; the computed G is within gamma_D |P_i| |P_j| of the exact one
+    # per entry (p gamma_D (1 + delta)^2 in Frobenius norm, the 2^-30 covering the (1 + delta)^2)
+    off = (float(torch.linalg.matrix_norm(g)) + p * gamma(dim)) * (1 + 2.0**-30)
+    delta = float(np.sqrt(1 + off)) * (1 + 2.0**-50) - 1
     z = torch.empty(n, p, dtype=torch.float64, device=fr.x.device)
     sq = torch.empty(n, dtype=torch.float64, device=fr.x.device)
     for r0, r1 in fr.chunks():
