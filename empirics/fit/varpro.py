@@ -49,17 +49,23 @@ def _coefficients(a11, a12, a22, b1, b2, free_E: bool):
     return E, B, np.where(ok, rss_u, np.minimum(rss_E0, rss_B0))
 
 
+def _solve_at(u, y, alpha, free_E: bool):
+    """At one alpha per data set, on sizes centred in log (u = log n - c): the optimal E, B (for n/e^c),
+    t = e^(-alpha u) and the relative residuals r."""
+    t = np.exp(-alpha[:, None] * u[None, :])
+    w2 = 1.0 / y**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1), free_E)
+    return E, B, t, 1.0 - (E[:, None] + B[:, None] * t) / y
+
+
 def profile_at(logn, y, alpha, free_E: bool = True):
     """E, B and RSS at one alpha per data set (alpha: (B,)); RSS from the residuals, not the sums.
 
     Sizes are measured from their geometric mean inside (t = (n/n0)^-alpha stays near 1 for any n);
     B is returned for n itself and may overflow to inf for extreme sizes (flagged by the callers)."""
     centre = logn.mean()
-    t = np.exp(-alpha[:, None] * (logn[None, :] - centre))
-    w2 = 1.0 / y**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1), free_E)
-    r = 1.0 - (E[:, None] + B[:, None] * t) / y
+    E, B, t, r = _solve_at(logn - centre, y, alpha, free_E)
     with np.errstate(over="ignore", invalid="ignore"):
         B_n = np.where(B > 0, B * np.exp(alpha * centre), 0.0)
     return E, B_n, (r * r).sum(1)
@@ -97,13 +103,8 @@ def _slope(logn, y, alpha, free_E: bool):
     """d RSS / d alpha of the profile RSS per data set (alpha: (B,)). By the envelope theorem (the
     constraints E, B >= 0 do not move with alpha) it is the partial derivative at the optimal (E, B):
     2 B sum r (log n - c) t / y, with t, B, c as in profile_at."""
-    centre = logn.mean()
-    u = logn[None, :] - centre
-    t = np.exp(-alpha[:, None] * u)
-    w2 = 1.0 / y**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        E, B, _ = _coefficients(w2.sum(1), (w2 * t).sum(1), (w2 * t * t).sum(1), (1 / y).sum(1), (t / y).sum(1), free_E)
-    r = 1.0 - (E[:, None] + B[:, None] * t) / y
+    u = logn - logn.mean()
+    _, B, t, r = _solve_at(u, y, alpha, free_E)
     return 2 * B * (r * u * t / y).sum(1)
 
 

@@ -109,6 +109,16 @@ PROJ_SAMPLE = 4096  # rows whose covariance gives the subspace (any orthonormal 
 RERANK_CPU_BYTES = 24 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
+def _gamma(K: int, u: float) -> float:
+    """Higham's gamma_K = K u / (1 - K u): the relative error bound of a length-K dot product."""
+    return K * u / (1 - K * u)
+
+
+def _unit_power(r: float) -> float:
+    """The power of two s with s r in [1/2, 1) (1 for r = 0): scaling by it is exact."""
+    return float(np.ldexp(1.0, -int(np.frexp(r)[1]))) if r > 0 else 1.0
+
+
 @dataclass(frozen=True)
 class Neighbors:
     """Exact k nearest neighbours of every row, self excluded.
@@ -237,7 +247,7 @@ class _Points:
                 self.en[r0:r1] = torch.linalg.vector_norm(x.sub_(hc.to(torch.float64)), dim=1)
         if unit:
             rmax = float(self.sq.max().sqrt())
-            s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
+            s1 = _unit_power(rmax)
             if s1 > UNIT_PASS_MAX:  # unscaled, the cloud's rounding would be subnormal: two passes
                 fr.s1 = s1
                 self.__init__(fr, dtype)
@@ -294,8 +304,7 @@ class _Points:
         import torch
 
         K = self.terms
-        gamma = K * U32 / (1 - K * U32)
-        gamma64 = (K + 3) * 2.0**-53 / (1 - (K + 3) * 2.0**-53)
+        gamma, gamma64 = _gamma(K, U32), _gamma(K + 3, 2.0**-53)
         pick = (lambda v: v) if rows is None else (lambda v: v[rows])
         sq, hn, en = pick(self.sq), pick(self.hn), pick(self.en)
         R, H, E = self.sq.max().sqrt(), self.hn.max(), self.en.max()
@@ -571,7 +580,7 @@ def _exact_search(
     # difference below 2^-894 and a distance below 2^-357 of the largest entry (near-duplicates hundreds
     # of orders below rtol). So the engine measures on the input itself there: a multiply less per
     # gathered candidate
-    s0 = 1.0 if SAFE[0] <= amax < SAFE[1] or amax == 0 else float(np.ldexp(1.0, -int(np.frexp(amax)[1])))
+    s0 = 1.0 if SAFE[0] <= amax < SAFE[1] else _unit_power(amax)
     fr = _Frame(x, s0)
     # one pass: the mean and (above one tile) the random projections of the locality order
     order = n > block_size and queries is None
@@ -692,10 +701,10 @@ def _projection(fr: _Frame, project="auto"):
         p = min(int(project), dim)
     P = torch.linalg.eigh(cov)[1][:, -p:].flip(1).contiguous()  # (D, p), leading direction first
     g = P.T @ P - torch.eye(p, dtype=P.dtype, device=P.device)
-    gamma = lambda K: K * 2.0**-53 / (1 - K * 2.0**-53)  # noqa: E731
+    gamma_d = _gamma(dim, 2.0**-53)
     # ||P||_2^2 = ||P^T P||_2 <= 1 + ||G||_F; the computed G is within gamma_D |P_i| |P_j| of the exact one
     # per entry (p gamma_D (1 + delta)^2 in Frobenius norm, the 2^-30 covering the (1 + delta)^2)
-    off = (float(torch.linalg.matrix_norm(g)) + p * gamma(dim)) * (1 + 2.0**-30)
+    off = (float(torch.linalg.matrix_norm(g)) + p * gamma_d) * (1 + 2.0**-30)
     delta = float(np.sqrt(1 + off)) * (1 + 2.0**-50) - 1
     z = torch.empty(n, p, dtype=torch.float64, device=fr.x.device)
     sq = torch.empty(n, dtype=torch.float64, device=fr.x.device)
@@ -704,12 +713,12 @@ def _projection(fr: _Frame, project="auto"):
         sq[r0:r1] = (x * x).sum(dim=1)
         torch.mm(x, P, out=z[r0:r1])
     rmax = float(sq.max().sqrt())
-    s1 = float(np.ldexp(1.0, -int(np.frexp(rmax)[1]))) if rmax > 0 else 1.0
+    s1 = _unit_power(rmax)
     fr.s1 = s1  # exact: a power of two, so z and |xs|^2 scale with it
     z.mul_(s1)
     sq.mul_(s1 * s1)
     R = float(sq.max().sqrt()) * (1 + 2.0**-40)
-    E = gamma(dim) * np.sqrt(p) * (1 + delta) * R * (1 + 2.0**-40)
+    E = gamma_d * np.sqrt(p) * (1 + delta) * R * (1 + 2.0**-40)
     return _Projected(z, sq, p, delta, E)
 
 
