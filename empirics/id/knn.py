@@ -226,6 +226,7 @@ class _Points:
         fr = _frame(xs)
         n, dim = fr.n, fr.dim
         dev = fr.x.device
+        self._buf = None  # the tile buffer (see tile)
         self.bf16 = dtype == torch.bfloat16
         self.dtype = dtype
         kp = dim + 6 + (-(dim + 6) % 16) if self.bf16 else dim
@@ -288,12 +289,23 @@ class _Points:
         self.terms = dim + 6
 
     def tile(self, qi, cj):
-        """(|qi|, |cj|) search values of the squared distances; qi, cj: slices or index tensors."""
+        """(|qi|, |cj|) search values of the squared distances; qi, cj: slices or index tensors.
+
+        The tile is written into one buffer the _Points keeps (grown to the largest tile asked for), so
+        it is valid until the next call: every caller is done with a tile before it asks for the next.
+        A tile of 3072^2 float32 is 36 MiB, above glibc's largest mmap threshold (32 MiB), so a new
+        tensor per tile was a fresh mapping, zero-filled page by page and unmapped again (#28)."""
         import torch
 
+        a = self.rows[qi] if self.bf16 else self.h[qi]
+        b = self.cols[cj] if self.bf16 else self.h[cj]
+        size = a.shape[0] * b.shape[0]
+        if self._buf is None or self._buf.numel() < size:
+            self._buf = torch.empty(size, dtype=self.dtype, device=a.device)
+        out = self._buf[:size].view(a.shape[0], b.shape[0])
         if self.bf16:
-            return torch.mm(self.rows[qi], self.cols[cj].T)  # bf16
-        return torch.addmm(self.s[None, cj], self.h[qi], self.h[cj].T, alpha=-2.0).add_(self.s[qi, None])
+            return torch.mm(a, b.T, out=out)  # bf16
+        return torch.addmm(self.s[None, cj], a, b.T, alpha=-2.0, out=out).add_(self.s[qi, None])
 
     def slack(self, rows=None, rho=None):
         """Per row i, a bound on |y - d^2| over all points j that can matter, where y is the search

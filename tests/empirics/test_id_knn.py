@@ -304,3 +304,22 @@ def test_a_small_cloud_far_from_the_origin_is_exact(spread, monkeypatch):
     np.testing.assert_allclose(nb.distances, exact_oracle(X, 5), rtol=1e-12)
     assert calls[0] == (True, True)
     assert ((False, True) in calls) == (spread < 2.0**-32)  # the second pass, a rebuild without `unit`
+
+
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+def test_tiles_share_one_buffer_and_a_smaller_tile_after_a_larger_is_exact(precision):
+    """tile() writes into one buffer (a fresh 36 MiB tensor per tile was a new zero-filled mapping each
+    time): the buffer's memory stays the same across tiles, and a smaller tile that follows a larger
+    one holds exactly the values a fresh computation gives. A mutant that allocates per tile fails
+    the first check; one that views the buffer with the previous tile's shape fails the second."""
+    from tmcheck.empirics.id.knn import _Points
+
+    rng = np.random.default_rng(3)
+    x = torch.as_tensor(rng.normal(size=(300, 24)))
+    pts = _Points(x, getattr(torch, precision), unit=True)
+    big = pts.tile(slice(0, 200), slice(0, 300))
+    ptr = big.data_ptr()
+    small = pts.tile(slice(200, 300), slice(50, 120))
+    assert small.shape == (100, 70) and small.data_ptr() == ptr
+    fresh = _Points(x, getattr(torch, precision), unit=True).tile(slice(200, 300), slice(50, 120)).clone()
+    assert torch.equal(small, fresh)
