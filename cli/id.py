@@ -90,10 +90,21 @@ def estimate(
     json_: JsonOpt = False,
 ) -> None:
     """Estimate the intrinsic dimension of the rows of FILE."""
-    from tmcheck.empirics.id import estimate_id, load_points
-    from tmcheck.util import progress
+    from concurrent.futures import ThreadPoolExecutor
 
-    X = load_points(file, key=key)
+    from tmcheck.empirics.id.io import load_points
+
+    # the file is read in a thread while the estimators and torch import (2-4 s): numpy's read and the
+    # page faults of a new array run outside the GIL, so the load costs no wall time when the file is in
+    # the page cache or the disk keeps up (#28)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(load_points, file, key=key)
+        import torch  # noqa: F401  (the engine's; imported here, beside the read)
+
+        from tmcheck.empirics.id import estimate_id
+        from tmcheck.util import progress
+
+        X = pending.result()
     shape = getattr(X, "shape", ())
     if protocol == "full" and len(shape) == 2 and shape[0] > max_points:
         raise ValueError(
