@@ -159,6 +159,9 @@ def main(
     ),
 ) -> None:
     """tmcheck: the paper's theory as checked constructions, and its empirics as measurements."""
+    from tmcheck.util.memory import reuse_large_allocations
+
+    reuse_large_allocations()  # large tensors reused, not mapped afresh (util/memory.py)
 
 
 for _name, _module in GROUPS:

@@ -47,6 +47,7 @@ from tmcheck.empirics.lm.checkpoint import (
 from tmcheck.empirics import schema
 from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
+from tmcheck.util.memory import reuse_large_allocations
 
 __all__ = [
     "CheckpointError",
@@ -240,8 +241,10 @@ def train(
 ) -> TrainResult:
     """Train until cfg.max_steps or early stopping, resuming from out_dir/last.pt if present.
 
-    `meta` (e.g. the model config) is stored in every checkpoint. Returns the TrainResult that is also
-    written to out_dir/result.json; if that file exists the run is finished and is not redone."""
+    `meta` (e.g. the model config) is stored in every checkpoint. On the CPU this process's malloc is set
+    to reuse large blocks (``tmcheck.util.memory``; ``TMCHECK_MALLOC=default`` leaves it). Returns the
+    TrainResult that is also written to out_dir/result.json; if that file exists the run is finished and
+    is not redone."""
     out_dir = Path(out_dir)
     done = out_dir / "result.json"
     rec = read_result(out_dir)  # through the schema: a damaged record is refused, never returned
@@ -258,6 +261,7 @@ def train(
     torch.manual_seed(cfg.seed)
     if device.type == "cpu":
         torch.set_num_threads(cpu_threads(cfg.threads))
+        reuse_large_allocations()  # the step's large tensors from the heap, not fresh mappings (util/memory.py)
     model.to(device).train()
     opt = make_optimizer(model, cfg)
     step, best_val, best_step, bad_evals, tokens, seconds, history = 0, math.inf, -1, 0, 0, 0.0, []
