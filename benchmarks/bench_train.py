@@ -9,7 +9,11 @@ Also measured: torch.compile of our model (compile seconds and tokens/s), and, f
 training k seeds in one process with torch.func.stack_module_state + vmap against k models one after
 another. Results: benchmarks/results/train.json.
 
-Target: ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small. The CUDA figures
+Target: ours >= 1.5x GPT2LMHeadModel tokens/s at cpu-demo and cpu-small, each as it runs (``alone``):
+every model in processes of its own, alternating (ours, GPT-2, ours, GPT-2), ours with the setting
+`train()` applies (`reuse_large_allocations()`, tmcheck.util.memory), GPT-2 in a default process. In one
+process (``cases``) the two models share the allocator's state, so those ratios compare the models
+under one allocation, not the tools. The CUDA figures
 (tokens/s and MFU of the 125M configuration in bf16) are measured by benchmarks/gpu_check.sh.
 """
 
@@ -25,6 +29,7 @@ from pathlib import Path
 import torch
 
 from tmcheck.util.atomic import write_json
+from tmcheck.util.memory import reuse_large_allocations
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss, to_hf
 from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.lm.train import TrainConfig, cpu_threads, make_optimizer
@@ -94,6 +99,62 @@ def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int, 
     }
 
 
+def _alone_worker(preset: str, kind: str, steps: int, repeats: int) -> None:
+    """In a process of its own: one model's training step, tokens/s per repeat, printed as JSON. ours runs
+    as train() sets a process up (every core, ``reuse_large_allocations()``), GPT2LMHeadModel as a default
+    process (every core); both with the same weights and batches."""
+    applied = reuse_large_allocations() if kind == "ours" else False
+    p = get_preset(preset)
+    cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
+    torch.set_num_threads(cpu_threads(0))
+    torch.manual_seed(0)
+    model = GPT(cfg)
+    if kind != "ours":
+        model = to_hf(model).train()
+    fn = _step_fn(model, "ours" if kind == "ours" else "hf")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, cfg.vocab_size, (p.batch_size, cfg.block_size), generator=g)
+    y = torch.roll(x, -1, dims=1)
+    for _ in range(3):
+        fn(x, y)
+    rates, sys_s = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), os.times().system
+        for _ in range(steps):
+            fn(x, y)
+        rates.append(p.batch_size * cfg.block_size * steps / (time.perf_counter() - t0))
+        sys_s.append(os.times().system - c0)
+    print(json.dumps({"tokens_per_s": rates, "system_seconds": sys_s, "reuse_large_allocations": applied}))
+
+
+def alone(preset: str, steps: int, repeats: int, rounds: int = 2) -> dict:
+    """Each model in processes of its own, alternating ours / GPT-2 for `rounds` rounds; medians over all
+    repeats. The ratio compares the tools as they run (see the module docstring)."""
+    import subprocess
+    import sys
+
+    runs = {"ours": [], "GPT2LMHeadModel": []}
+    loads = []
+    for _ in range(rounds):
+        for kind in runs:
+            loads.append(os.getloadavg()[0])
+            cmd = [sys.executable, "-m", "benchmarks.bench_train", "worker", preset, kind, str(steps), str(repeats)]
+            out = subprocess.run(cmd, capture_output=True, text=True, cwd=RESULTS.parents[2], check=True)
+            runs[kind].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    med = {k: statistics.median([r for run in v for r in run["tokens_per_s"]]) for k, v in runs.items()}
+    return {
+        "preset": preset,
+        "threads": cpu_threads(0),
+        "steps_per_repeat": steps,
+        "repeats_per_process": repeats,
+        "rounds": rounds,
+        "tokens_per_s": med,
+        "runs": runs,
+        "load_1min_per_process": loads,
+        "speedup": med["ours"] / med["GPT2LMHeadModel"],
+    }
+
+
 def vmap_seeds(cfg: GPTConfig, batch: int, k: int, steps: int, repeats: int, threads: int) -> dict:
     """k seeds of a tiny GPT: one vmapped step over stacked weights vs k separate models, tokens/s."""
     from torch.func import functional_call, grad_and_value, stack_module_state, vmap
@@ -150,9 +211,11 @@ def main(
     steps: int = 5,
     vmap: bool = True,
     merge: bool = False,
+    alone_presets: tuple[str, ...] = ("cpu-demo", "cpu-small"),
 ) -> dict:
     """threads 0 = every core of this process (the trainer's default). With merge, the cases of this run
-    are added to those already in the results file (each case keeps its own load record)."""
+    are added to those already in the results file (each case keeps its own load record).
+    alone_presets: also timed with each model in processes of its own (``alone``), as each library runs."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     out = {
         "machine": {
@@ -165,39 +228,44 @@ def main(
         "note": "CPU; load averages are of a shared machine; GPU figures only where a GPU ran this script",
         "cases": {},
         "vmap_seeds": {},
+        "alone": {},
     }
     if merge and RESULTS.exists():
         old = json.loads(RESULTS.read_text())
         out = {**old, "runs": [*old.get("runs", [old["machine"]]), out["machine"]], "machine": out["machine"]}
-    for preset in [p for p in presets if p]:
+
+    def case(preset: str, t: int) -> None:
         p = get_preset(preset)
         cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
+        threads = cpu_threads(t)
+        r = measure(
+            cfg,
+            p.batch_size,
+            steps=3 if quick else steps,
+            repeats=3 if quick else repeats,
+            threads=threads,
+            compiled=not quick and preset in compile_presets,
+        )
+        out["cases"][f"preset {preset}, {threads} threads"] = r
+        if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
+            write_json(RESULTS, out)
+        tps = r["tokens_per_s"]
+        print(
+            f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, "
+            f"GPT2LMHeadModel {tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
+            + (
+                f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
+                f"compile {r['compile_seconds']:.0f} s)"
+                if "ours compiled" in tps
+                else ""
+            )
+            + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}",
+            flush=True,
+        )
+
+    for preset in [p for p in presets if p]:
         for t in threads_list:
-            threads = cpu_threads(t)
-            r = measure(
-                cfg,
-                p.batch_size,
-                steps=3 if quick else steps,
-                repeats=3 if quick else repeats,
-                threads=threads,
-                compiled=not quick and preset in compile_presets,
-            )
-            out["cases"][f"preset {preset}, {threads} threads"] = r
-            if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
-                write_json(RESULTS, out)
-            tps = r["tokens_per_s"]
-            print(
-                f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, GPT2LMHeadModel "
-                f"{tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
-                + (
-                    f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
-                    f"compile {r['compile_seconds']:.0f} s)"
-                    if "ours compiled" in tps
-                    else ""
-                )
-                + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}",
-                flush=True,
-            )
+            case(preset, t)
     tiny = get_preset("tiny")
     tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
     for k in ((2,) if quick else (2, 4, 8)) if vmap else ():
@@ -206,6 +274,16 @@ def main(
         print(
             f"tiny x{k} seeds: vmap {v['tokens_per_s']['vmap']:9,.0f} tok/s, sequential "
             f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x",
+            flush=True,
+        )
+    for preset in [p for p in alone_presets if p]:
+        r = alone(preset, steps=3 if quick else steps, repeats=3 if quick else repeats, rounds=1 if quick else 2)
+        out["alone"][f"preset {preset}, every core"] = r
+        if not quick:
+            write_json(RESULTS, out)
+        print(
+            f"{preset:10s} alone, every core: tmcheck's trainer {r['tokens_per_s']['ours']:9,.0f} tok/s, "
+            f"GPT2LMHeadModel {r['tokens_per_s']['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x",
             flush=True,
         )
     out["machine"]["load_average_at_end"] = os.getloadavg()
@@ -220,6 +298,11 @@ def _ints(text: str) -> tuple[int, ...]:
 
 if __name__ == "__main__":
     import argparse
+    import sys
+
+    if sys.argv[1:2] == ["worker"]:
+        _alone_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        raise SystemExit(0)
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -230,6 +313,7 @@ if __name__ == "__main__":
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--no-vmap", action="store_true", help="skip the vmap-over-seeds measurement")
     ap.add_argument("--merge", action="store_true", help="add to the cases already in the results file")
+    ap.add_argument("--alone", default="cpu-demo,cpu-small", help="presets also timed one model per process")
     a = ap.parse_args()
     main(
         a.quick,
@@ -240,4 +324,5 @@ if __name__ == "__main__":
         a.steps,
         vmap=not a.no_vmap,
         merge=a.merge,
+        alone_presets=tuple(a.alone.split(",")),
     )
