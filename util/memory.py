@@ -3,9 +3,9 @@
 glibc serves an allocation of at least its mmap threshold (dynamic, at most 32 MiB on 64-bit) by a new
 mapping and unmaps it on free, so every such tensor is zero-filled again page by page by the kernel. A
 training step of ``cpu-small`` makes several: the logits and their gradients are (B T) x V float32 =
-32 MiB. Measured on a 2-core AMD EPYC VM (10 steps, 3 repeats, two runs): 8,600-10,400 tokens/s with
-1.0-1.4 s of system time per 10 steps under the default, 10,300-13,900 tokens/s with 0.1-0.2 s after
-``reuse_large_allocations()``. The numbers computed are the same: only where the memory comes from changes.
+32 MiB. The effect on the training step is measured by ``benchmarks/bench_train.py`` (the speed page:
+tmcheck's trainer in a process of its own against transformers' GPT-2 in a default one); the numbers
+computed are the same, only where the memory comes from changes.
 
 The setting is process-wide and stays: a large block freed goes back to the heap for the next one, and
 the heap's top is returned to the system only beyond TRIM_THRESHOLD, so a process's resident size stays
