@@ -5,7 +5,9 @@ Each benchmark runs alone, in its own process under the machine's `quiet` tool (
 or $TMCHECK_QUIET): a machine-wide lock, a wait for a quiet machine, and afterwards the share of the
 machine other processes took. That verdict is written into every entry of benchmarks/results/*.json
 the run changed, as ``"quiet": {"verdict", "other_cpu_share", "load_before", "wall_s", "date", "benchmark"}``;
-the documentation quotes only entries whose verdict is "quiet". Without the tool (``--no-quiet``, or
+the documentation quotes only entries whose verdict is "quiet". The share of CPU time the host took
+(steal time, /proc/stat) is recorded beside it as ``host_steal_share``: the quiet tool cannot see it,
+and above 10% a quiet run is DISTURBED too. Without the tool (``--no-quiet``, or
 none found) the entries get ``"verdict": "unchecked"``.
 """
 
@@ -54,6 +56,43 @@ def parse_verdict(stderr: str) -> dict | None:
     return None
 
 
+STEAL_LIMIT = 0.10  # the quiet tool's limit, for the CPU time the host took from this machine
+
+
+def cpu_times(stat: str | None = None) -> tuple[int, int] | None:
+    """(steal, total) jiffies of all CPUs from /proc/stat's first line (or the given text); None where
+    there is none. Steal is time the hypervisor ran something else while this VM wanted the CPU: the
+    quiet tool sees only this machine's processes, so a busy host is invisible to it."""
+    if stat is None:
+        try:
+            with open("/proc/stat") as f:
+                stat = f.readline()
+        except OSError:
+            return None
+    fields = stat.split()
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    values = [int(v) for v in fields[1:]]
+    guest = sum(values[8:10])  # guest time is already counted in user time
+    return values[7], sum(values) - guest
+
+
+def host_steal(before, after) -> float | None:
+    """The share of the machine's CPU time the host took between two cpu_times() readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
+def with_steal(verdict: dict, steal: float | None) -> dict:
+    """The verdict with the host's share recorded; above STEAL_LIMIT a quiet run is DISTURBED."""
+    out = {**verdict, "host_steal_share": None if steal is None else round(steal, 4)}
+    if steal is not None and steal > STEAL_LIMIT and out.get("verdict") == "quiet":
+        out["verdict"] = "DISTURBED"
+        out["disturbed_by"] = "host steal time"
+    return out
+
+
 def _snapshot() -> dict[str, dict]:
     out = {}
     for p in sorted(RESULTS.glob("*.json")):
@@ -87,13 +126,14 @@ def run_one(name: str, use_quiet: bool) -> int:
     tool = quiet_tool() if use_quiet else None
     cmd = [sys.executable, "-m", "benchmarks.run_all", "--inner", name]
     before = _snapshot()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), cpu_times()
     proc = subprocess.run([str(tool), *cmd] if tool else cmd, cwd=HERE.parent, stderr=subprocess.PIPE, text=True)
     sys.stderr.write(proc.stderr)
     verdict = parse_verdict(proc.stderr) if tool else None
     if verdict is None:
         verdict = {"verdict": "unchecked", "other_cpu_share": None, "load_before": os.getloadavg()[0]}
         verdict["wall_s"] = time.perf_counter() - t0
+    verdict = with_steal(verdict, host_steal(cpu0, cpu_times()))
     verdict["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     stamped = stamp(before, verdict, name)
     print(f"=== {name}: {verdict['verdict']}; stamped {', '.join(stamped) or 'nothing'}", flush=True)

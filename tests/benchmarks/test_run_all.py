@@ -33,3 +33,32 @@ def test_only_changed_entries_are_stamped(tmp_path, monkeypatch):
     got = json.loads((tmp_path / "id.json").read_text())
     assert stamped == ["id.json:knn_engine"] and got["knn_engine"]["quiet"]["verdict"] == "quiet"
     assert "quiet" not in got["mle"] and got["quiet"]["entries"] == ["knn_engine"]
+
+
+STAT0 = "cpu  1000 0 200 8000 10 0 5 100 0 0"
+STAT1 = "cpu  1600 0 260 8200 10 0 5 340 0 0"  # 1100 jiffies more, 240 of them stolen
+
+
+def test_host_steal_is_read_from_proc_stat_and_a_busy_host_disturbs_a_quiet_run():
+    """/proc/stat's eighth field is steal; its share of the interval decides. The mutation, a run judged
+    by the quiet tool's verdict alone, would keep 22% steal "quiet"."""
+    a, b = run_all.cpu_times(STAT0), run_all.cpu_times(STAT1)
+    assert a == (100, 9315) and b == (340, 10415)
+    steal = run_all.host_steal(a, b)
+    assert abs(steal - 240 / 1100) < 1e-12
+    quiet = run_all.parse_verdict(QUIET)
+    busy = run_all.with_steal(quiet, steal)
+    assert busy["verdict"] == "DISTURBED" and busy["disturbed_by"] == "host steal time"
+    calm = run_all.with_steal(quiet, 0.03)
+    assert calm["verdict"] == "quiet" and calm["host_steal_share"] == 0.03
+    assert run_all.with_steal(quiet, None)["host_steal_share"] is None
+    assert run_all.cpu_times("intr 1 2 3") is None and run_all.host_steal(None, b) is None
+    assert run_all.cpu_times() is None or len(run_all.cpu_times()) == 2  # this machine's, where it has one
+
+
+def test_the_docs_refuse_a_figure_the_host_disturbed():
+    from tools.docs_gen.docs import quiet_ok
+
+    assert quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.03})
+    assert not quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.2})
+    assert quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02})  # recorded before steal was

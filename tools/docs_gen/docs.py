@@ -402,12 +402,18 @@ QUIET_SHARE = 0.10  # ../shared/tools/quiet: other processes above this share of
 
 
 def quiet_ok(q) -> bool:
-    """A recorded quiet verdict that allows quoting a figure: "quiet", not DISTURBED, share <= 10%."""
+    """A recorded quiet verdict that allows quoting a figure: "quiet", not DISTURBED, other processes'
+    share and (where recorded) the host's steal share <= 10%."""
     if not isinstance(q, dict):
         return False
     v = str(q.get("verdict", ""))
-    share = q.get("other_cpu_share")
-    return v.lower().startswith("quiet") and "disturbed" not in v.lower() and (share is None or share <= QUIET_SHARE)
+    share, steal = q.get("other_cpu_share"), q.get("host_steal_share")
+    return (
+        v.lower().startswith("quiet")
+        and "disturbed" not in v.lower()
+        and (share is None or share <= QUIET_SHARE)
+        and (steal is None or steal <= QUIET_SHARE)
+    )
 
 
 def _flatten(obj, prefix: str = "") -> list[tuple[str, object]]:
@@ -476,7 +482,12 @@ def speed() -> str:
                     if isinstance(q.get("other_cpu_share"), (int, float))
                     else "an unrecorded share"
                 )
-                + " of the machine (quiet)."
+                + " of the machine (quiet)"
+                + (
+                    f"; the host took {q['host_steal_share']:.0%} of its CPU time (steal)."
+                    if isinstance(q.get("host_steal_share"), (int, float))
+                    else "."
+                )
                 + (f" Machine: {_cell(json.dumps(machine, sort_keys=True))}." if machine else "")
             )
             rows = ["| measurement | value |", "|---|---|"]
