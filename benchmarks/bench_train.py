@@ -51,6 +51,13 @@ def _step_fn(model, kind):
     return step
 
 
+def _batch(cfg: GPTConfig, batch: int):
+    """The one batch every measurement steps on (seed 0), with its shifted targets."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, cfg.vocab_size, (batch, cfg.block_size), generator=g)
+    return x, torch.roll(x, -1, dims=1)  # ours is given shifted targets; GPT-2 shifts labels=x itself
+
+
 def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int, compiled: bool = False) -> dict:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -62,9 +69,7 @@ def measure(cfg: GPTConfig, batch: int, steps: int, repeats: int, threads: int, 
         twin = GPT(cfg)
         twin.load_state_dict(ours.state_dict())
         fns["ours compiled"] = _step_fn(torch.compile(twin), "ours")
-    g = torch.Generator().manual_seed(0)
-    x = torch.randint(0, cfg.vocab_size, (batch, cfg.block_size), generator=g)
-    y = torch.roll(x, -1, dims=1)  # ours is given shifted targets; GPT-2 shifts labels=x itself
+    x, y = _batch(cfg, batch)
     for name, fn in fns.items():  # warm-up (the first compiled call compiles)
         t0 = time.perf_counter()
         fn(x, y)
@@ -112,9 +117,7 @@ def _alone_worker(preset: str, kind: str, steps: int, repeats: int) -> None:
     if kind != "ours":
         model = to_hf(model).train()
     fn = _step_fn(model, "ours" if kind == "ours" else "hf")
-    g = torch.Generator().manual_seed(0)
-    x = torch.randint(0, cfg.vocab_size, (p.batch_size, cfg.block_size), generator=g)
-    y = torch.roll(x, -1, dims=1)
+    x, y = _batch(cfg, p.batch_size)
     for _ in range(3):
         fn(x, y)
     rates, sys_s = [], []
