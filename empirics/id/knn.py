@@ -99,14 +99,13 @@ U32 = 2.0**-24
 U_BF16 = 2.0**-8
 TINY = 2.0**-126  # smallest normal float32 / bfloat16
 W = 32  # chunk width of the tile filter (_row_hits, _col_hits)
-SEED_COLS = 768  # columns of a diagonal tile that a dense top-k seeds the thresholds from
 MERGE_CAP = 256  # more new hits per row of a tile than this on average: dense top-k instead
 SAFE = (2.0**-64, 2.0**64)  # input magnitudes whose float64 distances need no scaling (_exact_search)
 UNIT_PASS_MAX = 2.0**32  # largest s1 for which _Points forms h unscaled and scales it afterwards
 PROJ_RESIDUAL = 1e-3  # largest share of the variance a projected search may leave out (_projection)
 PROJ_DIMS = (16, 32, 64, 128)  # the subspace dimensions tried, smallest first, each at most D / 4
 PROJ_SAMPLE = 4096  # rows whose covariance gives the subspace (any orthonormal basis keeps it exact)
-RERANK_CPU_BYTES = 24 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
+RERANK_CPU_BYTES = 12 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
 def _gamma(K: int, u: float) -> float:
@@ -383,17 +382,21 @@ def _update(best_d, best_i, r0: int, d2, c0: int, m: int) -> None:
 
 
 def _update_sparse(best_d, best_i, r0: int, nrows: int, p, j, v, m: int) -> None:
-    """Merge new hits (local row p ascending, global column j, value v) into rows r0.. of the top-m."""
+    """Merge new hits (local row p ascending, global column j, value v) into rows r0.. of the top-m.
+    Only the rows with hits are merged: off the diagonal most rows of a tile have none."""
     import torch
 
-    counts = torch.bincount(p, minlength=nrows)
-    width = int(counts.max())
+    if not len(p):
+        return
+    u, counts = torch.unique_consecutive(p, return_counts=True)  # the rows with hits, and how many each
+    slot = torch.repeat_interleave(torch.arange(len(u), device=p.device), counts)  # each hit's row among u
     start = torch.cumsum(counts, 0) - counts
-    pos = torch.arange(len(p), device=p.device) - start[p]  # rank of each hit within its row
-    new_d = torch.full((nrows, width), float("inf"), dtype=best_d.dtype, device=p.device)
-    new_i = torch.full((nrows, width), -1, dtype=best_i.dtype, device=p.device)
-    new_d[p, pos], new_i[p, pos] = v, j
-    rows = slice(r0, r0 + nrows)
+    pos = torch.arange(len(p), device=p.device) - start[slot]  # rank of each hit within its row
+    width = int(counts.max())
+    new_d = torch.full((len(u), width), float("inf"), dtype=best_d.dtype, device=p.device)
+    new_i = torch.full((len(u), width), -1, dtype=best_i.dtype, device=p.device)
+    new_d[slot, pos], new_i[slot, pos] = v, j
+    rows = u + r0
     best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], new_d, new_i, m)
 
 
@@ -410,10 +413,13 @@ def _row_hits(d2, thr, itype):
     """(r, c), r ascending: the entries of the tile below their row's threshold.
 
     Hits are rare once the thresholds are tight, so the tile is read once for the minima of chunks of
-    W entries along each row, and only chunks whose minimum is below the threshold are compared entry
-    by entry (all entries, when that is most of them). Below a positive threshold floats order as
-    their bit patterns (negative values too: their sign bit makes them negative integers), so the
-    compares run on the integer view, which is faster.
+    W entries of each row, and only chunks whose minimum is below the threshold are compared entry
+    by entry (all entries, when that is most of them). A row's chunk c holds its columns c, c + s,
+    c + 2s, ... (s = bj / W), so the minima are one reduction across the middle axis of a (bi, W, s)
+    view, vectorised along contiguous memory: on an idle machine (2 threads, bf16 tiles of 3072^2) about
+    1 ms a tile, against 5.5 ms for chunks of W adjacent entries (a reduction along the innermost 32).
+    Below a positive threshold floats order as their bit patterns (negative values too: their sign bit
+    makes them negative integers), so the compares run on the integer view, which is faster.
     """
     import torch
 
@@ -421,12 +427,13 @@ def _row_hits(d2, thr, itype):
     if bj % W or not bool(thr.min() > 0):
         return torch.nonzero(d2 < thr[:, None], as_tuple=True)
     key, kt = d2.view(itype), thr.view(itype)
-    chunks = key.view(bi, bj // W, W)
-    r, ch = torch.nonzero(chunks.amin(dim=2) < kt[:, None], as_tuple=True)
+    s = bj // W
+    chunks = key.view(bi, W, s)  # chunks[r, :, c]: columns c, c + s, ... of row r
+    r, ch = torch.nonzero(chunks.amin(dim=1) < kt[:, None], as_tuple=True)
     if len(r) * W > bi * bj // 4:
         return torch.nonzero(key < kt[:, None], as_tuple=True)
-    q, w = torch.nonzero(chunks[r, ch] < kt[r, None], as_tuple=True)  # (hits, W) chunks
-    return r[q], ch[q] * W + w
+    q, w = torch.nonzero(chunks[r, :, ch] < kt[r, None], as_tuple=True)  # (hits, W) chunks
+    return r[q], w * s + ch[q]
 
 
 def _col_hits(d2, thr, itype):
@@ -457,19 +464,15 @@ def _triangle_search(pts: _Points, m: int, block_size: int):
     best_i = torch.full((n, m), -1, dtype=torch.int64, device=dev)
     itype = torch.int16 if pts.dtype == torch.bfloat16 else torch.int32  # same width as the tile's type
     starts = list(range(0, n, block_size))
-    seed = -(-max(m + 1, SEED_COLS) // W) * W
     for i0 in starts:  # diagonal tiles first: they make the thresholds finite
         i1 = min(n, i0 + block_size)
         d2 = pts.tile(slice(i0, i1), slice(i0, i1))
         d2.fill_diagonal_(float("inf"))
-        if i1 - i0 <= seed + W:
-            _update(best_d, best_i, i0, d2, i0, m)
-            continue
-        # a top-k over the first `seed` columns gives finite thresholds (each row has >= m other
-        # points there); the rest of the tile only adds hits below them
-        _update(best_d, best_i, i0, d2[:, :seed], i0, m)
-        r, c = _row_hits(d2[:, seed:], best_d[i0:i1].max(dim=1).values, itype)
-        _merge_hits(best_d, best_i, i0, i1 - i0, r, c, d2[:, seed:], i0 + seed, m)
+        # a dense top-k: in the locality order a diagonal tile holds most of its rows' neighbours, so
+        # a filter against thresholds seeded from part of it passes a quarter of the entries. On an idle
+        # machine (2 threads, N = 32768, bf16 tiles of 3072^2): 0.26 s for the 11 diagonal tiles against
+        # 0.70 s for a top-k over 768 columns followed by the filter on the rest
+        _update(best_d, best_i, i0, d2, i0, m)
     for a, i0 in enumerate(starts):
         i1 = min(n, i0 + block_size)
         for j0 in starts[a + 1 :]:
@@ -791,9 +794,14 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     cand = torch.as_tensor(cand, device=dev)
     n, m = cand.shape
     rows = torch.arange(n, device=dev) if rows is None else torch.as_tensor(rows, device=dev)
-    # on the CPU, query rows in chunks whose gathered candidates fill RERANK_CPU_BYTES: measured alone
-    # (../shared/tools/quiet, 2 threads) at N = 32768, m = 30, D = 768, 0.67 s for chunks of 128 rows
-    # (24 MB) against 1.63 s for 8, 0.69 s for 256 and 1.18 s for 728 (128 MiB)
+    # on the CPU, query rows in chunks whose gathered candidates fill RERANK_CPU_BYTES (N = 32768, m = 30,
+    # D = 768, 2 threads). On an AMD EPYC VM (2 MiB L2 per core; ../shared/tools/quiet): 0.67 s for chunks
+    # of 128 rows (24 MB) against 1.63 s for 8, 0.69 s for 256 and 1.18 s for 728 (128 MiB). On an Intel
+    # Xeon VM with AMX (2 MiB L2 per core, idle machine): flat at 0.83-0.89 s from 1 to 12 MB (5 to 68
+    # rows), 1.07 s at 16 MB and 1.25 s at 24 MB; at 1 thread 1.49-1.61 s up to 12 MB, 3.0 s at 24 MB.
+    # 12 MB (68 rows there) is on that flat part, and between the AMD's measured 8 and 128 rows. (At 8 MB
+    # the peak memory of test_the_callers_array_is_read_in_place varied from 3.4 to 4.0 times the input,
+    # glibc's heap taking the freed chunks; at 12 MB it was 3.50-3.51 in 8 runs)
     cap = RERANK_CPU_BYTES if dev.type == "cpu" else rerank_bytes
     chunk = max(1, min(cap, rerank_bytes) // (8 * m * dim))
     dist = torch.empty(cand.shape, dtype=torch.float64, device=dev)
