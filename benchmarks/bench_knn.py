@@ -17,10 +17,11 @@
    bf16 GEMM of the full Gram matrix at that rate (half of it with symmetry, which the engine uses).
 
 Every tool runs in its own fresh process (imports before the clock, so two OpenMP runtimes never
-share a process) with ``OMP_WAIT_POLICY=passive``, `repeats` times in a row; best and median are
-reported with the load average around each process, the CPU model and the core count. The machine
-is shared: ratios are measured in the same run, side by side. Results go to
-benchmarks/results/id.json under "knn_engine".
+share a process) in the caller's environment without ``OMP_WAIT_POLICY`` (each runtime's default, as a
+user runs it; tmcheck's MLE is timed once more with ``passive`` for the record), `repeats` times in a
+row; best and median are reported with the load average around each process, the CPU model and the
+core count. Ratios are measured in the same run, side by side (run under ../shared/tools/quiet, through
+benchmarks/run_all.py). Results go to benchmarks/results/id.json under "knn_engine".
 """
 
 from __future__ import annotations
@@ -38,7 +39,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "id.json"
-ENV = {**os.environ, "OMP_WAIT_POLICY": "passive", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# every tool runs as a user runs it: OMP_WAIT_POLICY unset, so each OpenMP runtime keeps its default (libgomp:
+# threads spin a while before they sleep). `passive` (threads sleep at once) was set while benchmarks ran on a
+# shared, loaded machine, where spinning threads took cores from each other; under ../shared/tools/quiet the
+# machine is otherwise idle. tmcheck's MLE is also timed with `passive`, for the record (``passive_wait``).
+ENV = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+PASSIVE = ENV | {"OMP_WAIT_POLICY": "passive"}
 K = 20
 DOC_MODULES = (
     "json",
@@ -139,14 +148,14 @@ def worker(kind: str, path: str, repeats: int) -> None:
     print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, **out}))
 
 
-def _run(kind: str, path: Path, repeats: int) -> dict:
+def _run(kind: str, path: Path, repeats: int, env: dict | None = None) -> dict:
     before = os.getloadavg()
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.bench_knn", "worker", kind, str(path), str(repeats)],
         capture_output=True,
         text=True,
         cwd=HERE.parent,
-        env=ENV,
+        env=ENV if env is None else env,
     )
     load = {"load_average_before": before, "load_average_after": os.getloadavg()}
     if out.returncode != 0:
@@ -174,7 +183,7 @@ def machine() -> dict:
         "torch_threads": torch.get_num_threads(),
         "cpu_bf16_dot": cpu_has_bf16(),
         "cuda": torch.cuda.is_available(),
-        "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"],
+        "OMP_WAIT_POLICY": "unset (each OpenMP runtime's default)",
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
 
@@ -267,6 +276,8 @@ def sphere_mle(tmp: Path, repeats: int, n: int = 32768) -> dict:
     for kind in ("tmcheck-mle", "skdim-mle", "faiss-mle"):
         out[kind.split("-")[0]] = _run(kind, path, repeats if kind != "skdim-mle" else max(1, repeats - 1))
         print(f"  {kind}: {out[kind.split('-')[0]]}", flush=True)
+    out["passive_wait"] = _run("tmcheck-mle", path, repeats, env=PASSIVE)  # for the record: see ENV
+    print(f"  tmcheck-mle, OMP_WAIT_POLICY=passive: {out['passive_wait']}", flush=True)
     ours = out["tmcheck"]
     for anchor in ("skdim", "faiss"):
         theirs = out[anchor]
