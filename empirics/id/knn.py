@@ -643,7 +643,9 @@ def _exact_search(
         n_recomputed = len(bad)
         if len(bad):
             if proj is not None:
-                pts32 = _Points(fr, torch.float32)  # the range query is in the whole space
+                # the range query is in the whole space; |xs|^2 is the projection's, measured on the same
+                # chunks of xs (a power of two apart, so exactly), so no float64 pass over the points is made
+                pts32 = _Points(fr, torch.float32, sq=proj.sq)
             else:
                 pts32 = pts if dtype == torch.float32 else _Points(fr, torch.float32, sq=pts.sq)
             at = bad if rows is None else rows[bad]
