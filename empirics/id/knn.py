@@ -797,7 +797,7 @@ def _rerank(x64, cand, k: int, rerank_bytes: int, rows=None):
     n, m = cand.shape
     rows = torch.arange(n, device=dev) if rows is None else torch.as_tensor(rows, device=dev)
     # on the CPU, query rows in chunks whose gathered candidates fill RERANK_CPU_BYTES (N = 32768, m = 30,
-    # D = 768, 2 threads). On an AMD EPYC VM (2 MiB L2 per core; ../shared/tools/quiet): 0.67 s for chunks
+    # D = 768, 2 threads). On an AMD EPYC VM (../shared/tools/quiet): 0.67 s for chunks
     # of 128 rows (24 MB) against 1.63 s for 8, 0.69 s for 256 and 1.18 s for 728 (128 MiB). On an Intel
     # Xeon VM with AMX (2 MiB L2 per core, idle machine): flat at 0.83-0.89 s from 1 to 12 MB (5 to 68
     # rows), 1.07 s at 16 MB and 1.25 s at 24 MB; at 1 thread 1.49-1.61 s up to 12 MB, 3.0 s at 24 MB.
