@@ -10,9 +10,11 @@
 3. The validation table: five manifolds with known d at N = 4096 and 32768, every estimator.
 
 Every timed run is its own process (fresh import, peak RSS from getrusage); times exclude loading
-the points. Every process, tmcheck's and the anchors' alike, runs with ``OMP_WAIT_POLICY=passive``:
-this 2-core machine is shared, and OpenMP threads that spin at barriers while another job holds a
-core made the same kNN search 2-4x slower (13.4 s vs 5.9 s measured side by side). Results go to
+the points. Every process, tmcheck's and the anchors' alike, runs without ``OMP_WAIT_POLICY`` (each
+OpenMP runtime's default, as a user runs it). ``passive`` was set while this 2-core machine was shared:
+OpenMP threads that spin at barriers while another job holds a core made the same kNN search 2-4x
+slower (13.4 s vs 5.9 s side by side); benchmarks now run alone under ../shared/tools/quiet (through
+benchmarks/run_all.py), where passive waiting only slows the engine. Results go to
 benchmarks/results/id.json.
 """
 
@@ -81,7 +83,10 @@ def worker(kind: str, path: str) -> None:
     print(json.dumps({"seconds": t1 - t0, "dimension": float(d), "peak_rss_mb": _peak_mb(), "rss_after_load_mb": base}))
 
 
-ENV = {**os.environ, "OMP_WAIT_POLICY": "passive"}
+# as bench_knn: every process in the environment a user runs it in (OMP_WAIT_POLICY unset, each OpenMP
+# runtime's default); `passive` was for a shared, loaded machine, and the benchmarks now run alone under
+# ../shared/tools/quiet
+ENV = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
 
 
 def _run(cmd: list[str]) -> dict:
@@ -236,7 +241,7 @@ def main(parts: tuple[str, ...] = ("speed", "table")) -> dict:
         "cuda": torch.cuda.is_available(),
         "gpu_figure": "unmeasured (no GPU here)",
         "cpu_bf16_dot": cpu_has_bf16(),
-        "OMP_WAIT_POLICY": ENV["OMP_WAIT_POLICY"],
+        "OMP_WAIT_POLICY": "unset (each OpenMP runtime's default)",
     }
     with tempfile.TemporaryDirectory() as tmp:
         if "speed" in parts or "speed-small" in parts:  # speed-small: without N = 131072
