@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.run_all import WAIT_POLICY, user_environment
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "id.json"
 ANCHOR_VENV = HERE / ".venv-anchors"
@@ -83,10 +85,7 @@ def worker(kind: str, path: str) -> None:
     print(json.dumps({"seconds": t1 - t0, "dimension": float(d), "peak_rss_mb": _peak_mb(), "rss_after_load_mb": base}))
 
 
-# as bench_knn: every process in the environment a user runs it in (OMP_WAIT_POLICY unset, each OpenMP
-# runtime's default); `passive` was for a shared, loaded machine, and the benchmarks now run alone under
-# ../shared/tools/quiet
-ENV = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+ENV = user_environment()  # every process as a user runs it (run_all.user_environment)
 
 
 def _run(cmd: list[str]) -> dict:
@@ -241,7 +240,7 @@ def main(parts: tuple[str, ...] = ("speed", "table")) -> dict:
         "cuda": torch.cuda.is_available(),
         "gpu_figure": "unmeasured (no GPU here)",
         "cpu_bf16_dot": cpu_has_bf16(),
-        "OMP_WAIT_POLICY": "unset (each OpenMP runtime's default)",
+        "OMP_WAIT_POLICY": WAIT_POLICY,
     }
     with tempfile.TemporaryDirectory() as tmp:
         if "speed" in parts or "speed-small" in parts:  # speed-small: without N = 131072

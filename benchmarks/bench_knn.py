@@ -37,16 +37,13 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.run_all import WAIT_POLICY, user_environment
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "id.json"
-# every tool runs as a user runs it: OMP_WAIT_POLICY unset, so each OpenMP runtime keeps its default (libgomp:
-# threads spin a while before they sleep). `passive` (threads sleep at once) was set while benchmarks ran on a
-# shared, loaded machine, where spinning threads took cores from each other; under ../shared/tools/quiet the
-# machine is otherwise idle. tmcheck's MLE is also timed with `passive`, for the record (``passive_wait``).
-ENV = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-}
+# every tool as a user runs it (run_all.user_environment); tmcheck's MLE is also timed with `passive`, for
+# the record (``passive_wait``)
+ENV = user_environment(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 PASSIVE = ENV | {"OMP_WAIT_POLICY": "passive"}
 K = 20
 DOC_MODULES = (
@@ -183,7 +180,7 @@ def machine() -> dict:
         "torch_threads": torch.get_num_threads(),
         "cpu_bf16_dot": cpu_has_bf16(),
         "cuda": torch.cuda.is_available(),
-        "OMP_WAIT_POLICY": "unset (each OpenMP runtime's default)",
+        "OMP_WAIT_POLICY": WAIT_POLICY,
         "uptime": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
 

@@ -32,6 +32,18 @@ VERDICT = re.compile(
 )
 
 
+WAIT_POLICY = "unset (each OpenMP runtime's default)"  # what the benchmarks record of OMP_WAIT_POLICY
+
+
+def user_environment(**extra: str) -> dict[str, str]:
+    """The environment a benchmark runs each tool in (its own and the anchors'), as a user runs it: the
+    caller's, without OMP_WAIT_POLICY, so each OpenMP runtime keeps its default (libgomp: threads spin a
+    while before they sleep), plus `extra`. `passive` (threads sleep at once) was set while benchmarks ran
+    on a shared, loaded machine, where spinning threads took cores from each other; under the quiet tool
+    the machine is otherwise idle, and passive waiting only slowed the kNN engine's short parallel steps."""
+    return {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | extra
+
+
 def quiet_tool() -> Path | None:
     """The `quiet` wrapper: $TMCHECK_QUIET, else ../shared/tools/quiet beside the checkout."""
     env = os.environ.get("TMCHECK_QUIET")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from benchmarks import run_all
 
@@ -62,3 +63,14 @@ def test_the_docs_refuse_a_figure_the_host_disturbed():
     assert quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.03})
     assert not quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.2})
     assert quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02})  # recorded before steal was
+
+
+def test_tools_run_in_the_users_environment_without_a_wait_policy(monkeypatch):
+    """The benchmarks' environment drops OMP_WAIT_POLICY (each OpenMP runtime's default) and keeps the rest;
+    the mutation, the caller's environment as it is, would keep `passive`."""
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    monkeypatch.setenv("TMCHECK_PROBE", "kept")
+    env = run_all.user_environment(HF_HUB_OFFLINE="1")
+    assert "OMP_WAIT_POLICY" not in env
+    assert env["TMCHECK_PROBE"] == "kept" and env["HF_HUB_OFFLINE"] == "1"
+    assert "OMP_WAIT_POLICY" in dict(os.environ)  # the caller's own environment is left as it is
