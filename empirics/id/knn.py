@@ -381,7 +381,7 @@ def _update(best_d, best_i, r0: int, d2, c0: int, m: int) -> None:
     best_d[rows], best_i[rows] = _merge(best_d[rows], best_i[rows], v, p + c0, m)
 
 
-def _update_sparse(best_d, best_i, r0: int, nrows: int, p, j, v, m: int) -> None:
+def _update_sparse(best_d, best_i, r0: int, p, j, v, m: int) -> None:
     """Merge new hits (local row p ascending, global column j, value v) into rows r0.. of the top-m.
     Only the rows with hits are merged: off the diagonal most rows of a tile have none."""
     import torch
@@ -406,7 +406,7 @@ def _merge_hits(best_d, best_i, r0: int, nrows: int, p, c, tile, c0: int, m: int
     if len(p) > MERGE_CAP * nrows:
         _update(best_d, best_i, r0, tile, c0, m)
     else:
-        _update_sparse(best_d, best_i, r0, nrows, p, c + c0, tile[p, c], m)
+        _update_sparse(best_d, best_i, r0, p, c + c0, tile[p, c], m)
 
 
 def _row_hits(d2, thr, itype):
