@@ -94,7 +94,7 @@ def estimate(
 
     from tmcheck.empirics.id.io import load_points
 
-    # the file is read in a thread while the estimators and torch import (2-4 s): numpy's read and the
+    # the file is read in a thread while torch imports (1 s; the estimate imports no scikit-learn): numpy's read and the
     # page faults of a new array run outside the GIL, so the load costs no wall time when the file is in
     # the page cache or the disk keeps up (#28)
     with ThreadPoolExecutor(1) as pool:

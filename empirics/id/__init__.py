@@ -5,8 +5,8 @@ Public API (stable; used by the pretraining part):
     from tmcheck.empirics.id import MLE, MLECurve, TwoNN, GRIDE, MLEScaling, estimate_id, IDResult, validation_points
 
 - ``MLE``, ``MLECurve``, ``TwoNN``, ``GRIDE``, ``MLEScaling``: scikit-learn estimators (``BaseEstimator``
-  subclasses; see ``estimators`` and ``gride``). Units never matter and duplicates are counted by a
-  scale-invariant rule (see ``_points``).
+  subclasses, in ``estimators``; what they compute is in ``core`` and ``gride``, which import no
+  scikit-learn). Units never matter and duplicates are counted by a scale-invariant rule (see ``points``).
 - ``estimate_id(X, estimator='mle', k=20, protocol='full'|'paper', ...) -> IDResult``: one call
   with a named protocol; ``protocol='paper'`` is the paper's (K = 20, random disjoint batches of
   4096, mean of the batch estimates).
@@ -15,14 +15,14 @@ Public API (stable; used by the pretraining part):
 """
 
 # Each name is imported from its module on first use (PEP 562), so that importing one submodule, e.g.
-# ``io`` to read points, does not import scikit-learn and scipy.stats (1.0-1.6 s): ``tmcheck id
-# estimate`` reads its file in a thread while the estimators import (#28).
+# ``io`` to read points, does not import scikit-learn and scipy.stats (0.8 s): ``tmcheck id estimate``
+# reads its file in a thread while torch imports, and ``estimate_id`` needs neither (#28).
 _HOME = {
     "MLE": "estimators",
     "MLECurve": "estimators",
     "MLEScaling": "estimators",
     "TwoNN": "estimators",
-    "GRIDE": "gride",
+    "GRIDE": "estimators",
     "ESTIMATORS": "protocol",
     "PROTOCOLS": "protocol",
     "IDResult": "protocol",

@@ -22,15 +22,16 @@ independent ratios (neighbourhoods overlap, so it is somewhat narrow, like every
 ``multiscale=True`` adds the estimates at n1 = 1, 2, 4, ... with n2 = 2 n1 <= range_max (dadapy's
 scales), all from one kNN search, with ``radius_scales_`` the mean of the n1-th and n2-th neighbour
 distances (dadapy's ``rs``).
+
+``GRIDEFit`` computes it; ``estimators.GRIDE`` is the scikit-learn estimator. scipy's root finder and
+chi2 are imported when a fit runs, so importing this module costs neither.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import chi2
 
-from tmcheck.empirics.id.estimators import IDEstimator
+from tmcheck.empirics.id.core import IDFit
 
 
 def _log_ratios(distances: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, int]:
@@ -66,6 +67,9 @@ def _score(d: float, log_mu: np.ndarray, n1: int, n2: int) -> float:
 
 def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
     """{dimension, error, ci, n_used, n_dropped} of GRIDE at (n1, n2) from sorted kNN distances."""
+    from scipy.optimize import brentq
+    from scipy.stats import chi2
+
     log_mu, dropped = _log_ratios(distances, n1, n2)
     if len(log_mu) < 2:
         raise ValueError(f"GRIDE (n1={n1}, n2={n2}): fewer than 2 ratios left")
@@ -95,14 +99,8 @@ def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
     }
 
 
-class GRIDE(IDEstimator):
-    """GRIDE at (n1, n2) (n2 defaults to 2 n1), optionally at every scale n1 = 1, 2, 4, ... < range_max.
-
-    Attributes: ``dimension_``, ``error_`` (Fisher), ``ci_`` (likelihood ratio, ci_level),
-    ``dimension_pw_`` (one-point MLE of each ratio, n1 = 1, n2 = 2 only: 1 / log mu; else the
-    global value), ``n_used_``, ``n_ties_``; with multiscale: ``scales_`` (n1), ``dimension_scales_``,
-    ``error_scales_``, ``ci_scales_``, ``radius_scales_``. Other parameters as for MLE.
-    """
+class GRIDEFit(IDFit):
+    """The arithmetic of ``estimators.GRIDE`` (parameters and attributes there)."""
 
     def __init__(
         self,

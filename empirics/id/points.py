@@ -36,10 +36,11 @@ SUSPECT = 1e-6  # a first-neighbour distance this small against the median one i
 
 def check_points(X, k: int) -> np.ndarray:
     """X as a finite (N, D) float32/float64 array with N > k and not all rows equal; else ValueError."""
-    from sklearn.utils import check_array
+    if not _plain_points(X):
+        from sklearn.utils import check_array
 
-    # scikit-learn's own messages for sparse, complex, 1-D and empty input (check_estimator expects them)
-    X = check_array(X, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
+        # scikit-learn's own messages for sparse, complex, 1-D and empty input (check_estimator expects them)
+        X = check_array(X, accept_sparse=False, dtype=None, ensure_all_finite=False, ensure_min_samples=1)
     if X.dtype == object:
         X = X.astype(np.float64)
     if not np.issubdtype(X.dtype, np.number):
@@ -56,6 +57,13 @@ def check_points(X, k: int) -> np.ndarray:
     if np.all(X == X[0]):
         raise ValueError("constant data: every row is the same point, so the dimension is undefined")
     return X
+
+
+def _plain_points(X) -> bool:
+    """True for a non-empty 2-D float32/float64 numpy array, which scikit-learn's ``check_array`` (as
+    ``check_points`` calls it) returns as it is: such input skips it, so a command that reads a .npy
+    imports no scikit-learn (0.8 s; tests/empirics/test_id_lazy_imports.py checks the two agree)."""
+    return type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64) and X.size > 0
 
 
 def default_rtol(dtype) -> float:

@@ -17,24 +17,25 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from tmcheck.empirics.id.core import MLECurveFit, MLEFit, MLEScalingFit, TwoNNFit
+from tmcheck.empirics.id.gride import GRIDEFit
 from tmcheck.empirics.id.points import check_points
-from tmcheck.empirics.id.estimators import MLE, MLECurve, MLEScaling, TwoNN
-from tmcheck.empirics.id.gride import GRIDE
 
-# name -> (class, fixed parameters, description)
+# name -> (fit class, fixed parameters, description); the fit classes import no scikit-learn (see
+# ``core``), ``estimators.SKLEARN`` maps each to its scikit-learn estimator
 ESTIMATORS = {
     "mle": (
-        MLE,
+        MLEFit,
         {"combine": "inverse"},
         "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)",
     ),
-    "mle-mean": (MLE, {"combine": "mean"}, "Levina-Bickel MLE, mean of pointwise estimates"),
-    "twonn": (TwoNN, {"method": "linear"}, "TwoNN, linear fit through the origin, 10% discarded"),
-    "twonn-mle": (TwoNN, {"method": "mle"}, "TwoNN maximum likelihood, 10% censored"),
-    "scaling": (MLEScaling, {}, "MLE on subsets N, N/2, ..., extrapolated to N -> inf"),
-    "mle-curve": (MLECurve, {}, "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)"),
+    "mle-mean": (MLEFit, {"combine": "mean"}, "Levina-Bickel MLE, mean of pointwise estimates"),
+    "twonn": (TwoNNFit, {"method": "linear"}, "TwoNN, linear fit through the origin, 10% discarded"),
+    "twonn-mle": (TwoNNFit, {"method": "mle"}, "TwoNN maximum likelihood, 10% censored"),
+    "scaling": (MLEScalingFit, {}, "MLE on subsets N, N/2, ..., extrapolated to N -> inf"),
+    "mle-curve": (MLECurveFit, {}, "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)"),
     "gride": (
-        GRIDE,
+        GRIDEFit,
         {"multiscale": True},
         "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32",
     ),
@@ -68,25 +69,32 @@ def make_estimator(
     seed=None,
     ci_level: float = 0.95,
     rtol: float | None = None,
+    sklearn: bool = True,
 ):
-    """An unfitted estimator by name (see ESTIMATORS)."""
+    """An unfitted estimator by name (see ESTIMATORS): the scikit-learn estimator, or with
+    ``sklearn=False`` its fit class, which computes the same numbers and imports no scikit-learn
+    (what ``estimate_id`` fits)."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
     cls, fixed, _ = ESTIMATORS[estimator]
     params = dict(duplicates=duplicates, device=device, ci_level=ci_level, rtol=rtol, **fixed)
-    if cls is not GRIDE:
+    if cls is not GRIDEFit:
         params.update(bootstrap=bootstrap, seed=seed)
-    if cls not in (TwoNN, GRIDE):
+    if cls not in (TwoNNFit, GRIDEFit):
         params["k"] = k
+    if sklearn:
+        from tmcheck.empirics.id.estimators import SKLEARN
+
+        cls = SKLEARN[cls]
     return cls(**params)
 
 
 def _interval_method(est) -> str:
-    if isinstance(est, GRIDE):
+    if isinstance(est, GRIDEFit):
         return "likelihood ratio (chi2_1)"
     if est.ci_ is None:
         return "none"
-    if isinstance(est, MLEScaling):
+    if isinstance(est, MLEScalingFit):
         return f"percentile bootstrap of the extrapolation over subsets, {est.bootstrap} resamples"
     return f"percentile bootstrap over points, {est.bootstrap} resamples"
 
@@ -125,6 +133,7 @@ def estimate_id(
             seed=seed,
             ci_level=ci_level,
             rtol=rtol,
+            sklearn=False,
         )
 
     est = make(bootstrap)
@@ -139,11 +148,11 @@ def estimate_id(
             "interval": _interval_method(est),
             "duplicate_rtol": est.duplicate_rtol_,
         }
-        if isinstance(est, MLEScaling):
+        if isinstance(est, MLEScalingFit):
             details.update(curve=est.curve_, bias_at_N=est.bias_, exponent=est.exponent_)
-        if isinstance(est, MLECurve):
+        if isinstance(est, MLECurveFit):
             details.update(curve=est.curve_)
-        if isinstance(est, GRIDE):
+        if isinstance(est, GRIDEFit):
             details.update(
                 error=est.error_,
                 scales=[

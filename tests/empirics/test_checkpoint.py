@@ -280,6 +280,8 @@ def test_no_source_file_unpickles_untrusted_data():
     bad = []
     for d in ("empirics", "cli", "util", "theory", "proofs_check", "benchmarks"):
         for f in (root / d).rglob("*.py"):
+            if any(part.startswith(".") for part in f.relative_to(root).parts):
+                continue  # a virtual environment the benchmarks made (benchmarks/.venv-anchors): not ours
             text = f.read_text(encoding="utf-8")
             if "weights_only=False" in text or "pickle.load" in text:
                 bad.append(str(f.relative_to(root)))
