@@ -695,7 +695,7 @@ def _projection(fr: _Frame, project="auto"):
     if project == "auto" and (dim < 4 * PROJ_DIMS[0] or n <= PROJ_SAMPLE // 2):
         return None
     fr.s1 = 1.0
-    step = max(1, n // PROJ_SAMPLE)
+    step = -(-n // PROJ_SAMPLE)  # at most PROJ_SAMPLE rows (n // PROJ_SAMPLE took all n below 2 PROJ_SAMPLE)
     sample = fr.x0(torch.arange(0, n, step, device=fr.x.device))  # every step-th position
     if fr.mean is not None:
         sample.sub_(fr.mean)

@@ -6,7 +6,7 @@ as the bf16 certificate assumes."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from sklearn.neighbors import NearestNeighbors
@@ -260,7 +260,9 @@ def test_bad_queries_are_refused(queries):
 
 def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbour(monkeypatch):
     """After a removal only the rows with a removed neighbour are searched again (the rest keep theirs):
-    the result equals a whole search of the kept rows, bit for bit, and the rows searched again are few."""
+    the result equals a whole search of the kept rows, bit for bit, and the rows searched again are few.
+    The copies differ from their rows in one coordinate by one ulp, so they are near-duplicates that only
+    the kNN finds (equal rows are merged before the search: the next test)."""
     from tmcheck.empirics.id import points
 
     calls = []
@@ -272,7 +274,9 @@ def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbo
     monkeypatch.setattr(points, "kneighbors", spy)
     rng = np.random.default_rng(6)
     base = rng.normal(size=(3000, 16))
-    X = np.concatenate([base, base[:40]])  # 40 exact duplicates
+    near = base[:40].copy()
+    near[:, 0] = np.nextafter(near[:, 0], np.inf)  # 40 near-duplicates, none equal to its row
+    X = np.concatenate([base, near])
     p = points.prepare(X, 10)
     assert p.n_duplicates == 40
     first = kneighbors(X, 10).indices
@@ -323,3 +327,56 @@ def test_tiles_share_one_buffer_and_a_smaller_tile_after_a_larger_is_exact(preci
     assert small.shape == (100, 70) and small.data_ptr() == ptr
     fresh = _Points(x, getattr(torch, precision), unit=True).tile(slice(200, 300), slice(50, 120)).clone()
     assert torch.equal(small, fresh)
+
+
+def test_equal_rows_are_merged_before_the_one_search(monkeypatch):
+    """Rows equal to an earlier row are dropped before the search, so one search of the kept rows answers
+    (no second pass), with the same kept rows, representatives, count and neighbours, bit for bit, as the
+    kNN-driven merge that would otherwise find them (its mutation: identical_rows switched off)."""
+    from tmcheck.empirics.id import points
+
+    calls = []
+
+    def spy(X, k, **kw):
+        calls.append(len(X) if kw.get("queries") is None else ("queries", len(kw["queries"])))
+        return kneighbors(X, k, **kw)
+
+    monkeypatch.setattr(points, "kneighbors", spy)
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(3000, 16))
+    X = np.concatenate([base, base[:40], base[5:6].repeat(30, axis=0)])  # 40 copies, and 30 of one row (> k)
+    with pytest.warns(UserWarning, match="removed 70 duplicate"):
+        p = points.prepare(X, 10)
+    assert calls == [3000] and p.n_duplicates == 70
+    monkeypatch.setattr(points, "identical_rows", lambda X, norms: np.arange(len(X)))
+    with pytest.warns(UserWarning, match="removed 70 duplicate"):
+        q = points.prepare(X, 10)
+    assert len(calls) > 2  # the kNN-driven merge: a second and third pass
+    for a, b in ((p.kept, q.kept), (p.representative, q.representative)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(p.neighbors.indices, q.neighbors.indices)
+    np.testing.assert_array_equal(p.neighbors.distances, q.neighbors.distances)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(2, 40),
+    dim=st.integers(1, 5),
+    copies=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=30),
+    signed_zero=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_identical_rows_is_the_lowest_equal_row(n, dim, copies, signed_zero, seed):
+    """Against brute force: for every row the lowest index of a row equal to it as numbers (so -0.0 equals
+    0.0, at distance 0); few values, so norms tie often without the rows being equal."""
+    from tmcheck.empirics.id.points import _row_norms, identical_rows
+
+    X = np.random.default_rng(seed).integers(-1, 2, size=(n, dim)).astype(np.float64)
+    for a, b in copies:
+        if a < n and b < n:
+            X[b] = X[a]
+    if signed_zero:
+        even = X[::2]  # a view: the zeros of every other row become -0.0
+        even[even == 0] = -0.0
+    brute = np.array([min(j for j in range(n) if np.array_equal(X[j], X[i])) for i in range(n)])
+    np.testing.assert_array_equal(identical_rows(X, _row_norms(X)), brute)
