@@ -138,9 +138,9 @@ def estimate_id(
 
     est = make(bootstrap)
     k_used = getattr(est, "k", None)
-    X = check_points(X, est._n_neighbors_needed())
+    need = est._n_neighbors_needed()  # the parameters first, as fit checks them
     if protocol == "full":
-        est.fit(X)
+        est.fit(X)  # its prepare checks the points (check_points): one pass over them, not two
         details = {
             "name": "full",
             "description": ESTIMATORS[estimator][2],
@@ -171,7 +171,8 @@ def estimate_id(
             )
         return IDResult(est.dimension_, est.ci_, est.n_used_, est.n_duplicates_, estimator, k_used, details)
 
-    if batch_size <= est._n_neighbors_needed():
+    X = check_points(X, need)
+    if batch_size <= need:
         raise ValueError(f"batch_size={batch_size} must exceed k={k_used}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(X))

@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from safetensors.numpy import save_file
 from scipy.spatial.distance import pdist
 
@@ -115,3 +117,45 @@ def test_close_pairs_distinct_at_the_precision_are_reported_not_merged():
         prepare(X, 10)
     with pytest.warns(UserWarning, match="removed 30 duplicate"):
         assert prepare(Xn, 10, rtol=1e-6).n_duplicates == 30
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    rows=st.integers(2, 12),
+    cols=st.integers(1, 4),
+    cells=st.lists(
+        st.tuples(st.integers(0, 11), st.integers(0, 3), st.sampled_from([np.nan, np.inf, -np.inf, 1e308, -1e308])),
+        max_size=6,
+    ),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_check_points_finds_exactly_the_rows_with_nan_or_inf(rows, cols, cells, dtype):
+    """The finite-sum fast path decides as the per-row rule: huge finite values whose sum overflows pass,
+    and every NaN or inf is refused with its count and first row (its mutation: a sum that ignores NaN,
+    nansum, lets a NaN row through)."""
+    from tmcheck.empirics.id.points import check_points
+
+    X = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+    for r, c, v in cells:
+        if r < rows and c < cols:
+            X[r, c] = v
+    if dtype == np.float32:  # finite values near float32's largest, so their sum overflows there too
+        X = np.where(np.isfinite(X), np.clip(X, -3e38, 3e38), X).astype(np.float32)
+    bad = ~np.isfinite(X).all(axis=1)
+    if bad.any():
+        with pytest.raises(ValueError, match=f"{int(bad.sum())} of {rows} rows contain NaN or inf "):
+            check_points(X, 1)
+    else:
+        assert check_points(X, 1) is X
+
+
+def test_constant_data_is_found_when_the_last_row_is_the_first():
+    """The short cut compares the last row with the first; a cloud whose last row equals its first but
+    which is not constant passes, and a constant one is refused."""
+    from tmcheck.empirics.id.points import check_points
+
+    X = np.zeros((30, 3))
+    X[5] = 1.0
+    assert check_points(X, 5) is X
+    with pytest.raises(ValueError, match="constant data"):
+        check_points(np.zeros((30, 3)), 5)
