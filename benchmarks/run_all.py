@@ -116,13 +116,21 @@ def _snapshot() -> dict[str, dict]:
 
 
 def stamp(before: dict[str, dict], verdict: dict, name: str) -> list[str]:
-    """Write the verdict into every top-level entry of results/*.json that changed since `before`."""
+    """Write the verdict into every top-level entry of results/*.json that changed since `before`; a
+    file whose changes are all in plain values (numbers, lists: bench_coverage writes no sections) is
+    stamped as a whole."""
     from tmcheck.util import atomic
 
     stamped = []
     for file, now in _snapshot().items():
         old = before.get(file, {})
-        changed = [k for k, v in now.items() if k != "quiet" and old.get(k) != v and isinstance(v, dict)]
+        moved = [k for k, v in now.items() if k != "quiet" and old.get(k) != v]
+        changed = [k for k in moved if isinstance(now[k], dict)]
+        if moved and not changed:
+            now["quiet"] = {**verdict, "benchmark": name}
+            atomic.write_text(RESULTS / file, json.dumps(now, indent=2) + "\n")
+            stamped.append(file)
+            continue
         if not changed:
             continue
         for k in changed:

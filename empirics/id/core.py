@@ -2,9 +2,9 @@
 
 ``estimators`` gives each of these classes scikit-learn's interface (``BaseEstimator``: ``get_params``,
 ``clone``, tags) and scikit-dimension's spellings; this module holds everything an estimate computes,
-and imports neither scikit-learn nor scipy.stats, which take 0.8 s to import (0.77 s of a 6 s
-``tmcheck id estimate`` on 32768 x 768 points). ``estimate_id`` and ``tmcheck id estimate`` fit these
-classes, so a command that only estimates never imports them; ``estimators.MLE`` and the rest subclass
+and imports neither scikit-learn nor scipy.stats, which are the slowest imports after torch (the
+speed page has the whole-process figure). ``estimate_id`` and ``tmcheck id estimate`` fit these
+classes, so a command that only estimates never imports scikit-learn; ``estimators.MLE`` and the rest subclass
 them and add nothing to what they compute (tests/empirics/test_id_lazy_imports.py checks both the
 imports and that the two give the same numbers). The methods and their intervals are described in
 ``estimators``.

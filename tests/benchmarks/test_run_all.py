@@ -36,6 +36,21 @@ def test_only_changed_entries_are_stamped(tmp_path, monkeypatch):
     assert "quiet" not in got["mle"] and got["quiet"]["entries"] == ["knn_engine"]
 
 
+def test_a_file_of_plain_values_is_stamped_as_a_whole(tmp_path, monkeypatch):
+    """bench_coverage writes numbers and lists, no sections: a changed file of them gets a whole-file verdict
+    (no "entries"), which the speed page reads as "the whole file measured alone"; an unchanged one gets
+    none (the mutation, stamping only changed sections, left coverage.json without a verdict)."""
+    monkeypatch.setattr(run_all, "RESULTS", tmp_path)
+    (tmp_path / "coverage.json").write_text(json.dumps({"seconds": 500.0, "cases": [1, 2]}))
+    (tmp_path / "fit.json").write_text(json.dumps({"seconds": 3.0}))
+    before = run_all._snapshot()
+    (tmp_path / "coverage.json").write_text(json.dumps({"seconds": 230.0, "cases": [1, 2]}))
+    stamped = run_all.stamp(before, {"verdict": "quiet", "other_cpu_share": 0.0}, "bench_coverage")
+    got = json.loads((tmp_path / "coverage.json").read_text())
+    assert stamped == ["coverage.json"] and got["quiet"]["verdict"] == "quiet" and "entries" not in got["quiet"]
+    assert "quiet" not in json.loads((tmp_path / "fit.json").read_text())
+
+
 STAT0 = "cpu  1000 0 200 8000 10 0 5 100 0 0"
 STAT1 = "cpu  1600 0 260 8200 10 0 5 340 0 0"  # 1100 jiffies more, 240 of them stolen
 
