@@ -69,8 +69,10 @@ the smaller of itself and ``rho_i``, ``(1 + eps) rho_i``, ``eps rho_i``, ``alpha
 what lets a small-norm row pass (all-MiniLM-L6-v2 tokens, N = 8192: 1200 rows fail instead of 2021).
 
 **Principal subspace.** Data of low intrinsic dimension in a large D (the case this toolkit is
-about) have most of their variance in a few directions. When the top p of PROJ_DIMS (p <= D/4) leave
-at most PROJ_RESIDUAL of it out (eigenvectors of the covariance of PROJ_SAMPLE rows), step 1 runs on
+about) have most of their variance in a few directions. Where deciding that can cost less than the
+whole-space GEMM it could save (``_decision_pays``: not for wide data, N of a few D), and the top p of
+PROJ_DIMS (p <= D/4) leave at most PROJ_RESIDUAL of it out (eigenvectors of the covariance of
+PROJ_SAMPLE rows), step 1 runs on
 z = xs P instead of xs, a GEMM D/p times smaller; steps 2 and 3 are unchanged (the re-ranking and the
 range query are in the whole space). Projection only shrinks distances, so a non-candidate's whole-space
 distance is at least its subspace distance, and the certificate bounds it as ``_Projected`` says (with
@@ -105,6 +107,11 @@ UNIT_PASS_MAX = 2.0**32  # largest s1 for which _Points forms h unscaled and sca
 PROJ_RESIDUAL = 1e-3  # largest share of the variance a projected search may leave out (_projection)
 PROJ_DIMS = (16, 32, 64, 128)  # the subspace dimensions tried, smallest first, each at most D / 4
 PROJ_SAMPLE = 4096  # rows whose covariance gives the subspace (any orthonormal basis keeps it exact)
+# CPU rates for the projection's cost rule (_decision_pays), measured on an idle Intel Xeon VM with AMX,
+# 2 threads: float64 GEMM, symmetric eigenvalues (D^3 per second: eigvalsh at D = 768 took 0.031 s),
+# and the search's GEMM in bfloat16 and float32
+RATE_F64, RATE_EIG = 1.0e11, 1.5e10
+RATE_SEARCH = {"bfloat16": 2.7e12, "float32": 3.4e11}
 RERANK_CPU_BYTES = 12 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
 
@@ -612,7 +619,7 @@ def _exact_search(
     label = _kd_order(torch.cat(proj).sub_(mean @ R)) if order else None
     fr = _Frame(x, s0, label, mean)
 
-    proj = _projection(fr, project) if queries is None and project != 0 else None
+    proj = _projection(fr, project, dtype) if queries is None and project != 0 else None
     if proj is not None:  # the candidates from a principal subspace; fr.s1 set by _projection
         pts = _Points(proj.z, dtype, unit=True)  # sets proj.z.s1
     else:
@@ -686,13 +693,32 @@ class _Projected:
         return (dz - 2 * self.E) / (1 + self.delta) * (1 - 2.0**-50)
 
 
-def _projection(fr: _Frame, project="auto"):
+def _decision_pays(n: int, dim: int, device, dtype) -> bool:
+    """Whether deciding on a subspace (the covariance of min(N, PROJ_SAMPLE) rows in float64, then its
+    eigenvalues) can cost less than the whole-space search's GEMM, the most a subspace can save. At
+    N = 4096, D = 2048 the decision took 0.57 s beside a 0.88 s kNN (the search's GEMM about 0.015 s);
+    at the all-MiniLM-L6-v2 tokens' N = 8064, D = 384 in bf16 it was 0.015 s of 0.30 s and no subspace is
+    taken there; at N = 32768, D = 768 it is 0.08 s against 0.3 s. On CUDA (other rates) it always runs."""
+    import torch
+
+    if device.type != "cpu":
+        return True
+    s = min(n, PROJ_SAMPLE)
+    decide = 2 * s * dim**2 / RATE_F64 + dim**3 / RATE_EIG
+    gemm = n * n * dim / RATE_SEARCH["bfloat16" if dtype == torch.bfloat16 else "float32"]
+    return decide < gemm
+
+
+def _projection(fr: _Frame, project="auto", dtype=None):
     """The subspace search of ``kneighbors(project=...)``, or None for the whole space. Sets fr.s1 (as
-    _Points(unit=True) would: the power of two that brings the largest |xs| into [1/2, 1))."""
+    _Points(unit=True) would: the power of two that brings the largest |xs| into [1/2, 1)). dtype: the
+    search type, for the cost rule of 'auto' (``_decision_pays``)."""
     import torch
 
     n, dim = fr.n, fr.dim
-    if project == "auto" and (dim < 4 * PROJ_DIMS[0] or n <= PROJ_SAMPLE // 2):
+    if project == "auto" and (
+        dim < 4 * PROJ_DIMS[0] or n <= PROJ_SAMPLE // 2 or not _decision_pays(n, dim, fr.x.device, dtype)
+    ):
         return None
     fr.s1 = 1.0
     step = -(-n // PROJ_SAMPLE)  # at most PROJ_SAMPLE rows (n // PROJ_SAMPLE took all n below 2 PROJ_SAMPLE)

@@ -67,8 +67,8 @@ def test_the_bound_carries_its_rounding_terms(monkeypatch):
     seen = {}
     real = knn._projection
 
-    def spy(fr, project):
-        out = real(fr, project)
+    def spy(fr, project, dtype=None):
+        out = real(fr, project, dtype)
         seen["proj"] = out
         return out
 
@@ -79,16 +79,41 @@ def test_the_bound_carries_its_rounding_terms(monkeypatch):
 
 
 def test_auto_projects_low_dimensional_data_and_leaves_isotropic_data_alone(monkeypatch):
+    """(In float32, where the decision pays at this shape: see the next test for bf16.)"""
     seen = []
     real = knn._projection
-    monkeypatch.setattr(knn, "_projection", lambda fr, project: seen.append(real(fr, project)) or seen[-1])
+    monkeypatch.setattr(
+        knn, "_projection", lambda fr, project, dtype: seen.append(real(fr, project, dtype)) or seen[-1]
+    )
     low = validation_points("sphere", 4096, d=8, D=256, noise=1e-3, seed=0)
-    a = kneighbors(low, 10)
+    a = kneighbors(low, 10, precision="float32")
     assert seen[-1] is not None and seen[-1].p == 16
     _same(a, kneighbors(low, 10, project=0))
     iso = np.random.default_rng(0).normal(size=(4096, 256))
-    kneighbors(iso, 10)
+    kneighbors(iso, 10, precision="float32")
     assert seen[-1] is None
+
+
+def test_the_decision_is_made_only_where_it_can_pay(monkeypatch):
+    """'auto' decides on a subspace (a covariance and its eigenvalues) only when that can cost less than
+    the whole-space GEMM it could save: not for wide data (N = 2500, D = 1024) nor for a bf16 search at
+    N = 4096, D = 256, yes for the benchmark's N = 32768, D = 768 and for float32 at N = 4096, D = 256.
+    The answer is the same either way; the mutation (always decide) is seen by the spy on eigvalsh."""
+    import torch
+
+    cpu = torch.device("cpu")
+    assert knn._decision_pays(32768, 768, cpu, torch.bfloat16) and knn._decision_pays(4096, 256, cpu, torch.float32)
+    assert not knn._decision_pays(4096, 256, cpu, torch.bfloat16)
+    assert not knn._decision_pays(2500, 1024, cpu, torch.float32)
+    calls = []
+    real = torch.linalg.eigvalsh
+    monkeypatch.setattr(torch.linalg, "eigvalsh", lambda a: calls.append(a.shape) or real(a))
+    wide = validation_points("sphere", 2500, d=4, D=1024, noise=1e-3, seed=0)
+    _same(kneighbors(wide, 10, precision="float32"), kneighbors(wide, 10, project=0, precision="float32"))
+    assert calls == []
+    monkeypatch.setattr(knn, "_decision_pays", lambda *a: True)
+    kneighbors(wide, 10, precision="float32")
+    assert calls == [(1024, 1024)]
 
 
 @pytest.mark.parametrize("bad", [-1, "pca", 1.5])
