@@ -110,19 +110,26 @@ def identical_rows(X: np.ndarray, norms: np.ndarray) -> np.ndarray:
     """For every row, the lowest index of the rows equal to it (as numbers: distance 0).
 
     Equal rows have equal norms, so only rows whose norm another row shares are compared (none, in
-    data without duplicates: a sort of the N norms). That the norms of equal rows come out equal is
-    what makes this cheap, not what makes it right: an equal pair it missed would still be a
-    near-duplicate pair of the kNN, merged by ``prepare``'s loop. Merging equal rows before the
-    search answers token embeddings, where copies are common, with one search instead of two
-    (all-MiniLM-L6-v2 tokens, N = 8192: 128 equal rows, and 845 rows that lost a neighbour to them
-    were searched again)."""
+    data without duplicates: a sort of the N norms); each is compared with the lowest-indexed row of
+    its run of equal norms, and only when one differs are those rows sorted (np.unique). That the norms
+    of equal rows come out equal is what makes this cheap, not what makes it right: an equal pair it
+    missed would still be a near-duplicate pair of the kNN, merged by ``prepare``'s loop. Merging equal
+    rows before the search answers token embeddings, where copies are common, with one search instead
+    of two (all-MiniLM-L6-v2 tokens, N = 8192: 128 equal rows, and 845 rows that lost a neighbour to
+    them were searched again)."""
     n = len(X)
     out = np.arange(n)
-    order = np.argsort(norms, kind="stable")
-    tie = np.flatnonzero(norms[order][1:] == norms[order][:-1])
-    if not len(tie):
+    order = np.argsort(norms, kind="stable")  # stable: within a run of equal norms, indices ascend
+    s = norms[order]
+    start = np.concatenate([[True], s[1:] != s[:-1]])  # where each run of equal norms begins
+    head = order[start][np.cumsum(start) - 1]  # the lowest index of each position's run
+    mem = order != head
+    if not mem.any():
         return out
-    cand = np.unique(np.concatenate([order[tie], order[tie + 1]]))  # ascending: rows sharing a norm
+    if (X[order[mem]] == X[head[mem]]).all():  # the usual case: rows that share a norm are equal
+        out[order[mem]] = head[mem]
+        return out
+    cand = np.unique(np.concatenate([order[mem], head[mem]]))  # ascending: rows sharing a norm
     _, group = np.unique(X[cand], axis=0, return_inverse=True)  # numeric order: -0.0 equals 0.0
     group = group.reshape(-1)
     low = np.full(group.max() + 1, n)
