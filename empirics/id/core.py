@@ -101,11 +101,6 @@ class IDFit:
             self.dimension_pw_smooth_ = smoothed(self.dimension_pw_, self.neighbor_indices_)
         return self
 
-    # scikit-dimension's interface, with its meanings (tests/empirics/test_id_skdim_meaning.py checks
-    # each against the installed scikit-dimension). A "local" estimator (MLE) has pointwise values from
-    # one fit; a "global" one (TwoNN, GRIDE) gets them by refitting in every point's neighbourhood.
-    POINTWISE = "global"
-
     def _rng(self):
         return np.random.default_rng(self.seed)
 
