@@ -258,11 +258,9 @@ def test_bad_queries_are_refused(queries):
         kneighbors(X, 3, queries=queries)
 
 
-def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbour(monkeypatch):
-    """After a removal only the rows with a removed neighbour are searched again (the rest keep theirs):
-    the result equals a whole search of the kept rows, bit for bit, and the rows searched again are few.
-    The copies differ from their rows in one coordinate by one ulp, so they are near-duplicates that only
-    the kNN finds (equal rows are merged before the search: the next test)."""
+def _spy_on_searches(monkeypatch) -> list:
+    """The searches ``points.prepare`` makes, in order: a whole search as its row count, a re-search of
+    some rows as ("queries", how many)."""
     from tmcheck.empirics.id import points
 
     calls = []
@@ -272,6 +270,17 @@ def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbo
         return kneighbors(X, k, **kw)
 
     monkeypatch.setattr(points, "kneighbors", spy)
+    return calls
+
+
+def test_removing_duplicates_searches_again_exactly_the_rows_that_lost_a_neighbour(monkeypatch):
+    """After a removal only the rows with a removed neighbour are searched again (the rest keep theirs):
+    the result equals a whole search of the kept rows, bit for bit, and the rows searched again are few.
+    The copies differ from their rows in one coordinate by one ulp, so they are near-duplicates that only
+    the kNN finds (equal rows are merged before the search: the next test)."""
+    from tmcheck.empirics.id import points
+
+    calls = _spy_on_searches(monkeypatch)
     rng = np.random.default_rng(6)
     base = rng.normal(size=(3000, 16))
     near = base[:40].copy()
@@ -335,13 +344,7 @@ def test_equal_rows_are_merged_before_the_one_search(monkeypatch):
     kNN-driven merge that would otherwise find them (its mutation: identical_rows switched off)."""
     from tmcheck.empirics.id import points
 
-    calls = []
-
-    def spy(X, k, **kw):
-        calls.append(len(X) if kw.get("queries") is None else ("queries", len(kw["queries"])))
-        return kneighbors(X, k, **kw)
-
-    monkeypatch.setattr(points, "kneighbors", spy)
+    calls = _spy_on_searches(monkeypatch)
     rng = np.random.default_rng(6)
     base = rng.normal(size=(3000, 16))
     X = np.concatenate([base, base[:40], base[5:6].repeat(30, axis=0)])  # 40 copies, and 30 of one row (> k)
