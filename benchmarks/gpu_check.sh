@@ -22,7 +22,7 @@ if ! "$PY" -c "import tmcheck.empirics.id.knn" 2>/dev/null; then
   for d in theory proofs_check empirics cli util; do ln -s "$ROOT/$d" "$WORK/shim/tmcheck/$d"; done
   export PYTHONPATH="$WORK/shim${PYTHONPATH:+:$PYTHONPATH}"
 fi
-if ! "$PY" -c "import tmcheck.cli.main" 2>/dev/null && compgen -G ".whl/*.whl" >/dev/null; then
+if ! "$PY" -c "import pydantic, submitit, tmcheck.cli.main" 2>/dev/null && compgen -G ".whl/*.whl" >/dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$WORK/site" .whl/*.whl \
     || { echo "error: could not install the wheels in .whl/" >&2; exit 2; }
   export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"

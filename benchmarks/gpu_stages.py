@@ -85,6 +85,7 @@ def _reset_peak(dev) -> None:
     import torch
 
     if dev.type == "cuda":
+        torch.zeros(1, device=dev)  # the allocator exists only after a first CUDA allocation
         torch.cuda.reset_peak_memory_stats(dev)
 
 
@@ -443,8 +444,9 @@ def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, li
         ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
         out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
         rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
+        # the report's own fields (a missing one fails the stage): the sizes fitted, or why the fit was withheld
         out["report"] = {
-            c: {k: e.get(k) for k in ("alpha_hat", "ci", "alpha_D", "predicted_in_ci")} for c, e in rep["table"].items()
+            c: {k: e[k] for k in ("fitted_sizes", "capped", "withheld", "exponent")} for c, e in rep["table"].items()
         }
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         if "runs" not in out:

@@ -109,9 +109,10 @@ def train_lm(
     read_result(run_dir)  # a finished run's record is checked before the trainer returns it
     atomic.write_json(spec_path, run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
-    best = load_gpt(run_dir / BEST)
+    device = resolve_device(cfg.device)
+    best = load_gpt(run_dir / BEST).to(device)  # the checkpoint loads on the CPU; evaluated where it trained
     test = eval_windows(open_split(data_dir, "test"), T, B, preset.max_eval_tokens)
-    test_loss = evaluate(best, lm_loss, test, resolve_device(cfg.device))
+    test_loss = evaluate(best, lm_loss, test, device)
     return {
         "corpus": meta["spec"]["corpus"],
         "n": n,

@@ -147,7 +147,9 @@ def test_cpu_smoke_runs_every_stage(tmp_path):
     idl = r["stages"]["id_large"]["result"]
     assert abs(idl["dimension"] - idl["true_d"]) < 1.0
     sw = r["stages"]["sweep"]["result"]
-    assert sw["runs"] == 3 and set(sw["id"]) == {"stories"} and "alpha_hat" in sw["report"]["stories"]
+    assert sw["runs"] == 3 and set(sw["id"]) == {"stories"}
+    rep = sw["report"]["stories"]  # a fit, or the reason there is none: exactly one of the two
+    assert (rep["exponent"] is None) != (rep["withheld"] is None), rep
     for stage in gs.STAGES:  # every stage printed its elapsed time
         assert f"stage {stage}: ok in " in p.stdout
 
