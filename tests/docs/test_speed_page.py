@@ -59,3 +59,34 @@ def test_the_goals_table_quotes_quiet_figures_and_judges_them(tmp_path, monkeypa
     busy = {"knn_engine": {"quiet": {**q, "verdict": "DISTURBED"}, "mle_32768": mle}}
     (tmp_path / "id.json").write_text(json.dumps(busy))  # mutation: the same figures, measured under load
     assert "6.00×" not in docs.speed_targets() and "not measured alone" in docs.speed_targets()
+
+
+def _gpu_file(tmp_path, mode: str = "cuda", fail: str | None = None) -> dict:
+    """The committed GPU check's file, its mode and one check's verdict changed."""
+    doc = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / "gpu.json").read_text())
+    doc["mode"] = mode
+    if fail:
+        doc["stages"]["parity"]["result"]["checks"][fail]["passed"] = False
+    (tmp_path / "gpu.json").write_text(json.dumps(doc))
+    return doc
+
+
+def test_the_gpu_section_quotes_a_cuda_run_with_each_checks_verdict(tmp_path, monkeypatch):
+    docs = _gen()
+    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    doc = _gpu_file(tmp_path)
+    page, status = docs.speed_gpu(), docs.gpu_status()
+    n = len(doc["stages"]["parity"]["result"]["checks"])
+    assert f"{n} of {n} parity checks pass" in page and "**FAIL**" not in page
+    assert f"{doc['stages']['throughput']['result']['tokens_per_s']:,.0f} tokens/s" in page
+    assert f"N = {doc['stages']['id_large']['result']['N']:,}" in page
+    assert doc["environment"]["device_name"] in status and "gpu.json" not in docs.speed()  # not in the CPU list
+    _gpu_file(tmp_path, fail="knn_default")  # mutation: one check failed on the device
+    assert "**FAIL**" in docs.speed_gpu() and "(failed: knn_default)" in docs.gpu_status()
+
+
+def test_a_smoke_runs_file_is_never_quoted_as_a_gpu_figure(tmp_path, monkeypatch):
+    docs = _gen()
+    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    _gpu_file(tmp_path, mode="cpu-smoke")
+    assert docs.speed_gpu().startswith("No GPU figure exists") and "holds no CUDA run" in docs.gpu_status()

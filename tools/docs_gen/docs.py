@@ -463,7 +463,7 @@ def speed() -> str:
     quoted, left = [], []
     for path in sorted(BENCH.glob("*.json")):
         doc = _read(path)
-        if not isinstance(doc, dict):
+        if not isinstance(doc, dict) or path.name == "gpu.json":  # its own section (speed_gpu)
             continue
         sections = quiet_sections(doc)
         ok = [(t, sec, q) for t, sec, q in sections if quiet_ok(q)]
@@ -716,14 +716,112 @@ def ci_timing() -> str:
     return _timing_words("ci", "The last timed `.ci/run`")
 
 
-def gpu_status() -> str:
+def _gpu_doc() -> dict | None:
+    """benchmarks/results/gpu.json when it holds a real CUDA run (a smoke run's file is never quoted)."""
     doc = _read(BENCH / "gpu.json")
+    return doc if isinstance(doc, dict) and doc.get("mode") == "cuda" else None
+
+
+def _gpu_checks_words(doc: dict) -> str:
+    st = _get(doc, "stages", "parity")
+    checks = _get(st, "result", "checks") or {}
+    if not checks:
+        return "the parity stage did not run" if st is None else f"the parity stage ended {st.get('status')}"
+    passed = sum(bool(c.get("passed")) for c in checks.values())
+    failed = [n for n, c in checks.items() if not c.get("passed")]
+    return f"{passed} of {len(checks)} parity checks pass" + (f" (failed: {', '.join(failed)})" if failed else "")
+
+
+def gpu_status() -> str:
+    doc = _gpu_doc()
     if doc is None:
         return (
-            "`benchmarks/results/gpu.json` does not exist: the GPU check has not been run on a GPU, "
+            "`benchmarks/results/gpu.json` holds no CUDA run: the GPU check has not been run on a GPU, "
             "and no GPU figure is quoted."
         )
-    return f"The last GPU check ran on {_cell(doc.get('device', 'an unrecorded device'))}; see [Speed](speed.md)."
+    env = doc.get("environment", {})
+    return (
+        f"The last GPU check ran on {_cell(env.get('device_name', 'an unrecorded device'))} "
+        f"({doc.get('started_utc', 'an unrecorded date')}, torch {env.get('torch')}): "
+        f"{_gpu_checks_words(doc)}; its figures are on [Speed](speed.md#gpu)."
+    )
+
+
+def _gpu_parity_row(name: str, c: dict) -> str:
+    if "rows_differing" in c:
+        got = f"{c['rows_differing']} rows differ, distances within {c['max_rel_distance_diff']:.1e} (relative)"
+        got += f"; {c['rows_recomputed_device']:,} rows re-searched on the device"
+    elif "loss_after" in c:
+        got = f"loss after the steps differs by {c['loss_after']['abs_diff']:.1e}"
+        got += f"; weights by at most {c['weights_max_abs_diff']:.1e}"
+    elif "abs_diff" in c:
+        got = f"CPU {c['cpu']:.6g}, device {c['device']:.6g} (difference {c['abs_diff']:.1e})"
+    else:
+        diff, ref = c.get("max_abs_diff", float("nan")), c.get("max_abs_ref", 0)
+        got = f"largest difference {diff:.1e} (largest value {ref:.3g})"
+    return f"| {name} | {'pass' if c.get('passed') else '**FAIL**'} | {_cell(got)} | {_cell(c.get('tolerance', ''))} |"
+
+
+def speed_gpu() -> str:
+    """The GPU check (benchmarks/gpu_check.sh) from benchmarks/results/gpu.json: the parity of every CUDA
+    path with the CPU, the 125M configuration's training rate, the kNN engine at N = 10^6, the sweep."""
+    doc = _gpu_doc()
+    if doc is None:
+        return "No GPU figure exists until `benchmarks/gpu_check.sh` has run on a GPU."
+    env, stages = doc.get("environment", {}), doc.get("stages", {})
+    out = [
+        f"Measured {doc.get('started_utc')} by `benchmarks/gpu_check.sh` on {env.get('device_name')} "
+        f"({env.get('multiprocessors')} multiprocessors, {env.get('memory_gib', 0):.0f} GiB; driver "
+        f"{env.get('driver')}, torch {env.get('torch')}, CUDA {env.get('cuda')}, Python {env.get('python')}), "
+        f"a machine lent to this one run: the `quiet` tool watches this project's CPU host, not that one. "
+        f"The whole check took {doc.get('elapsed_s', 0):.0f} s; {_gpu_checks_words(doc)}.",
+        "",
+    ]
+    checks = _get(stages, "parity", "result", "checks") or {}
+    if checks:
+        out += ["| CUDA against the CPU | verdict | measured | tolerance |", "|---|---|---|---|"]
+        out += [_gpu_parity_row(n, c) for n, c in checks.items()]
+        out.append("")
+    rows = ["| stage | figure |", "|---|---|"]
+    tp = _get(stages, "throughput", "result")
+    if tp:
+        c = tp["config"]
+        mfu = (
+            "no datasheet peak"
+            if tp.get("mfu") is None
+            else f"{tp['mfu']:.1%} of {tp['peak_bf16_dense_flops'] / 1e12:.0f} TFLOP/s"
+        )
+        rows.append(
+            f"| training, {c['n_layer']} layers × {c['n_embd']} (context {c['block_size']}, batch {tp['batch']}), "
+            f"{_cell(tp['step'])} | {tp['tokens_per_s']:,.0f} tokens/s; MFU {mfu} (the datasheet's dense bf16, "
+            f"{tp['peak_entry']}); {tp['mfu_vs_measured_gemm']:.1%} of the bf16 GEMM measured in the same run "
+            f"({tp['gemm_bf16_flops_measured'] / 1e12:.0f} TFLOP/s at {tp['gemm_size']}³); peak memory "
+            f"{tp['peak_memory_gib']:.1f} GiB |"
+        )
+    idl = _get(stages, "id_large", "result")
+    if idl:
+        rows.append(
+            f"| exact kNN (K = {idl['k']}) and MLE, {idl['manifold']}, N = {idl['N']:,} | kNN "
+            f"{idl['knn_seconds']:.1f} s on {idl['knn_device']} ({idl['rows_recomputed']:,} rows re-searched), "
+            f"MLE {idl['mle_seconds']:.1f} s; d = {idl['dimension']:.3f} [{idl['ci'][0]:.3f}, {idl['ci'][1]:.3f}] "
+            f"({_cell(idl['interval'])}; true d = {idl['true_d']}); peak memory {idl['peak_memory_gib']:.1f} GiB |"
+        )
+    sw = _get(stages, "sweep", "result")
+    if sw and sw.get("runs"):
+        words = f"{sw['runs']} runs, {sw['train_tokens_per_s']:,.0f} training tokens/s over {sw['train_seconds']:.0f} s"
+        for corpus, e in (sw.get("id") or {}).items():
+            words += f"; {corpus}: d = {e['d']:.2f} [{e['d_ci'][0]:.2f}, {e['d_ci'][1]:.2f}], α_D = {e['alpha_D']:.3f}"
+            rep = _get(sw, "report", corpus) or {}
+            test = _get(rep, "exponent", "prediction", "loglog")
+            if rep.get("withheld"):
+                words += f"; {rep['withheld']}"
+            elif test:
+                words += f"; fit on {len(rep['fitted_sizes'])} sizes: {test['words']}"
+        rows.append(f"| the pretraining sweep through the CLI, preset `{sw['preset']['name']}` | {_cell(words)} |")
+    elif sw is not None or "sweep" in stages:
+        rows.append(f"| the pretraining sweep | {_cell(_get(stages, 'sweep', 'error') or 'no runs')} |")
+    out += rows
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------ where to read more
@@ -799,4 +897,5 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "speed.targets": speed_targets,
     "dev.ci-timing": ci_timing,
     "dev.gpu": gpu_status,
+    "speed.gpu": speed_gpu,
 }
