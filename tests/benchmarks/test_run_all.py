@@ -89,3 +89,34 @@ def test_tools_run_in_the_users_environment_without_a_wait_policy(monkeypatch):
     assert "OMP_WAIT_POLICY" not in env
     assert env["TMCHECK_PROBE"] == "kept" and env["HF_HUB_OFFLINE"] == "1"
     assert "OMP_WAIT_POLICY" in dict(os.environ)  # the caller's own environment is left as it is
+
+
+def test_the_local_sweep_figures_are_a_section_that_gets_a_verdict(tmp_path, monkeypatch):
+    """bench_sweep writes its cases into the section `local`, which run_all stamps. They used to be a
+    list beside a `slurm` section, so only the SLURM part (DISTURBED by construction: slurmd's CPU
+    counts as other processes') could carry a verdict, and the local figures never could."""
+    from benchmarks import bench_sweep
+
+    monkeypatch.setattr(run_all, "RESULTS", tmp_path)
+    monkeypatch.setattr(bench_sweep, "OUT", tmp_path / "sweep.json")
+    monkeypatch.setattr(bench_sweep, "prepare", lambda base, preset: 2)
+    rows = [{"run": "a", "test_loss": 1.0}, {"run": "b", "test_loss": 2.0}]
+    walls = {"w1-1core": 4.0, "w2": 2.5, "w1": 3.0}
+    monkeypatch.setattr(
+        bench_sweep,
+        "local_case",
+        lambda base, work, name: {
+            "case": name,
+            "wall_s": walls[name],
+            "load_before": [0.1],
+            "load_after": [0.2],
+            "rows": [dict(r) for r in rows],
+        },
+    )
+    before = run_all._snapshot()
+    bench_sweep.main(["--cases", "w1-1core,w2,w1"])
+    stamped = run_all.stamp(before, {"verdict": "quiet", "other_cpu_share": 0.0}, "bench_sweep")
+    got = json.loads((tmp_path / "sweep.json").read_text())
+    assert "sweep.json:local" in stamped and got["local"]["quiet"]["verdict"] == "quiet"
+    assert got["local"]["speedup_w2_over_w1_1core"] == 1.6 and got["local"]["speedup_w2_over_w1"] == 1.2
+    assert all(c["rows_equal_w1_1core"] and c["rows"] == 2 for c in got["local"]["cases"])
