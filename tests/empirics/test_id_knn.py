@@ -82,7 +82,7 @@ def test_certificate_fallback_gives_same_answer(n, block):
     (one float64 formula for every pair distance), with and without the locality order."""
     X = np.random.default_rng(1).normal(size=(n, 20)) * 3.0  # not a power of two: the frame's scaling is used
     full = kneighbors(X, 8, block_size=block)
-    forced = kneighbors(X, 8, margin=0, block_size=block)  # no slack: every row goes to the float32 range query
+    forced = kneighbors(X, 8, margin=0, block_size=block)  # no slack: every row goes to the range query
     assert full.n_recomputed == 0 and forced.n_recomputed > 0
     np.testing.assert_array_equal(forced.distances, full.distances)
     np.testing.assert_array_equal(forced.indices, full.indices)
@@ -141,7 +141,7 @@ def test_exact_with_ties_and_duplicates(precision, margin):
 @pytest.mark.parametrize("precision", ["bfloat16", "float32"])
 def test_exact_with_near_ties(precision):
     """Tight clusters on a sphere, neighbour gaps far below bf16's resolution: every row fails the
-    bf16 certificate and is answered by the float32 range query; all come out exact."""
+    bf16 certificate and is answered by the range query; all come out exact."""
     rng = np.random.default_rng(6)
     base = rng.normal(size=(40, 64))
     X = np.repeat(base, 20, axis=0) + 1e-2 * rng.normal(size=(800, 64))  # 40 tight clusters of 20

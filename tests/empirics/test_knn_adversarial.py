@@ -1,4 +1,4 @@
-"""Adversarial inputs for the exact kNN engine's certificate and its float32 range query (empirics/id/knn.py):
+"""Adversarial inputs for the exact kNN engine's certificate and its range query (empirics/id/knn.py):
 ties, duplicates, tight clusters beside spread points, huge and tiny scales. Every answer is compared
 with an independent oracle (explicit float64 differences, after an exact power-of-two rescaling where
 the raw scale would under- or overflow the oracle); mutation tests show that a wrong error bound is
@@ -112,10 +112,11 @@ def test_exact_on_random_mixtures(seed, pow2, dup, spread, margin, precision):
     check(X, 7, pow2=-pow2, precision=precision, margin=margin, block_size=64)
 
 
-def test_range_search_is_exact_from_any_upper_bound_and_refuses_a_wrong_one():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_range_search_is_exact_from_any_upper_bound_and_refuses_a_wrong_one(dtype):
     rng = np.random.default_rng(15)
     x = torch.as_tensor(rng.normal(size=(200, 10)))
-    pts = knn._Points(x, torch.float32)
+    pts = knn._Points(x, dtype)
     rows = torch.arange(0, 200, 7)
     _, want = oracle(x.numpy(), 5)
     far = torch.full((len(rows),), 100.0, dtype=torch.float64)  # every point is a hit
@@ -163,3 +164,59 @@ def test_non_finite_points_are_refused(bad):
     with pytest.raises(ValueError, match="finite"):
         kneighbors(X, 3)
     kneighbors(np.nan_to_num(X, nan=0.0, posinf=0.0, neginf=0.0), 3)  # the same points made finite pass
+
+
+def simplex(n=400, seed=3):
+    """The corners of a regular simplex (the unit vectors of R^n), moved by 1e-4: every distance is
+    sqrt(2) to within a few 1e-4, far below bf16's resolution (2^-8) and far above float32's, so a
+    bf16 range query's threshold takes in every point of each row that fails the certificate."""
+    return np.eye(n) + 1e-4 * np.random.default_rng(seed).normal(size=(n, n))
+
+
+def test_a_bf16_range_query_is_exact_and_hands_a_crowded_chunk_to_float32(monkeypatch):
+    """Without a projection the range query runs on the bf16 search points; a chunk whose hits exceed
+    RANGE_HITS_PER_ROW a row is searched again in float32. Both answers are the oracle's."""
+    X = simplex()
+    calls = []
+    real = knn._range_hits
+    monkeypatch.setattr(knn, "_range_hits", lambda pts, *a: calls.append(pts.dtype) or real(pts, *a))
+    nb = check(X, 5, precision="bfloat16", margin=0, block_size=128, project=0)
+    assert nb.n_recomputed > 0 and calls[0] == torch.bfloat16  # the bf16 points first
+    assert torch.float32 in calls  # the simplex crowds the bf16 threshold: the float32 fallback ran
+    calls.clear()
+    monkeypatch.setattr(knn, "RANGE_HITS_PER_ROW", len(X))  # never crowded: bf16 alone, still exact
+    check(X, 5, precision="bfloat16", margin=0, block_size=128, project=0)
+    assert set(calls) == {torch.bfloat16}
+
+
+def test_mutation_a_bf16_range_threshold_without_the_output_rounding_is_caught(monkeypatch):
+    """bf16 rounds each search value once, by up to 2^-8 of it: a threshold that leaves that out (or
+    any other part of the bound) misses neighbours near the k-th distance."""
+    X = near_tie_data()
+    want, _ = oracle(X, 10)
+    monkeypatch.setattr(knn, "RANGE_HITS_PER_ROW", len(X))  # no float32 fallback to hide the error
+    monkeypatch.setattr(knn._Points, "upper", lambda self, t, rows=None, rho=None: t * (1 - 2.0**-9))
+    try:
+        nb = kneighbors(X, 10, precision="bfloat16", margin=0, block_size=100, project=0)
+    except RuntimeError:
+        return
+    assert not np.allclose(nb.distances, want, rtol=1e-12, atol=0)
+
+
+def test_a_bf16_range_threshold_covers_the_output_rounding():
+    """Integer points scaled by 2^-6 (every entry exact in bf16, the mean exactly 0): the sums before
+    rounding are exact up to float32 accumulation, so the slack is tiny (about 1e-5 of the k-th
+    squared distance) and bf16's one rounding of the output, up to 2^-8 of it, is what can lift a true
+    neighbour above t + slack. With the exact k-th distance as reach the query must find the oracle's
+    neighbours; the mutant threshold t + slack (no (1 + 2^-8)) finds fewer than k."""
+    half = np.random.default_rng(0).integers(-7, 8, size=(150, 16)).astype(float)
+    X = np.ldexp(np.concatenate([half, -half]), -6)
+    x = torch.as_tensor(X)
+    pts = knn._Points(x, torch.bfloat16)
+    assert float(pts.en.max()) == 0.0
+    d, want = oracle(X, 10)
+    rows = torch.arange(len(X))
+    kth = torch.as_tensor(d[:, -1])
+    dd, ii = knn._range_search(x, pts, rows, kth**2, pts.sq.sqrt() + kth, 10, 64)
+    np.testing.assert_array_equal(ii.numpy(), want)
+    np.testing.assert_allclose(dd.numpy(), d, rtol=1e-12, atol=0)
