@@ -25,15 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from benchmarks.bench_sweep import load
 from tmcheck.empirics import presets
 from tmcheck.empirics.sweep import Kind, RunSpec, layout, register_kind, run_sweep, serial
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "slurm.json"
-
-
-def load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def save(result: dict) -> None:
