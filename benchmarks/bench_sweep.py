@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--cases", default="w1-1core,w2,w1")
     args = ap.parse_args(argv or [])
     cases = [c for c in args.cases.split(",") if c]
-    bad = [c for c in cases if c not in CASES] or ([] if cases else ["(none)"])
+    if not cases:
+        ap.error(f"--cases names no case; choose from {', '.join(CASES)}")
+    bad = [c for c in cases if c not in CASES]
     if bad:
         ap.error(f"unknown case {bad[0]!r}; choose from {', '.join(CASES)}")
     from tmcheck.empirics.presets import get_preset

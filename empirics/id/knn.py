@@ -900,7 +900,7 @@ def _range_search(x64, pts, rows, reach2, rho, k: int, block_size: int, fallback
     fr = _frame(x64)
     label, dev = fr.label, fr.x.device
     n = len(pts.sq)
-    up = lambda pts: (pts.upper(reach2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # noqa: E731  rounding up
+    up = lambda p: (p.upper(reach2, rows, rho) * (1 + 2.0**-22)).to(torch.float32)  # noqa: E731  rounding up
     thr, thr32, pts32 = up(pts), None, None
     chunk = max(16, 2**22 // n)
     out_d = torch.empty(len(rows), k, dtype=torch.float64, device=dev)
