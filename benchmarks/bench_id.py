@@ -179,7 +179,7 @@ def validation_table(sizes=(4096, 32768), D: int = 768) -> list[dict]:
     their chart (3, 2d, 16): the embedding is an isometry, so noise-free estimates do not depend
     on D, only the cost does.
     """
-    from tmcheck.empirics.id import VALIDATION_SETS, MLE, MLEScaling, TwoNN, estimate_id, validation_points
+    from tmcheck.empirics.id import MLE, VALIDATION_SETS, MLEScaling, TwoNN, estimate_id, validation_points
     from tmcheck.empirics.id.points import neighbors_without_duplicates
 
     rows = []

@@ -395,7 +395,7 @@ def whole_process(tmp: Path, repeats: int, n: int = 32768) -> dict:
         out["speedup_vs_skdim"] = {"best": out["skdim"]["best"] / out["tmcheck"]["best"]}
         pairs = [
             b["seconds"] / a["seconds"]
-            for a, b in zip(runs["tmcheck"], runs["skdim"])
+            for a, b in zip(runs["tmcheck"], runs["skdim"], strict=True)
             if "error" not in a and "error" not in b
         ]
         out["speedup_vs_skdim"]["paired"] = pairs

@@ -28,9 +28,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tmcheck.theory.fast_eval import evaluate_structured  # noqa: E402
-from tmcheck.util import atomic  # noqa: E402
 from tmcheck.theory.lemmas.lemma1 import fhat, lemma1_network, lemma1_plan  # noqa: E402
 from tmcheck.theory.targets import parse_target  # noqa: E402
+from tmcheck.util import atomic  # noqa: E402
 
 BUDGET = 60.0
 INPUTS = 100
@@ -55,9 +55,9 @@ def run(d: int, N: int, arithmetic: str, seed: int = 0) -> dict:
     t2 = time.perf_counter()
     want = [fhat(spec, [Fraction(v) for v in x]) for x in X]
     if arithmetic == "exact":
-        ok, err = all(t == w for t, w in zip(T, want)), 0.0
+        ok, err = all(t == w for t, w in zip(T, want, strict=True)), 0.0
     else:
-        err = max(abs(float(w) - t) for t, w in zip(T, want))
+        err = max(abs(float(w) - t) for t, w in zip(T, want, strict=True))
         ok = err <= FLOAT_TOL
     return {
         "d": d,

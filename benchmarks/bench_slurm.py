@@ -76,9 +76,8 @@ NOOP = Kind(
 
 
 def slurm_case(work: Path, runs: int) -> dict:
-    from tmcheck.empirics.sweep.slurm import slurm
-
     from benchmarks import bench_slurm  # by its module name, so that the tasks can import it
+    from tmcheck.empirics.sweep.slurm import slurm
 
     register_kind(bench_slurm.NOOP)
     preset_cls = bench_slurm.NoopPreset

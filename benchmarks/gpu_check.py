@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import traceback
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import gpu_stages

@@ -152,12 +152,12 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     """Each CUDA path against the CPU path on the same small inputs; on the smoke run dev is the CPU."""
     import torch
 
-    from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
     from tmcheck.empirics.id import estimate_id, validation_points
     from tmcheck.empirics.id.knn import kneighbors
+    from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
-    from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
     from tmcheck.empirics.lm.train import TrainConfig, evaluate, make_optimizer
+    from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
 
     s = SIZES[small]
     cpu = torch.device("cpu")

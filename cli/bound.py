@@ -12,7 +12,6 @@ import math
 
 import typer
 
-
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, positive_finite, positive_int
 
@@ -50,9 +49,9 @@ def covering(
 
     Example: tmcheck bound covering --LT 3 --m 32 --l 64 --delta 1e-3 --json
     """
-    from tmcheck.theory import bounds
-
     from rich.table import Table
+
+    from tmcheck.theory import bounds
 
     c = bounds.TransformerClass(L_T=LT, L_FFN=LFFN, w=w, l=l, d_embd=d_embd, m=m, kappa=kappa, M=M, D=D)
     rep = bounds.covering_report(c, delta)
@@ -91,9 +90,9 @@ def theorem1(
 
     Example: tmcheck bound theorem1 --d 4 --n 1e6 --D 16 --json
     """
-    from tmcheck.theory import bounds
-
     from rich.table import Table
+
+    from tmcheck.theory import bounds
 
     if d > D:
         raise typer.BadParameter(

@@ -15,9 +15,9 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
-from collections.abc import Callable
 
 import numpy as np
 import typer

@@ -37,7 +37,6 @@ def stats(
 ) -> None:
     """Documents, bytes, tokens and gzip ratio of each corpus, per train/val/test split."""
     from tmcheck.empirics.data import BUILTIN, corpus_stats
-
     from tmcheck.util.progress import bar
 
     names = corpus or list(BUILTIN)

@@ -48,7 +48,7 @@ def stage_network(out: Path, quick: bool) -> str:
     X = rng.integers(-4, 5, size=(16, 3)).astype(object) * Fraction(1, 4)
     ex = evaluate(rnet, X, "exact")
     fl = evaluate(rnet, X, "float64")
-    rel = max(abs(float(e) - f) / max(1.0, abs(float(e))) for e, f in zip(ex, fl))
+    rel = max(abs(float(e) - f) / max(1.0, abs(float(e))) for e, f in zip(ex, fl, strict=True))
     console.print(f"random 3-block network, 16 inputs: exact vs float64 max relative difference {rel:.2e}")
     return f"worked example T(1/2,3/2) = {got[0]} exactly; exact vs float64 rel. diff {rel:.1e}"
 

@@ -197,10 +197,9 @@ def synth(
     """Write N points of a manifold with known intrinsic dimension (the validation set) to a .npy file."""
     import numpy as np
 
-    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.id import VALIDATION_SETS, validation_points
-
     from tmcheck.theory.manifolds import MAX_SAMPLE_BYTES
+    from tmcheck.util.atomic import write_bytes
 
     if output.suffix != ".npy":
         raise ValueError(f"--output must end in .npy, got {output}")

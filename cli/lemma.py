@@ -18,8 +18,8 @@ from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, finish_construction, handle_errors, print_json, resource_table
 from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt, positive_int
-from tmcheck.theory.network import NetworkError, to_fraction
 from tmcheck.theory.construction import SIZE_LIMIT
+from tmcheck.theory.network import NetworkError, to_fraction
 
 MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention patterns (exact rationals)
 

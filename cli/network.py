@@ -49,7 +49,7 @@ def eval_cmd(
     table = Table(title=f"T(x) of {file.name} ({used})")
     table.add_column("x")
     table.add_column("T(x)", justify="right")
-    for r, v in zip(rows, out):
+    for r, v in zip(rows, out, strict=True):
         table.add_row(", ".join(str(c) for c in r), str(v))
     console.print(table)
 

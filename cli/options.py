@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
-from collections.abc import Callable
 
 import typer
 

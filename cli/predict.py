@@ -3,7 +3,6 @@ conversions of Section 3 (Table 1), and the prediction as a test against an obse
 
 from __future__ import annotations
 
-
 import typer
 
 from tmcheck.cli.common import UserError, console, handle_errors, print_json

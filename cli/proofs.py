@@ -13,8 +13,8 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt, VerboseOpt
-from tmcheck.util import progress
 from tmcheck.proofs_check.report import STYLE, gaps, outcome_json, run_selected, totals, wanted_verdict
+from tmcheck.util import progress
 
 
 def _section_line(sec: str, outs: list) -> str:

@@ -18,26 +18,24 @@ from pathlib import Path
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import (
-    BootstrapOpt,
-    JsonOpt,
-    beta_value,
-    nonneg_finite,
-    nonneg_int,
-    parse_list,
-    positive_int,
-)
 from tmcheck.cli.options import (  # the sweep executors' options
     ArrayParallelismOpt,
+    BootstrapOpt,
     CpusPerTaskOpt,
     ExecutorOpt,
     GpusPerTaskOpt,
+    JsonOpt,
     MaxFailuresOpt,
     PartitionOpt,
     SbatchOpt,
     SlurmTimeOpt,
     WorkersOpt,
+    beta_value,
     make_executor,
+    nonneg_finite,
+    nonneg_int,
+    parse_list,
+    positive_int,
     run_failures,
     sweep_directory,
 )

@@ -47,8 +47,8 @@ def data(
 
     import numpy as np
 
-    from tmcheck.util.atomic import write_bytes
     from tmcheck.empirics.synthetic.problem import Experiment, Problem
+    from tmcheck.util.atomic import write_bytes
 
     exp = Experiment(Problem(manifold=manifold, d=d, D=D, target=target, beta=beta, density=density, noise=noise))
     X, y = exp.pool(n, seed)

@@ -6,9 +6,7 @@ verdict (`theory.check.verdict_lines`); exit 1 when the construction fails its c
 
 from __future__ import annotations
 
-
 import typer
-
 
 from tmcheck.cli.common import console, finish_construction, handle_errors, resource_table
 from tmcheck.cli.options import ExportOpt, JsonOpt, TrialsOpt, positive_finite, positive_int

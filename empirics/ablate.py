@@ -171,10 +171,12 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
         log(f"embedding with {m.name} ({m.params:,} non-embedding parameters)")
         finals.append(_embed(_load(m, opts.device), m.docs, opts))
     if len(members) >= 2:
-        out["panels"]["params"] = _curve([({"x": m.params, "model": m.name}, X) for m, X in zip(members, finals)], opts)
+        out["panels"]["params"] = _curve(
+            [({"x": m.params, "model": m.name}, X) for m, X in zip(members, finals, strict=True)], opts
+        )
     depths = [m.layers for m in members]
     depth = max(set(depths), key=lambda L: (depths.count(L), L))
-    same = [(m, X) for m, X in zip(members, finals) if m.layers == depth]
+    same = [(m, X) for m, X in zip(members, finals, strict=True) if m.layers == depth]
     if len({m.width for m, _ in same}) >= 2:
         out["panels"]["width"] = {
             **_curve([({"x": m.width, "model": m.name}, X) for m, X in same], opts),

@@ -55,7 +55,7 @@ def draw(result: dict):
     rows, cols = (2, 2) if len(shown) == 4 else (1, len(shown))
     fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.9 * rows + 0.5), squeeze=False)
     banded = False
-    for ax, panel in zip(axes.flat, shown):
+    for ax, panel in zip(axes.flat, shown, strict=True):
         title, xlabel, logx = TITLES[panel]
         data = result["panels"][panel]
         ax.set_title(title, fontsize=10)

@@ -6,10 +6,10 @@ Section 3: the ID-free conversions; B.2: the plug-in classification bound under 
 
 from __future__ import annotations
 
+from fractions import Fraction as F
+
 import numpy as np
 import sympy as sp
-
-from fractions import Fraction as F
 
 from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds

@@ -77,8 +77,8 @@ def psi_partition_of_unity(points=None, Ns=(2, 3, 4, 5, 6)) -> Evidence:
     at = [{"N": N, "x": x} for N, x in pts]
     return Evidence(
         f"{len(pts)} points (N, x), x in [0, 1]; scale 3(N−1); corrected: the ψ block of tmcheck's network",
-        [Witness(a, pou_sum(x, N, 3 * (N - 1)), 1, "==") for a, (N, x) in zip(at, pts)],
-        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts)],
+        [Witness(a, pou_sum(x, N, 3 * (N - 1)), 1, "==") for a, (N, x) in zip(at, pts, strict=True)],
+        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts, strict=True)],
         "ψ(x) = 1 on |x| <= 1, 2 − |x| on 1 <= |x| <= 2, 0 on |x| >= 2.",
         note=f"As written ψ is discontinuous at |x| = 1 and negative on (1, 2): ψ(3/2) = {psi_as_written(F(3, 2))}.",
     )
@@ -99,8 +99,8 @@ def pou_scale(points=None, Ns=(2, 3, 4)) -> Evidence:
     at = [{"N": N, "x": x} for N, x in pts]
     return Evidence(
         f"{len(pts)} points (N, x), x in [0, 1], the trapezoid; corrected: the ψ block of tmcheck's network",
-        [Witness(a, pou_sum(x, N, 3 * N, sparse.psi), 1, "==") for a, (N, x) in zip(at, pts)],
-        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts)],
+        [Witness(a, pou_sum(x, N, 3 * N, sparse.psi), 1, "==") for a, (N, x) in zip(at, pts, strict=True)],
+        [Witness(a, sum(network_psi(N, x)), 1, "==") for a, (N, x) in zip(at, pts, strict=True)],
         "φ_n(x) = Π_i ψ(3(N−1)(x^i − (n^i−1)/(N−1))).",
         note="With the scale 3N the bumps are too narrow for the grid step 1/(N−1).",
     )
@@ -127,8 +127,8 @@ def grid_centers(Ns=(2, 3, 4, 5), points=None) -> Evidence:
 
     return Evidence(
         f"{len(pts)} (N, n): is the centre of U_n in [0, 1], where f is defined?",
-        [Witness(a, F(n, N - 1), 1, "<=") for a, (N, n) in zip(at, pts)],
-        [Witness(a, centre(N, n), 1, "<=") for a, (N, n) in zip(at, pts)],
+        [Witness(a, F(n, N - 1), 1, "<=") for a, (N, n) in zip(at, pts, strict=True)],
+        [Witness(a, centre(N, n), 1, "<=") for a, (N, n) in zip(at, pts, strict=True)],
         "U_n and f_n = f(x_n) with x_n = (n − 1)/(N−1), the centre of φ_n.",
         note="The centre n/(N−1) is one grid step away from φ_n's centre (n−1)/(N−1).",
     )
@@ -184,8 +184,8 @@ def error_chain(points=None, Ns=(3, 4, 5)) -> Evidence:
     worst = max(ratios)
     return Evidence(
         f"d = 1, {len(pts)} points (N, x), x in [0, 1]: the number of terms of the sum, against 2^d",
-        [Witness(a, boxes_containing(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
-        [Witness(a, bumps_at(x, N), 2, "<=") for a, (N, x) in zip(at, pts)],
+        [Witness(a, boxes_containing(x, N), 2, "<=") for a, (N, x) in zip(at, pts, strict=True)],
+        [Witness(a, bumps_at(x, N), 2, "<=") for a, (N, x) in zip(at, pts, strict=True)],
         "sum over the <= 2^d n with φ_n(x) > 0 (Σφ_n = 1): sup|f − f̂| <= H_f((2/3)√d/(N−1))^β <= 2^d d^β H_f/(N−1)^β.",
         note="tmcheck's network on f = ||x − a||^β (H_f = 1), d <= 2: worst sup|f − T| / ((2/3)√d/(N−1))^β = "
         f"{worst:.3f}.",
@@ -228,8 +228,8 @@ def choice_of_N(eps_values=(F(3, 10), F(1, 2), F(1, 3), F(2, 7)), ds=(1, 2)) -> 
         + ", ε in "
         + ", ".join(map(str, eps_values))
         + ": is N a grid size (an integer)?",
-        [Witness(a, paper_N(d, e), math.ceil(paper_N(d, e)), "==") for a, (d, e) in zip(at, pts)],
-        [Witness(a, b, float(e), "<=") for a, b, (d, e) in zip(at, bound, pts)],
+        [Witness(a, paper_N(d, e), math.ceil(paper_N(d, e)), "==") for a, (d, e) in zip(at, pts, strict=True)],
+        [Witness(a, b, float(e), "<=") for a, b, (d, e) in zip(at, bound, pts, strict=True)],
         "N = ceil(d(2^d H_f/ε)^{1/β}) + 1 (the error bound 2^d d^β H_f/(N−1)^β only shrinks when N is rounded up).",
         note=f"Symbolically 2^d d^β H_f/(N−1)^β = ε at the unrounded N: {exact}.",
     )
@@ -295,8 +295,8 @@ def token_count(points=((2, 2), (2, 3), (3, 2))) -> Evidence:
     ]
     return Evidence(
         f"(d, N) in {list(points)}: the length of x' against the columns of H = E x'",
-        [Witness(a, d + N * d + N**d, d + N * d + N**d * d, "==") for a, (d, N) in zip(at, points)],
-        [Witness(a, l, d + N * d + N**d * d, "==") for a, l, (d, N) in zip(at, built, points)],
+        [Witness(a, d + N * d + N**d, d + N * d + N**d * d, "==") for a, (d, N) in zip(at, points, strict=True)],
+        [Witness(a, l, d + N * d + N**d * d, "==") for a, l, (d, N) in zip(at, built, points, strict=True)],
         "x' = [x, 0_{Nd + N^d d}], l = d + Nd + N^d d (the token count of theory's Lemma 1 network).",
         note="E = [1,0,0,0,0]^T applied column-wise keeps the number of columns.",
     )
@@ -333,8 +333,8 @@ def token_index_s(index=paper_s_index, sizes=((1, 2), (2, 2), (2, 3), (3, 4))) -
     target = [list(range(d + 1, d + N * d + 1)) for d, N in sizes]
     return Evidence(
         f"(d, N) in {list(sizes)}: the tokens of all s_(i,j), sorted, against d+1..d+Nd",
-        [Witness(a, slots(index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes)],
-        [Witness(a, slots(network_s_index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes)],
+        [Witness(a, slots(index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes, strict=True)],
+        [Witness(a, slots(network_s_index, d, N), t, "==") for a, t, (d, N) in zip(at, target, sizes, strict=True)],
         "s_{i,j} in token d + (i−1)N + j.",
     )
 
@@ -412,8 +412,11 @@ def token_index_final(sizes=((2, 2), (2, 3), (3, 2)), ns=None) -> Evidence:
     at = [{"d": d, "N": N, "n": n} for d, N, n in pts]
     return Evidence(
         f"{len(pts)} (d, N, n), n in {{1..N}}^d: the token the formula names against h_(n,1)",
-        [Witness(a, final_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
-        [Witness(a, network_phi_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts)],
+        [Witness(a, final_slot(n, d, N), product_slot(n, 1, d, N), "==") for a, (d, N, n) in zip(at, pts, strict=True)],
+        [
+            Witness(a, network_phi_slot(n, d, N), product_slot(n, 1, d, N), "==")
+            for a, (d, N, n) in zip(at, pts, strict=True)
+        ],
         "A_n reads h_(n,1) = h_{d+Nd+dΣ_p(n^p−1)N^{d−p}+1} (the index of Step 3's products, as tmcheck's f_n heads "
         "do).",
         note="Step 3 also writes k ≠ d+Nd+Σ(n^p−1)N^{d−p}+i without the factor d.",
@@ -462,11 +465,11 @@ def step2_kernel(Ns=(2, 3, 4), xs=(F(0), F(1, 2), F(1)), offset=0) -> Evidence:
                 x - F(j - 1, N - 1) + 1,
                 "==",
             )
-            for a, (N, j, x) in zip(at, pts)
+            for a, (N, j, x) in zip(at, pts, strict=True)
         ],
         [
             Witness(a, kernel_value(N, j, x, theirs(N, j)), x - F(j - 1, N - 1) + 1, "==")
-            for a, (N, j, x) in zip(at, pts)
+            for a, (N, j, x) in zip(at, pts, strict=True)
         ],
         "K^data row 2 = (0,0,0,0, 1 − (j−1)/(N−1)).",
         note="The constant −j/(N−1) is one grid step off from the −(j−1)/(N−1) that ψ needs.",
@@ -515,8 +518,8 @@ def product_tree(ds=tuple(range(1, 10)), tree=tree_as_written) -> Evidence:
     return Evidence(
         f"d in {list(ds)}, symbolic leaves s_1..s_d: the top of the tree against Π s_i (None: an index is not "
         "an integer); corrected: tmcheck's product heads",
-        [Witness(a, tree(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
-        [Witness(a, tree_of_network(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds)],
+        [Witness(a, tree(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds, strict=True)],
+        [Witness(a, tree_of_network(leaves[d], d), sp.Mul(*leaves[d]), "==") for a, d in zip(at, ds, strict=True)],
         "levels k = 1..ceil(log2 d)+1 with ceil(d/2^(k−1)) entries, padding odd levels by 1; φ_n = "
         "p_{n,ceil(log2 d)+1,1}.",
         note="Level k holds products of 2^(k−1) leaves, so level log2 d holds products of d/2 of them.",
@@ -570,8 +573,8 @@ def residual_subtraction(points=((F(1), F(1, 2)), (F(2), F(-1)), (F(1, 3), F(0))
     return Evidence(
         f"(R, f_nφ_n) in {[(str(a), str(b)) for a, b in points]}: row 2 after the block, run on tmcheck's "
         "exact backend",
-        [Witness(a, row2(R, fphi, [0, 1, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points)],
-        [Witness(a, network_sum_tail(R, fphi, 3) / 3, fphi, "==") for a, (R, fphi) in zip(at, points)],
+        [Witness(a, row2(R, fphi, [0, 1, 0, 0, -1]), fphi, "==") for a, (R, fphi) in zip(at, points, strict=True)],
+        [Witness(a, network_sum_tail(R, fphi, 3) / 3, fphi, "==") for a, (R, fphi) in zip(at, points, strict=True)],
         "W_1 = −R e_2 e_5^T in B_{log d+3} and −lR e_1 e_5^T in B_{log d+4}.",
         note="A block adds its FFN's output to its input (Def. 3); B_(log d+4) doubles row 1 the same way. "
         "(B_3's FFN, with −1 on the diagonal, does account for the residual.)",

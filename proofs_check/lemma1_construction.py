@@ -39,11 +39,14 @@ def network_exact(
         plan = c.constants["plan"]
         X = sample_domain(rng, 12, d, N)
         T = evaluate_structured(c.network, X, "exact")
-        wits += [Witness({"d": d, "N": N, "x": tuple(str(v) for v in x)}, t, fhat(plan, x), "==") for x, t in zip(X, T)]
+        wits += [
+            Witness({"d": d, "N": N, "x": tuple(str(v) for v in x)}, t, fhat(plan, x), "==")
+            for x, t in zip(X, T, strict=True)
+        ]
         if d <= 2:  # the dense evaluator too, no skipped scores
             wits += [
                 Witness({"d": d, "N": N, "x": tuple(str(v) for v in x), "evaluator": "dense"}, t, fhat(plan, x), "==")
-                for x, t in zip(X[:3], evaluate(c.network, X[:3], "exact"))
+                for x, t in zip(X[:3], evaluate(c.network, X[:3], "exact"), strict=True)
             ]
         blocks[d] = len(c.network.blocks)
     return Evidence(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction as F
+from itertools import pairwise
 
 import numpy as np
 import sympy as sp
@@ -19,7 +20,6 @@ from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory import bounds
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.network import Block, Head, Layer
-
 
 FLOAT_SLACK = 1 + 1e-12  # exact measurements against float64 bounds of theory.bounds: one rounding of slack
 
@@ -63,10 +63,10 @@ def attention_difference(kappas=KAPPAS, Ms=(F(1), F(2)), eta=F(1, 1000)) -> Evid
     return Evidence(
         "d = l = 1, Q = K = V = κ, K' = κ − η, h = M (exact backend); corrected bound from "
         "theory.bounds.block_constants",
-        [Witness(a, dv, 3 * k**3 * M**3 * eta, "<=") for a, dv, (k, M) in zip(at, diff, pts)],
+        [Witness(a, dv, 3 * k**3 * M**3 * eta, "<=") for a, dv, (k, M) in zip(at, diff, pts, strict=True)],
         [
             Witness(a, dv, math.exp(_corr(k, M).log_attn_diff) * float(eta) * FLOAT_SLACK, "<=")
-            for a, dv, (k, M) in zip(at, diff, pts)
+            for a, dv, (k, M) in zip(at, diff, pts, strict=True)
         ],
         "||A_1(H) − A_2(H)||∞ <= 3 d_embd⁴ κ² M³ l η for all κ > 0 (the stated one follows when κ >= 1).",
         note="The proof writes ||V_1 − V_2||_1 <= d²κη and 2κ²d⁴M²η where the factors are η and κ: the stated bound "
@@ -89,8 +89,11 @@ def mha_output_bound(Ms=(F(1, 2), F(1), F(2), F(3)), kappa=F(1)) -> Evidence:
     measured = [M + attention(kappa, kappa, kappa, M) for M in Ms]
     return Evidence(
         "d = m = l = 1, Q = K = V = κ, H = M (exact backend); corrected bound from theory.bounds.block_constants",
-        [Witness(a, v, M + kappa**3 * M, "<=") for a, v, M in zip(at, measured, Ms)],
-        [Witness(a, v, math.exp(_corr(kappa, M).log_M_Z) * FLOAT_SLACK, "<=") for a, v, M in zip(at, measured, Ms)],
+        [Witness(a, v, M + kappa**3 * M, "<=") for a, v, M in zip(at, measured, Ms, strict=True)],
+        [
+            Witness(a, v, math.exp(_corr(kappa, M).log_M_Z) * FLOAT_SLACK, "<=")
+            for a, v, M in zip(at, measured, Ms, strict=True)
+        ],
         "||H + MHA(H)||∞ <= M + m l d⁴ κ³ M³ (tight).",
         note="Each head is a product of three factors linear in H, so its output scales as M³; the proof drops M². "
         "The hidden-state bound then grows like a tower M^{3^L_T} through the blocks.",
@@ -133,8 +136,8 @@ def ffn_output_bound(kappas=(F(1, 100), F(1, 2), F(1)), Ls=(1, 2), d=5, M=F(1)) 
     return Evidence(
         f"every weight and bias κ, d = w = {d}, input all M = {M} (exact backend); corrected bound "
         "theory.bounds.log_ffn_output_bound",
-        [Witness(a, g, ffn_output_paper(k, d, L, M), "<=") for a, g, (k, L) in zip(at, got, pts)],
-        [Witness(a, g, c, "<=") for a, g, c in zip(at, got, corr)],
+        [Witness(a, g, ffn_output_paper(k, d, L, M), "<=") for a, g, (k, L) in zip(at, got, pts, strict=True)],
+        [Witness(a, g, c, "<=") for a, g, c in zip(at, got, corr, strict=True)],
         "||FFN(z)||∞ <= y_L with y_0 = ||z||∞, y_i = n_i κ y_{i−1} + κ (n_i the fan-in of layer i).",
         note="An L-layer FFN multiplies by up to (fan-in·κ) L times; the stated bound has L − 1 factors.",
     )
@@ -187,7 +190,7 @@ def ffn_perturbation(kappas=(F(1, 100), F(1, 10), F(1)), eta=F(1, 100)) -> Evide
     wits, corr = [], []
     for k in kappas:
 
-        def out(b):
+        def out(b, k=k):
             layers = (Layer(_m(k), np.array([F(0)], dtype=object)), Layer(_m(k), np.array([F(b)], dtype=object)))
             return run_blocks([Block((), layers)], np.array([[[F(1)]]], dtype=object), "exact")[0, 0, 0]
 
@@ -292,8 +295,8 @@ def block_output_bound(kappas=(F(1, 10), F(1), F(10)), ds=(1, 5), L=2) -> Eviden
     return Evidence(
         f"κ in {[str(k) for k in kappas]}, d = w in {list(ds)}, L_FFN = {L}, m = l = M = 1: the two sides of the step; "
         "corrected: the all-κ block (exact backend) against theory.bounds",
-        [Witness(a, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for a, (k, d) in zip(at, pts)],
-        [Witness(a, block_output(d, k, L), b, "<=") for a, b, (k, d) in zip(at, bound, pts)],
+        [Witness(a, *block_output_terms(d, d, k, L, 1, 1, F(1)), "<=") for a, (k, d) in zip(at, pts, strict=True)],
+        [Witness(a, block_output(d, k, L), b, "<=") for a, b, (k, d) in zip(at, bound, pts, strict=True)],
         "||B(H)||∞ <= M_Z + y_L(M_Z), M_Z = M + m l d⁴ κ³ M³, y_L the FFN output bound "
         "(theory.bounds.block_constants).",
         note="The step turns d⁶ into d⁴ and κ^(L+2) into κ^(L+1); its left side already uses the wrong M' "
@@ -336,8 +339,8 @@ def block_lipschitz(kappas=(F(1, 1000), F(1, 10), F(1)), w=5, d=5, L=2) -> Evide
     return Evidence(
         f"κ in {[str(k) for k in kappas]}, the all-zero block of d = w = {d}, L_FFN = {L}, m = l = M = 1 "
         "(exact backend)",
-        [Witness(a, lip, block_lipschitz_paper(w, k, L, d, F(1), 1, 1), "<=") for a, k in zip(at, kappas)],
-        [Witness(a, lip, c, "<=") for a, c in zip(at, corr)],
+        [Witness(a, lip, block_lipschitz_paper(w, k, L, d, F(1), 1, 1), "<=") for a, k in zip(at, kappas, strict=True)],
+        [Witness(a, lip, c, "<=") for a, c in zip(at, corr, strict=True)],
         "Lip(B) <= (1 + Π n_i κ)(1 + 3 m l d⁴ κ³ M²).",
         note="B(H) = FFN(MHA(H) + H) + MHA(H) + H contains H itself, so Lip(B) >= 1 whenever the weights are small.",
     )
@@ -508,8 +511,8 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2)), relation: str = "==") ->
     ]
     return Evidence(
         f"x in {[str(x) for x in xs]}, M = |x|, the embedding of tmcheck's Lemma 1 network (d = 1)",
-        [Witness(a, n, abs(x) + 1, relation) for a, n, x in zip(at, norms, xs)],
-        [Witness(a, n, m0, "<=") for a, n, m0 in zip(at, norms, M0)],
+        [Witness(a, n, abs(x) + 1, relation) for a, n, x in zip(at, norms, xs, strict=True)],
+        [Witness(a, n, m0, "<=") for a, n, m0 in zip(at, norms, M0, strict=True)],
         "||PE + E(x)||∞ <= max(M, 1), and M_0 = max(M, 1) replaces M from there on.",
         note="The next line's bound (…)^L_T·M then uses M where max(M, 1) is needed.",
     )
@@ -549,7 +552,7 @@ def weight_grid(kappa: F, eta: F) -> list[F]:
     length 2η), checked to cover."""
     n = math.ceil(kappa / eta)
     pts = [-kappa + (2 * j + 1) * eta for j in range(n)]
-    if not (pts[0] - eta <= -kappa and pts[-1] + eta >= kappa and all(b - a <= 2 * eta for a, b in zip(pts, pts[1:]))):
+    if not (pts[0] - eta <= -kappa and pts[-1] + eta >= kappa and all(b - a <= 2 * eta for a, b in pairwise(pts))):
         raise AssertionError("the grid does not cover [−κ, κ]")
     return pts
 
@@ -577,8 +580,11 @@ def grid_count(points=((F(1), F(2, 5)), (F(1), F(3, 10)), (F(2), F(1, 2)))) -> E
     need = [len(weight_grid(k, e)) for k, e in points]
     return Evidence(
         f"(κ, η) in {[(str(k), str(e)) for k, e in points]}: points needed to cover [−κ, κ] within η, against κ/η",
-        [Witness(a, n, k / e, "<=") for a, n, (k, e) in zip(at, need, points)],
-        [Witness(a, n, covering_per_weight(k, e) * (1 + 1e-9), "<=") for a, n, (k, e) in zip(at, need, points)],
+        [Witness(a, n, k / e, "<=") for a, n, (k, e) in zip(at, need, points, strict=True)],
+        [
+            Witness(a, n, covering_per_weight(k, e) * (1 + 1e-9), "<=")
+            for a, n, (k, e) in zip(at, need, points, strict=True)
+        ],
         "N <= ceil(κ/η)^P <= (κ/η + 1)^P, the count theory.bounds.log_covering_corrected uses.",
         note="The proof's own grid of step η has 2κ/η + 1 points, not κ/η.",
     )

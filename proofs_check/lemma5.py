@@ -9,9 +9,9 @@ import numpy as np
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.check import check_construction
+from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.lemmas.addition import addition, addition_kernels, shift_ffn
 from tmcheck.theory.lemmas.interaction import interaction_head, minimal_C
-from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.network import Block, structured_positional
 
 LOC = "Appendix G, proof of Lemma 5"
@@ -51,8 +51,8 @@ def kernels(
     ours = [added(*addition_kernels(c, M), x) for x, c in pts]
     return Evidence(
         f"D = 1, x in {[str(x) for x in xs]}, c in {[str(c) for c in cs]}, M = {M}: what the head adds to token D",
-        [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, written, pts)],
-        [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, ours, pts)],
+        [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, written, pts, strict=True)],
+        [Witness(a, g, x - c + M, "==") for a, g, (x, c) in zip(at, ours, pts, strict=True)],
         "K_i = [e_5; e_1 + (M - c^i) e_5] (1-based), giving <Q_i h_{D+i}, K_i h_i> = h_{D+i}^1 + x^i + M - c^i "
         "= x^i - c^i + M",
         note="As written the query reads h_{D+i}^1 = 0 and the key only the constant: the head adds M − c.",

@@ -61,8 +61,8 @@ def heads_reindexed(parts=((8, 8, 2, 5), (4, 4, 1, 2), (6, 2, 0, 5))) -> Evidenc
         corr.append(int((run_blocks([Block((rebuilt,))], H, "exact") != want).sum()))
     return Evidence(
         f"(l1, l2, t1, t2) in {list(parts)}, ||H|| <= {M}, the critical input of the joint head (exact): wrong entries",
-        [Witness(a, w, 0, "==") for a, w in zip(at, written)],
-        [Witness(a, w, 0, "==") for a, w in zip(at, corr)],
+        [Witness(a, w, 0, "==") for a, w in zip(at, written, strict=True)],
+        [Witness(a, w, 0, "==") for a, w in zip(at, corr, strict=True)],
         "rebuild each head with the interaction kernels of I_3 AND C recomputed for l1 + l2 tokens and "
         "||H_3|| <= max(M1, M2) (theory.lemmas.interaction.minimal_C)",
         note="Interaction vectors of l1 + l2 tokens are closer, so the gap 1 − cos shrinks and the head needs a "
@@ -224,7 +224,7 @@ def statement(n: int = 8, gating_pair: bool = True, heads_only: bool = False) ->
         at = {"parts": (a.name, b.name)}
         failed = len(check_construction(c, rng, n_inputs=6).failed)
         stated = [(failed, 0, "=="), (rc.m, ra.m + rb.m, "<="), (rc.L_FFN, max(ra.L_FFN, rb.L_FFN) + 2, "<=")]
-        for q, (lhs, rhs, rel) in zip(("failed checks", "heads", "L_FFN"), stated):
+        for q, (lhs, rhs, rel) in zip(("failed checks", "heads", "L_FFN"), stated, strict=True):
             written.append(Witness({**at, "quantity": q}, lhs, rhs, rel))
             corr.append(Witness({**at, "quantity": q}, lhs, rhs, rel))
         written.append(Witness({**at, "quantity": "w_FFN"}, rc.w_FFN, ra.w_FFN + rb.w_FFN, "<="))

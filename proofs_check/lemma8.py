@@ -48,7 +48,7 @@ def atlas_check(name: str, D: int, rng: np.random.Generator, n: int = 400) -> tu
             continue
         Z = m.chart(c, P)
         inv = [m.chart_inverse(c, z) for z in Z]
-        back = max(back, max(np.linalg.norm(x - y) if y is not None else np.inf for x, y in zip(P, inv)))
+        back = max(back, max(np.linalg.norm(x - y) if y is not None else np.inf for x, y in zip(P, inv, strict=True)))
         dz = np.linalg.norm(Z[1:] - Z[:-1], axis=1)
         ratio = max(ratio, float((np.linalg.norm(P[1:] - P[:-1], axis=1) / (chart_lipschitz(m.r) * dz)).max()))
     return back, ratio

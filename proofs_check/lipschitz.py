@@ -135,7 +135,7 @@ def measure(
     # attention difference, one head at a time (first block, inputs bounded by M0)
     worst_attn = max(
         float(np.abs(mha((h1,), H, _BE, _BUDGET) - mha((h2,), H, _BE, _BUDGET)).max())
-        for h1, h2 in zip(net[0].heads, net2[0].heads)
+        for h1, h2 in zip(net[0].heads, net2[0].heads, strict=True)
     )
     Z = H + mha(net[0].heads, H, _BE, _BUDGET)
     mz = float(np.abs(Z).max())

@@ -29,9 +29,9 @@ import operator
 import pkgutil
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Sequence
 
 
 class Verdict(str, enum.Enum):

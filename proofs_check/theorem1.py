@@ -170,7 +170,7 @@ def log_N_simplification(
     names = ("L_T", "L_FFN", "d_embd", "w", "M", "kappa", "m", "l", "n")
     return Evidence(
         f"{len(points)} classes (theory.bounds.log_CT_statement), per parameter",
-        [Witness(dict(zip(names, p)), *log_N_step(*p), "<=") for p in points],
+        [Witness(dict(zip(names, p, strict=True)), *log_N_step(*p), "<=") for p in points],
         note="The exponents 18L_T² (of d) and 18L_T²L_FFN (of w) exceed 5L_T²L_FFN, and w is missing from the log. "
         "The next "
         "step replaces (m + L_FFN)L_FFN by m L_FFN² (2 > 1 at m = L_FFN = 1). Substituting δ = 1/(4Rn) into "

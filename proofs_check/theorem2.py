@@ -73,8 +73,8 @@ def error_decomposition(seeds=(0, 1, 2), n_points: int = 12, single_chart: bool 
     return Evidence(
         f"{len(seeds)} samples of {n_points} points of the circle in R^2{' inside one chart' if single_chart else ''}, "
         "tmcheck's network (N = 3, exact backend): sup |f − T| against Σ_n sup of the chart terms",
-        [Witness(a, err, float(sups.sum()), "==") for a, (err, sups, _) in zip(at, rows)],
-        [Witness(a, excess, 1e-12, "<=") for a, (_, _, excess) in zip(at, rows)],
+        [Witness(a, err, float(sups.sum()), "==") for a, (err, sups, _) in zip(at, rows, strict=True)],
+        [Witness(a, excess, 1e-12, "<=") for a, (_, _, excess) in zip(at, rows, strict=True)],
         "|f − T_f|(x) <= Σ_n |f̃_n∘φ_n 1_{U_n} − T_{f̃_n}∘T_{φ_n} T_{1_{U_n}}|(x) at every x, hence ||f − T_f||_{L∞(M)} "
         "<= Σ_n ||f̃_n∘φ_n 1_{U_n} − T_{f̃_n}∘T_{φ_n} T_{1_{U_n}}||_{L∞(M)}.",
         note="The sup of a sum is at most, not equal to, the sum of sups; the rest of the chain only needs <=.",
@@ -193,13 +193,13 @@ def deep_ramp(Deltas=(0.1, 0.05, 0.2)) -> Evidence:
     backend) equals 1̂ on the grid, with weights at most 2."""
     at = [{"Delta": D} for D in Deltas]
     corr = []
-    for a, D in zip(at, Deltas):
+    for a, D in zip(at, Deltas, strict=True):
         bad, top = network_deep_ramp(D)
         corr.append(Witness(a, bad + max(F(0), top - 2), 0, "<="))
     return Evidence(
         f"Δ in {list(Deltas)}: is the depth log(1/Δ) an integer? corrected: tmcheck's deep indicator at Δ' = 2^-K, "
         "K = ceil(log2(1/Δ)), against 1̂ on 81 points of [0, 1/2], and its weights against 2",
-        [Witness(a, math.log(1 / D), round(math.log(1 / D)), "==") for a, D in zip(at, Deltas)],
+        [Witness(a, math.log(1 / D), round(math.log(1 / D)), "==") for a, D in zip(at, Deltas, strict=True)],
         corr,
         "K = ceil(log2(1/Δ)) layers of weight 2 compute 1̂_{r², 2^-K} exactly (σ is positively homogeneous).",
         note="A depth must be an integer; (1/Δ)^(1/ln(1/Δ)) = e exactly, so the weights are bounded as claimed. "
@@ -317,8 +317,8 @@ def final_product_check(R=F(2), M=F(1)) -> Evidence:
     at = [{"c_f": cf, "c_U": cu, "M": M, "R": R} for cf, cu in pts]
     return Evidence(
         f"c_f in [−R, R], R = {R}, c_U in {{0, 1/2, 1}}, M = {M}: the block's value against c_f c_U",
-        [Witness(a, final_product(cf, cu, M), cf * cu, "==") for a, (cf, cu) in zip(at, pts)],
-        [Witness(a, network_product(cf, cu, R), cf * cu, "==") for a, (cf, cu) in zip(at, pts)],
+        [Witness(a, final_product(cf, cu, M), cf * cu, "==") for a, (cf, cu) in zip(at, pts, strict=True)],
+        [Witness(a, network_product(cf, cu, R), cf * cu, "==") for a, (cf, cu) in zip(at, pts, strict=True)],
         "use an offset >= sup|c_f c_U| (tmcheck: the bound R of |f|) in the head and in the FFN that subtracts it.",
         note="σ(c_f(c_U − 1) + M) = c_f(c_U − 1) + M needs M >= |c_f| when c_U = 0; M bounds ||x||∞, while c_f ≈ "
         "f̃_n is bounded by R.",
@@ -401,8 +401,8 @@ def depth_vs_accuracy(epss=(F(1, 10), F(1, 100), F(1, 10**6))) -> Evidence:
     at = [{"eps": e} for e in epss]
     return Evidence(
         f"ε in {[str(e) for e in epss]}, d = D = c = r = C_M = 1: depth at ε against depth at ε = {e0}",
-        [Witness(a, depth[e], depth[e0], "<=") for a, e in zip(at, epss)],
-        [Witness(a, blocks[e], blocks[e0], "<=") for a, e in zip(at, epss)],
+        [Witness(a, depth[e], depth[e0], "<=") for a, e in zip(at, epss, strict=True)],
+        [Witness(a, blocks[e], blocks[e0], "<=") for a, e in zip(at, epss, strict=True)],
         "O(log d) transformer blocks independent of ε, with feed-forward depth O(log ε^{−1}) (Theorem 2); "
         "depth independent of ε holds for Lemma 1 on [0,1]^d only.",
         note="L_T = O(log d) counts transformer blocks only; the indicator 1_{U_n} needs a deep ramp with "

@@ -68,7 +68,7 @@ def network_claim(n_points: int = 6) -> Evidence:
     return Evidence(
         f"{n_points} points on the circle (l = {c.network.l}, {len(c.network.blocks)} blocks, exact): T(x) "
         "against Σ_n L_n(φ_n(x)) 1̂_n(x)",
-        [Witness({"x": tuple(str(v) for v in x)}, t, claim_value(spec, x), "==") for x, t in zip(X, T)],
+        [Witness({"x": tuple(str(v) for v in x)}, t, claim_value(spec, x), "==") for x, t in zip(X, T, strict=True)],
     )
 
 

@@ -18,8 +18,8 @@ Float backend: numpy float64 with BLAS.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 

@@ -10,10 +10,10 @@ tmcheck-network file and evaluated by any program.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
-from collections.abc import Callable
 
 import numpy as np
 

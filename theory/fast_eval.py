@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import sparse
 
-from tmcheck.theory.backends import ELEMENT_BUDGET, BACKENDS, Rat, embedding, ffn, mha
+from tmcheck.theory.backends import BACKENDS, ELEMENT_BUDGET, Rat, embedding, ffn, mha
 from tmcheck.theory.network import FIXED, Network, NetworkError
 
 
@@ -34,7 +34,7 @@ def _pattern(net: Network) -> list[dict]:
     pat = net.meta.get("interaction_pattern")
     if pat is None or len(pat) != len(net.blocks):
         raise NetworkError("network has no interaction pattern (meta.interaction_pattern): use backends.evaluate")
-    for blk, p in zip(net.blocks, pat):
+    for blk, p in zip(net.blocks, pat, strict=True):
         if len(p["pairs"]) != len(blk.heads):
             raise NetworkError("interaction pattern does not match the heads")
         for h in blk.heads:
@@ -94,7 +94,7 @@ def _kernels(net: Network, pattern: list[dict]) -> list[tuple | None]:
     if hit is not None and hit[0]() is net:
         return hit[1]
     out = []
-    for blk, p in zip(net.blocks, pattern):
+    for blk, p in zip(net.blocks, pattern, strict=True):
         idx = [i for i, q in enumerate(p["pairs"]) if q[0] >= 0]
         if not idx:
             out.append(None)
@@ -128,7 +128,7 @@ def prepare(net: Network, backend: str) -> list[dict]:
     be = BACKENDS[backend]()
     out = []
     pattern = _pattern(net)
-    for blk, p, kv in zip(net.blocks, pattern, _kernels(net, pattern)):
+    for blk, p, kv in zip(net.blocks, pattern, _kernels(net, pattern), strict=True):
         idx = [i for i, q in enumerate(p["pairs"]) if q[0] >= 0]
         prep = {"M": Fraction(p["M"]), "name": p.get("name", ""), "pairs": p["pairs"], "sparse": None}
         if backend == "float64":
@@ -218,8 +218,8 @@ def _sparse_heads(ops: _Ops, sp: dict, H):
 
 def _dense_heads(ops: _Ops, heads, pairs, H, budget: int):
     be = ops.be
-    const = [h for h, p in zip(heads, pairs) if p[0] < 0 and constant_score(h)]
-    other = [h for h, p in zip(heads, pairs) if p[0] < 0 and not constant_score(h)]
+    const = [h for h, p in zip(heads, pairs, strict=True) if p[0] < 0 and constant_score(h)]
+    other = [h for h, p in zip(heads, pairs, strict=True) if p[0] < 0 and not constant_score(h)]
     total = None
     if const:
         # score = <Q e_4, K e_4> for every pair: A(H)[:, i] = σ(score) Σ_k V h_k
@@ -304,7 +304,7 @@ def run_structured(net: Network, H, backend: str, prepared: list[dict] | None = 
     budget = ELEMENT_BUDGET[be.name]
     H = be.tidy(be.weight(H) if isinstance(H, np.ndarray) else H)
     states = [be.output(H)] if trace else []
-    for bi, (blk, p) in enumerate(zip(net.blocks, prepared)):
+    for bi, (blk, p) in enumerate(zip(net.blocks, prepared, strict=True)):
         M = p["M"]
         mx = ops.max_data(H)
         if (mx > M) if ops.exact else (mx > float(M) * (1 + 1e-3)):

@@ -147,7 +147,7 @@ def block_bound(blk, H: np.ndarray, E: np.ndarray, prep: dict | None = None) -> 
     if prep is None:
         dense = list(blk.heads)
     else:
-        dense = [h for h, p in zip(blk.heads, prep["pairs"]) if p[0] < 0]
+        dense = [h for h, p in zip(blk.heads, prep["pairs"], strict=True) if p[0] < 0]
         if prep["sparse"] is not None:
             parts.append(_sparse_bound(prep["sparse"], H, E))
     if dense:
@@ -167,9 +167,9 @@ def _structured(net: Network) -> list[dict]:
     from tmcheck.theory.fast_eval import prepare
 
     preps = prepare(net, "float64")
-    for blk, p in zip(net.blocks, preps):
+    for blk, p in zip(net.blocks, preps, strict=True):
         if p["sparse"] is not None:
-            live = [h for h, q in zip(blk.heads, p["pairs"]) if q[0] >= 0]
+            live = [h for h, q in zip(blk.heads, p["pairs"], strict=True) if q[0] >= 0]
             p["sparse"] = {**p["sparse"], "EA": _kernel_error(live)}
     return preps
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from dataclasses import dataclass, field
-from functools import cache
-from fractions import Fraction
-from typing import Any
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cache
+from typing import Any
 
 import numpy as np
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -98,8 +98,8 @@ def data_bound(Q_data, K_data, M) -> Fraction:
     Σ_r (Σ_c |Q^B_rc| m_c)(Σ_c |K^B_rc| m_c) with m = (M, M, 1, 1, 1)."""
     m = (M, M, F1, F1, F1)
     return sum(
-        sum(abs(q) * mc for q, mc in zip(Qr, m)) * sum(abs(k) * mc for k, mc in zip(Kr, m))
-        for Qr, Kr in zip(Q_data, K_data)
+        sum(abs(q) * mc for q, mc in zip(Qr, m, strict=True)) * sum(abs(k) * mc for k, mc in zip(Kr, m, strict=True))
+        for Qr, Kr in zip(Q_data, K_data, strict=True)
     )
 
 
@@ -292,7 +292,7 @@ def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interact
         its = []
         for p in range(n_patches):
             base = prod_base + p * F
-            for a, b in zip(active[0::2], active[1::2]):
+            for a, b in zip(active[0::2], active[1::2], strict=True):
                 its.append(Interaction(base + a, base + b, 1, (E0, ZERO), (E0, ZERO)))
             if len(active) % 2:
                 c = base + active[-1]

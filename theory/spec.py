@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-
 from tmcheck.theory.atlas import AtlasConstants, atlas_constants
 from tmcheck.theory.construction import SIZE_LIMIT
 from tmcheck.theory.manifolds import Manifold, make_manifold

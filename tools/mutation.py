@@ -193,7 +193,7 @@ def text_only(d: str) -> bool:
     added = [ln[1:] for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     if not removed or len(removed) != len(added):
         return False
-    for a, b in zip(removed, added):
+    for a, b in zip(removed, added, strict=True):
         if _without_strings(a) != _without_strings(b):
             return False
         if a == b:

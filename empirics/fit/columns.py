@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import pairwise
 
 import numpy as np
 import sympy
@@ -62,7 +63,7 @@ def _to_sympy(node, symbols: dict):
         terms = [_to_sympy(node.left, symbols)] + [_to_sympy(c, symbols) for c in node.comparators]
         if not all(type(op) in _CMPOPS for op in node.ops):
             raise ValueError("only <, <=, >, >=, ==, != comparisons are allowed")
-        return sympy.And(*[_CMPOPS[type(op)](a, b) for op, a, b in zip(node.ops, terms, terms[1:])])
+        return sympy.And(*[_CMPOPS[type(op)](a, b) for op, (a, b) in zip(node.ops, pairwise(terms), strict=True)])
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -110,7 +111,7 @@ def evaluate(text: str, columns: dict) -> tuple[np.ndarray, dict]:
     with np.errstate(all="ignore"):
         out = fn(*[np.asarray(columns[c], dtype=np.float64) for c in cols])
     length = len(next(iter(columns.values())))
-    return np.broadcast_to(np.asarray(out), (length,)).copy(), dict(zip(names, cols))
+    return np.broadcast_to(np.asarray(out), (length,)).copy(), dict(zip(names, cols, strict=True))
 
 
 def derive(spec: str, columns: dict) -> tuple[str, np.ndarray, dict]:

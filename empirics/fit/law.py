@@ -101,7 +101,7 @@ def predict(form: str, params: dict, x) -> np.ndarray:
 
 def _theta_to_params(form: str, theta) -> dict:
     out = {}
-    for name, v in zip(_THETA[form], theta):
+    for name, v in zip(_THETA[form], theta, strict=True):
         out[name[3:] if name.startswith("log") else name] = float(np.exp(v) if name.startswith("log") else v)
     if form == "power":
         out["E"] = 0.0
@@ -262,7 +262,7 @@ def _fit_once(form, logx, logy, loss, delta, theta0=None):
 def _joint_flags(x, y, params, theta) -> list[dict]:
     flags = []
     lo, hi = _bounds("joint")
-    for name, v, l, h in zip(_THETA["joint"], theta, lo, hi):
+    for name, v, l, h in zip(_THETA["joint"], theta, lo, hi, strict=True):
         if name in ("E", "alpha", "beta") and (v <= l + 1e-8 or v >= h - 1e-8):
             flags.append({"code": f"{name}_at_bound", "message": f"{name} = {v:.4g} at its bound [{l:g}, {h:g}]"})
     for coef, col, exp in (("A", 0, "alpha"), ("B", 1, "beta")):
@@ -324,7 +324,7 @@ def fit_law(
     at_bound = {}
     if theta is not None:
         lo, hi = _bounds(form)
-        for name, v, l, h in zip(_THETA[form], theta, lo, hi):
+        for name, v, l, h in zip(_THETA[form], theta, lo, hi, strict=True):
             key = name[3:] if name.startswith("log") else name
             at_bound[key] = bool(
                 (np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))

@@ -7,6 +7,7 @@ and method. Written with `tmcheck.util.atomic.savefig`.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,7 @@ def thin_overlapping_ticks(fig, ax) -> None:
         for _ in range(4):
             labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
             boxes = [t.get_window_extent(renderer) for t in labels]
-            if not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False)):
+            if not any(a.overlaps(b) for a, b in pairwise(boxes)):
                 break
             for t in labels[1::2]:
                 t.set_visible(False)

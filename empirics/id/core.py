@@ -383,7 +383,7 @@ class MLEScalingFit(IDFit):
             se[0] = se[1] / np.sqrt(2.0)
         self.curve_ = [
             {"n": int(s), "dimension": float(m), "se": float(e), "subsets": len(v)}
-            for s, m, e, v in zip(sizes, means, se, levels)
+            for s, m, e, v in zip(sizes, means, se, levels, strict=True)
         ]
         self.n_used_ = n
         self.n_duplicates_ = p.n_duplicates

@@ -165,7 +165,12 @@ def estimate_id(
                         "radius": float(r),
                     }
                     for s, d, e, c, r in zip(
-                        est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_, est.radius_scales_
+                        est.scales_,
+                        est.dimension_scales_,
+                        est.error_scales_,
+                        est.ci_scales_,
+                        est.radius_scales_,
+                        strict=True,
                     )
                 ],
             )

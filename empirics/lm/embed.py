@@ -293,7 +293,7 @@ def embed_documents(
                 if layers is not None
                 else [lm.hidden(ids, m, opts.layer, opts.final_ln)]
             )
-            for L, h in zip(want, hs):
+            for L, h in zip(want, hs, strict=True):
                 h = h.float().cpu().numpy()  # (b, T, C)
                 out[L].extend((j, h[r, picks[j]]) for r, j in enumerate(group))
     Xs = {}
@@ -317,7 +317,7 @@ def test_documents(data_dir: Path, max_docs: int | None = None) -> list[np.ndarr
     tokens = open_split(data_dir, "test")
     starts = np.load(data_dir / "test.idx.npy")
     ends = np.append(starts[1:], len(tokens))
-    docs = [np.asarray(tokens[s : e - 1]) for s, e in zip(starts, ends)]
+    docs = [np.asarray(tokens[s : e - 1]) for s, e in zip(starts, ends, strict=True)]
     return docs[:max_docs] if max_docs else docs
 
 

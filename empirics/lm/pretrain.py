@@ -65,10 +65,10 @@ def train_lm(
     is then min(preset block_size, the model's n_positions)."""
     import torch
 
-    from tmcheck.empirics.lm.checkpoint import BEST, load_gpt, read_result
     from tmcheck.empirics.data import open_split
     from tmcheck.empirics.data.batches import LMBatches, eval_windows
     from tmcheck.empirics.device import resolve_device
+    from tmcheck.empirics.lm.checkpoint import BEST, load_gpt, read_result
     from tmcheck.empirics.lm.gpt import GPT, lm_loss
     from tmcheck.empirics.lm.train import evaluate, train
 

@@ -25,14 +25,16 @@ import contextlib
 import math
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable
 
 import torch
 import torch.nn as nn
 
+from tmcheck.empirics import schema
+from tmcheck.empirics.device import resolve_device
 from tmcheck.empirics.lm.checkpoint import (
     BEST,
     LAST,
@@ -44,8 +46,6 @@ from tmcheck.empirics.lm.checkpoint import (
     save_checkpoint,
     set_rng,
 )
-from tmcheck.empirics import schema
-from tmcheck.empirics.device import resolve_device
 from tmcheck.util import atomic
 from tmcheck.util.memory import reuse_large_allocations
 

@@ -10,8 +10,8 @@ validation loss has not converged: it is left out of the fits, and the report sa
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,7 +37,7 @@ def capped_sizes(sizes, stops) -> list[dict]:
     or None for a run made before it was recorded (then nothing is known to be capped)."""
     out = []
     for s in sorted(set(sizes)):
-        mine = [st for n, st in zip(sizes, stops) if n == s]
+        mine = [st for n, st in zip(sizes, stops, strict=True) if n == s]
         k = sum(st == "cap" for st in mine)
         if k:
             out.append({"n": s, "capped": k, "runs": len(mine)})

@@ -58,8 +58,8 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
 
     def compute() -> dict:
         from tmcheck.empirics.device import resolve_device
-        from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
         from tmcheck.empirics.id import estimate_id
+        from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
         from tmcheck.empirics.sweep.pretrain import corpus_tag
 
         lm = load_model(sweep.run_dir(run))

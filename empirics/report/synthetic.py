@@ -25,9 +25,9 @@ from tmcheck.empirics.report.common import (
     LEVEL,
     Outputs,
     alpha_cell,
-    caption,
     cached_id,
     capped_words,
+    caption,
     fit_exponent,
     format_interval,
     law_band,
@@ -79,7 +79,7 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
             "seed": 0,
         }
 
-        def compute(prob=prob, n=n, k=k) -> dict:
+        def compute(prob=prob, n=n, k=k, d=d) -> dict:
             X, _ = Experiment(prob).pool(n, preset.seeds[0])
             r = estimate_id(
                 X, estimator=ID_ESTIMATOR, k=k, protocol="full", bootstrap=ID_BOOTSTRAP, device=preset.device, seed=0
@@ -270,7 +270,7 @@ def draw_alpha(data: list[dict]):
     fig, axes = plt.subplots(1, len(betas), figsize=(5.2 * len(betas), 4.2), squeeze=False, sharey=True)
     dims = sorted({e["d"] for e in data})
     grid = np.linspace(0.8, max(dims) * 1.15, 200)
-    for ax, beta in zip(axes[0], betas):
+    for ax, beta in zip(axes[0], betas, strict=True):
         ax.plot(grid, [alpha_D(g, beta) for g in grid], "k-", lw=1.5, label="predicted 2β/(2β+d)")
         for i, (method, (color, marker, label)) in enumerate(METHOD_STYLE.items()):
             sel = [e for e in data if e["beta"] == beta and e["method"] == method and e["exponent"]]
@@ -315,9 +315,9 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
     dims = sorted({r["d"] for r in data})
     fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.2), squeeze=False)
     banded = False
-    for ax, d in zip(axes[0], dims):
+    for ax, d in zip(axes[0], dims, strict=True):
         for beta in sorted({r["beta"] for r in data}, reverse=True):
-            for method, (color, marker, label) in METHOD_STYLE.items():
+            for method, (color, marker, _label) in METHOD_STYLE.items():
                 sel = [r for r in data if (r["d"], r["beta"], r["method"]) == (d, beta, method)]
                 if not sel:
                     continue
@@ -445,7 +445,7 @@ def prediction_table(data: list[dict]) -> str:
         t_hat = prediction_of(ref, "loglog", "d-hat")
         adh = f"{t_hat['alpha_pred']:.3f} {format_interval(t_hat['alpha_pred_ci'])}" if t_hat else "n/a"
 
-        def base(m):
+        def base(m, by=by):
             if m not in by:
                 return "—"
             if by[m]["exponent"] is None:

@@ -21,10 +21,10 @@ run specs (plain JSON data), and one directory per run. The directory is the onl
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable, Mapping
 
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.kinds import Kind, get_kind

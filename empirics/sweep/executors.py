@@ -29,8 +29,8 @@ import sys
 import time
 import traceback
 from collections import deque
-from typing import Any
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, read_json, run_spec
@@ -354,12 +354,12 @@ def _pool(ctx: Context, specs: list[RunSpec], n: int, tally: Tally) -> Iterator[
                         yield row
         tally.not_started = len(todo)
     finally:
-        for proc, conn in workers.values():
+        for _proc, conn in workers.values():
             try:
                 conn.send(None)
             except OSError:
                 pass
-        for proc, conn in workers.values():
+        for proc, _conn in workers.values():
             proc.join(10)
             if proc.is_alive():
                 proc.kill()

@@ -9,9 +9,9 @@ whose `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `regis
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable, Mapping
 
 # kind name -> module holding its KIND
 BUILTIN = {

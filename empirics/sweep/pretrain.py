@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
-from tmcheck.empirics.lm.checkpoint import BEST
 from tmcheck.empirics.data import CORPORA, check_corpus, prepare_dataset
+from tmcheck.empirics.lm.checkpoint import BEST
 from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
+from tmcheck.empirics.lm.train import stop_reason
 from tmcheck.empirics.presets import PretrainPreset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir, read_json
 from tmcheck.empirics.sweep.kinds import Kind
-from tmcheck.empirics.lm.train import stop_reason
 
 NAME = "{tag}-n{n}-s{seed}"
 DATASET = "dataset.json"  # written by prepare_dataset in each data/<tag>/

@@ -28,7 +28,6 @@ from collections.abc import Iterator, Mapping
 
 import submitit
 
-from tmcheck.util import atomic
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
 from tmcheck.empirics.sweep.executors import (
@@ -41,6 +40,7 @@ from tmcheck.empirics.sweep.executors import (
     record_failure,
     worker_context,
 )
+from tmcheck.util import atomic
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
 ACTIVE = (
@@ -246,7 +246,7 @@ def slurm(
             submitted = ex.map_array(
                 RunTask(), [str(sweep.path)] * n, [s.as_dict() for s in submit], [ctx.config] * n, [blob] * n
             )
-            for s, job in zip(submit, submitted):
+            for s, job in zip(submit, submitted, strict=True):
                 jobs[s.run] = waiting[s.run] = job.job_id
                 (sweep.run_dir(s.run) / layout.ERROR).unlink(missing_ok=True)  # the retry is on its way
             atomic.write_json(sweep.path / layout.SLURM / layout.JOBS, jobs)

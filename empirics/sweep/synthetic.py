@@ -10,10 +10,9 @@ trains under `preset.at(d, β)`, the preset with that (d, β)'s tuned settings (
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from tmcheck.empirics.presets import SynthPreset
 from tmcheck.empirics.sweep import layout

@@ -70,7 +70,7 @@ class Block(nn.Module):
         self.V = nn.Parameter(torch.randn(m, d, d) * scale / m)
         widths = [d] + [cfg.ffn_width] * (cfg.ffn_depth - 1) + [d]
         layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+        for i, (a, b) in enumerate(zip(widths[:-1], widths[1:], strict=True)):
             layers.append(nn.Linear(a, b))
             if i < len(widths) - 2:
                 layers.append(nn.ReLU())

@@ -105,7 +105,7 @@ def candidates(preset: SynthPreset, d: int, beta: float, count: int, seed: int) 
     for i in rng.permutation(len(grid)):
         if len(out) >= count:
             break
-        c = dict(zip(SEARCH, grid[i]))
+        c = dict(zip(SEARCH, grid[i], strict=True))
         if c not in out:
             out.append(c)
     return out

@@ -34,7 +34,7 @@ def study(tmp_path_factory):
     return write_csv(
         tmp_path_factory.mktemp("fit") / "study.csv",
         ["n", "loss", "seed", "corpus"],
-        zip(x, y, np.tile([0, 1, 2], 8), corpus),
+        zip(x, y, np.tile([0, 1, 2], 8), corpus, strict=True),
     )
 
 
@@ -127,7 +127,9 @@ def test_flops_where_tokens_are_expected_warns_degenerate():
 
 def test_increasing_loss_warns_degenerate(tmp_path):
     n = np.repeat(np.geomspace(100, 1e5, 5), 2)
-    path = write_csv(tmp_path / "up.csv", ["n", "loss"], zip(n, 2 + 0.01 * np.log(n) + np.tile([0, 1e-3], 5)))
+    path = write_csv(
+        tmp_path / "up.csv", ["n", "loss"], zip(n, 2 + 0.01 * np.log(n) + np.tile([0, 1e-3], 5), strict=True)
+    )
     res = runner.invoke(app, ["fit", str(path), "--x", "n", *FAST])
     assert res.exit_code == 0, res.output
     assert "degenerate" in res.stderr and "does not decrease" in res.stderr

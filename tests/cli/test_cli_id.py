@@ -103,9 +103,8 @@ def test_rtol_option_merges_near_duplicates(points, tmp_path):
 
 
 def test_progress_on_stderr_also_under_json(points, monkeypatch):
-    from tmcheck.util import progress
-
     import tmcheck.cli.id as cli_id
+    from tmcheck.util import progress
 
     shown = []
 

@@ -57,7 +57,7 @@ def test_interaction_json_and_export(tmp_path):
     net = netfile.load(f)
     H = sample_structured(__import__("numpy").random.default_rng(0), 3, 64, 2)
     diff = run_blocks(net.blocks, H, "exact") - H
-    assert {(int(r), int(t)) for _, r, t in zip(*diff.nonzero())} <= {(1, 3)}
+    assert {(int(r), int(t)) for _, r, t in zip(*diff.nonzero(), strict=True)} <= {(1, 3)}
 
 
 def test_interaction_float_and_pattern():

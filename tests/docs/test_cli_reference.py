@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from helpers import ROOT  # noqa: E402
-
 from docs_gen.docs import command_tree  # noqa: E402
+from helpers import ROOT  # noqa: E402
 
 PAGE = ROOT / "docs" / "cli.md"
 

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from helpers import ROOT, load_tool, need_mkdocs  # noqa: E402  (the helper beside this file; importlib mode)
-
 from docs_gen import GeneratorError, blocks, fill, fill_all, load_generators  # noqa: E402
+from helpers import ROOT, load_tool, need_mkdocs  # noqa: E402  (the helper beside this file; importlib mode)
 
 GENS = {"n": lambda: "the number is 42", "t": lambda: "| a |\n|---|\n| 1 |"}
 

@@ -5,6 +5,7 @@ models of both kinds made here (a GPT-2 and two BERTs of different widths)."""
 import json
 import os
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tmcheck.empirics import ablate as ab
-from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
 from tmcheck.empirics.id import validation_points
+from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -29,7 +30,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 def test_position_bins_partition_the_context(context):
     bins = ab.position_bins(context)
     assert bins[0] == (0, 1) and bins[-1][1] == context
-    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(bins, bins[1:]))  # contiguous, non-empty
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in pairwise(bins))  # contiguous, non-empty
     assert all(hi <= 2 * lo + 1 for lo, hi in bins)  # geometric: each bin at most doubles
 
 

@@ -86,7 +86,7 @@ def test_lm_batches(dataset):
     x, y = src(7, 0)
     assert x.shape == y.shape == (4, 16)
     assert (x[:, 1:] == y[:, :-1]).all()
-    assert all((a == b).all() for a, b in zip(src(7, 0), LMBatches(train, 5_000, 16, 4, seed=3)(7, 0)))
+    assert all((a == b).all() for a, b in zip(src(7, 0), LMBatches(train, 5_000, 16, 4, seed=3)(7, 0), strict=True))
     assert not (src(8, 0)[0] == x).all()
     with pytest.raises(ValueError, match="exceeds the training split"):
         LMBatches(train, len(train) + 1, 16, 4)

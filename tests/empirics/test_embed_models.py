@@ -86,7 +86,7 @@ def test_transformers_directory_equals_our_checkpoint(models):
     a, b = load_model(root / "best.safetensors"), load_model(root / "hf")
     assert (a.kind, b.kind) == ("tmcheck", "causal")
     docs = encode_text(a, TEXTS, root / "tokenizer.json")
-    assert all(np.array_equal(x, y) for x, y in zip(docs, encode_text(b, TEXTS)))
+    assert all(np.array_equal(x, y) for x, y in zip(docs, encode_text(b, TEXTS), strict=True))
     for layer in (0, 1, None):
         for final_ln in ("after", "before"):
             opts = EmbedOptions(context=32, tokens_per_doc=5, layer=layer, final_ln=final_ln, window="random")

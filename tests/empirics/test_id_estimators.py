@@ -5,12 +5,13 @@ samples with a known law (Pareto ratios for TwoNN); uniform samples of manifolds
 """
 
 import warnings
+from itertools import pairwise
 
 import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from tmcheck.empirics.id import MLECurve, MLE, MLEScaling, TwoNN, validation_points
+from tmcheck.empirics.id import MLE, MLECurve, MLEScaling, TwoNN, validation_points
 
 
 def test_mle_matches_formula_on_independent_knn():
@@ -75,7 +76,7 @@ def test_scaling_exposes_small_n_bias():
     est = MLEScaling(min_size=256, bootstrap=30, seed=0).fit(X)
     curve = [c["dimension"] for c in est.curve_]
     assert [c["n"] for c in est.curve_] == [4096, 2048, 1024, 512, 256]
-    assert all(a > b for a, b in zip(curve, curve[1:]))  # the estimate grows with N
+    assert all(a > b for a, b in pairwise(curve))  # the estimate grows with N
     assert est.bias_ < 0  # MLE at N is below the extrapolation
     assert abs(est.dimension_ - 10) < abs(curve[0] - 10)  # and the extrapolation is closer to d
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from safetensors.numpy import save_file
 from scipy.spatial.distance import pdist
 
-from tmcheck.empirics.id import VALIDATION_SETS, MLE, TwoNN, estimate_id, load_points, validation_points
+from tmcheck.empirics.id import MLE, VALIDATION_SETS, TwoNN, estimate_id, load_points, validation_points
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import torch
 from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
-from tmcheck.empirics.lm.checkpoint import load_gpt
 from tmcheck.empirics.data.corpora import load_corpus, split_corpus
 from tmcheck.empirics.data.stories import stories
+from tmcheck.empirics.lm.checkpoint import load_gpt
 
 runner = CliRunner()
 
@@ -176,10 +176,10 @@ def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
 
 
 def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
-    from tmcheck.empirics.lm.checkpoint import save_checkpoint
     from tmcheck.empirics.data.tokens import train_tokenizer
-    from tmcheck.empirics.lm.hf import export_hf
+    from tmcheck.empirics.lm.checkpoint import save_checkpoint
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig
+    from tmcheck.empirics.lm.hf import export_hf
 
     tok = train_tokenizer(stories(0, 300), 300)
     run = tmp_path / "sweep" / "runs" / "stories-n1-s0"

@@ -11,8 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
-from tmcheck.empirics.report import build_report
-from tmcheck.empirics.report import common, model, pretrain, synthetic
+from tmcheck.empirics.report import build_report, common, model, pretrain, synthetic
 from tmcheck.util import atomic
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from tmcheck.util.atomic import read_jsonl
 from tmcheck.empirics.sweep import SweepBusy, SweepDir, run_sweep
+from tmcheck.util.atomic import read_jsonl
 
 SCRIPT = """
 import sys

@@ -17,9 +17,8 @@ from tmcheck.cli.main import app
 from tmcheck.cli.sweep import check_report_can_be_made
 from tmcheck.empirics.presets import SYNTHETIC, SynthPreset, SynthTuned
 from tmcheck.empirics.report.synthetic import tuned_table
-from tmcheck.empirics.sweep import SweepDir
+from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
-from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import reuse_runs
 from tmcheck.empirics.sweep.synthetic import plan_specs, run_identity
 from tmcheck.util import atomic

@@ -13,7 +13,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tmcheck.util import atomic
 from tmcheck.empirics.presets import SYNTHETIC as PRESETS
 from tmcheck.empirics.presets import SynthPreset
 from tmcheck.empirics.report import build_report
@@ -23,6 +22,7 @@ from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.synthetic import plan_specs, theory_width
 from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
+from tmcheck.util import atomic
 
 
 def run_sweep(path, preset, log):

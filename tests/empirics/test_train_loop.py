@@ -61,7 +61,7 @@ def test_learns_and_resume_equals_uninterrupted(tmp_path):
 
 def test_grad_accumulation_matches_a_big_batch(tmp_path):
     cfg = TrainConfig(max_steps=3, lr=1e-3, warmup_steps=1, eval_every=3, patience=0, grad_clip=0, progress=False)
-    big = lambda step, micro: tuple(torch.cat(t) for t in zip(lm_source(step, 0), lm_source(step, 1)))  # noqa: E731
+    big = lambda step, micro: tuple(torch.cat(t) for t in zip(lm_source(step, 0), lm_source(step, 1), strict=True))  # noqa: E731
     r1 = train(fresh(), big, lm_loss, lambda: VAL, cfg, tmp_path / "big")
     r2 = train(
         fresh(), lm_source, lm_loss, lambda: VAL, TrainConfig(**{**cfg.__dict__, "grad_accum": 2}), tmp_path / "acc"

@@ -1,11 +1,10 @@
 """Fixtures of the fuzz suite: the hostile corpus (built once per session) and a scratch root whose
 files outside each case's working directory are compared before and after the case."""
 
+import sys
 from pathlib import Path
 
 import pytest
-
-import sys
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus import build

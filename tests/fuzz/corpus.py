@@ -98,7 +98,7 @@ def _tables(root: Path) -> dict[str, Path]:
     rng = np.random.default_rng(0)
     N = np.array([1e5, 2e5, 4e5, 8e5, 1.6e6, 3.2e6] * 2)
     loss = 2 + 5 * N**-0.3 + rng.normal(0, 1e-3, 12)
-    rows = "".join(f"{n},{v},{'ab'[i // 6]},nan\n" for i, (n, v) in enumerate(zip(N, loss)))
+    rows = "".join(f"{n},{v},{'ab'[i // 6]},nan\n" for i, (n, v) in enumerate(zip(N, loss, strict=True)))
     (root / "fit_good.csv").write_text("N,loss,g,gn\n" + rows)
     (root / "fit_ragged.csv").write_text("N,loss\n1,2,3\n4\n")
     (root / "fit_text.csv").write_text("N,loss\nabc,def\n1e999,nan\n")

@@ -9,13 +9,12 @@ Under HYPOTHESIS_PROFILE=ci (tests/conftest.py) the examples are derandomised an
 
 from __future__ import annotations
 
+import pytest
 import typer
+from harness import check, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pytest
-
-from harness import check, run
 from tmcheck.cli.main import app
 
 PROFILE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import copy
 import json
 
+from harness import check, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from harness import check, run
 
 PROFILE = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
 HOSTILE_JSON = st.sampled_from(

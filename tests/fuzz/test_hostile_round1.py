@@ -5,7 +5,6 @@ the issue says were refused are accepted. `{name}` is a file of the hostile corp
 from __future__ import annotations
 
 import pytest
-
 from harness import check, run
 
 REFUSE_SECONDS = 10  # the issue's bar: refused within 10 s
@@ -102,7 +101,6 @@ def test_valid_input_is_accepted(template, corpus, scratch):
 def test_the_check_catches_a_traceback(scratch):
     """The harness is not blind: a command that raises is reported as a traceback."""
     import typer
-
     from harness import Outcome
 
     o = Outcome(["x"], 1, "", "", "TypeError: boom", 0.1, [])

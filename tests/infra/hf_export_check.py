@@ -28,13 +28,13 @@ PROMPT = "Once upon a time there was a little dog who liked to run in the park w
 
 def make(root: Path) -> Path:
     """A random GPT of context CONTEXT with a BPE trained on stories, exported to root/hf."""
+    import torch
+
     from tmcheck.empirics.data.stories import stories
     from tmcheck.empirics.data.tokens import train_tokenizer
     from tmcheck.empirics.lm.checkpoint import save_checkpoint
     from tmcheck.empirics.lm.gpt import GPT, GPTConfig
     from tmcheck.empirics.lm.hf import export_hf
-
-    import torch
 
     tok = train_tokenizer(stories(0, 300), 300)
     run = root / "run"

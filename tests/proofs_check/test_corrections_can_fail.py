@@ -82,7 +82,7 @@ BREAKERS = {
         lambda f: (
             lambda z, N, base: [
                 dataclasses.replace(it, K_data=(sparse.kernel_row(1, 1 - F(j + 1, N - 1)), sparse.ZERO))
-                for it, j in zip(f(z, N, base), [j for _ in z for j in range(N)])
+                for it, j in zip(f(z, N, base), [j for _ in z for j in range(N)], strict=True)
             ]
         ),
     ),
@@ -175,7 +175,9 @@ RANDOM = {
         "points": tuple((int(N), F(int(rng.integers(0, 97)), 96)) for N in rng.integers(3, 6, 20))
     },
     "lemma2.grid_count": lambda rng: {
-        "points": tuple((F(int(k)), F(1, int(e))) for k, e in zip(rng.integers(1, 4, 6), rng.integers(2, 7, 6)))
+        "points": tuple(
+            (F(int(k)), F(1, int(e))) for k, e in zip(rng.integers(1, 4, 6), rng.integers(2, 7, 6), strict=True)
+        )
     },
     "lemma2.attention_difference": lambda rng: {"kappas": tuple(F(int(k), 10) for k in rng.integers(1, 30, 4))},
     "lemma2.mha_output_bound": lambda rng: {"Ms": tuple(F(int(k), 4) for k in rng.integers(1, 16, 4))},

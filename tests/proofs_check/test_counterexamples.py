@@ -13,20 +13,18 @@ import pytest
 
 from tmcheck.proofs_check import lemma1, lemma2, lemma2_lipschitz, lemma3, lemma4, registry, theorem1
 from tmcheck.theory import bounds, sparse
-from tmcheck.theory.fast_eval import evaluate_structured
-from tmcheck.theory.lemmas.theorem2 import indicator_hat, psi_indicator_ffn
-from tmcheck.theory.network import structured_positional
-from tmcheck.theory.spec import Lemma1Layout, Theorem2Layout, lemma1_spec, theorem2_counts
-from tmcheck.theory.targets import tight_N
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
+from tmcheck.theory.fast_eval import evaluate_structured
 from tmcheck.theory.lemmas.addition import addition_kernels
 from tmcheck.theory.lemmas.gating import gating, gating_C
 from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head, minimal_C, threshold
 from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace
-from tmcheck.theory.network import Block, Head, Layer, interaction_vectors, resources
-from tmcheck.theory.targets import parse_target
+from tmcheck.theory.lemmas.theorem2 import indicator_hat, psi_indicator_ffn
+from tmcheck.theory.network import Block, Head, Layer, interaction_vectors, resources, structured_positional
+from tmcheck.theory.spec import Lemma1Layout, Theorem2Layout, lemma1_spec, theorem2_counts
+from tmcheck.theory.targets import parse_target, tight_N
 
 
 def m1(v):

@@ -54,8 +54,8 @@ def test_perturbation_stays_in_class():
     rng = np.random.default_rng(1)
     net = lipschitz.draw_blocks(rng, c)
     net2 = lipschitz.perturb(rng, net, 0.01, c.kappa)
-    for b1, b2 in zip(net, net2):
-        for h1, h2 in zip(b1.heads, b2.heads):
+    for b1, b2 in zip(net, net2, strict=True):
+        for h1, h2 in zip(b1.heads, b2.heads, strict=True):
             for a1, a2 in ((h1.Q, h2.Q), (h1.K, h2.K), (h1.V, h2.V)):
                 assert np.abs(a1 - a2).max() <= 0.01 + 1e-15 and np.abs(a2).max() <= 0.5
 

@@ -23,7 +23,6 @@ from tmcheck.theory.lemmas.replace import replace
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.network import structured_positional
 
-
 # --- Lemma 4
 
 

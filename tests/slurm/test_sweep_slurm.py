@@ -180,10 +180,10 @@ def test_a_rerun_after_the_submitter_died_adopts_the_queued_tasks(toy):
 def test_tiny_pretraining_on_slurm_equals_serial(toy):
     """`tmcheck sweep data DIR --preset tiny --executor slurm` gives the rows of a serial run (one
     thread each: the tasks ask for one core; see test_sweep_executors.serial_tiny_rows)."""
+    from test_sweep_executors import serial_tiny_rows
     from typer.testing import CliRunner
 
     from tmcheck.cli.main import app
-    from test_sweep_executors import serial_tiny_rows
 
     ref = serial_tiny_rows(toy / "serial", [sorted(os.sched_getaffinity(0))[0]])
     res = CliRunner().invoke(

@@ -19,7 +19,7 @@ def _mat(rows, exact):
 
 
 def _matvec(M, v):
-    return [sum(a * b for a, b in zip(row, v)) for row in M]
+    return [sum(a * b for a, b in zip(row, v, strict=True)) for row in M]
 
 
 def _relu(v):
@@ -52,19 +52,19 @@ def evaluate(spec: dict, x: list, hidden: bool = False):
             v = [_matvec(V, h) for h in H]
             for i in range(l):
                 for j in range(l):
-                    w = sum(a * b for a, b in zip(q[i], k[j]))
+                    w = sum(a * b for a, b in zip(q[i], k[j], strict=True))
                     if w > 0:
-                        mha[i] = [m + w * vv for m, vv in zip(mha[i], v[j])]
-        Z = [[a + b for a, b in zip(mha[t], H[t])] for t in range(l)]
+                        mha[i] = [m + w * vv for m, vv in zip(mha[i], v[j], strict=True)]
+        Z = [[a + b for a, b in zip(mha[t], H[t], strict=True)] for t in range(l)]
         layers = [(_mat(f["W"], exact), [_num(b, exact) for b in f["b"]]) for f in blk["ffn"]]
         newH = []
         for t in range(l):
             y = Z[t]
             for li, (W, b) in enumerate(layers):
-                y = [a + c for a, c in zip(_matvec(W, y), b)]
+                y = [a + c for a, c in zip(_matvec(W, y), b, strict=True)]
                 if li < len(layers) - 1:
                     y = _relu(y)
-            newH.append([a + c for a, c in zip(y, Z[t])] if layers else Z[t])
+            newH.append([a + c for a, c in zip(y, Z[t], strict=True)] if layers else Z[t])
         H = newH
     if hidden:
         return H

@@ -100,11 +100,11 @@ def test_gamma_and_a_sum_in_any_order():
     rng = np.random.default_rng(0)
     a = rng.standard_normal(500) * 10.0 ** rng.integers(-8, 8, 500)
     b = rng.standard_normal(500)
-    exact = sum(Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b))
+    exact = sum(Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b, strict=True))
     for order in (np.arange(500), np.argsort(np.abs(a * b)), rng.permutation(500)):
         s = 0.0
         for i in order:
             s += a[i] * b[i]
         assert abs(Fraction(s) - exact) <= Fraction(float_error.gamma(501)) * sum(
-            abs(Fraction(float(x)) * Fraction(float(y))) for x, y in zip(a, b)
+            abs(Fraction(float(x)) * Fraction(float(y))) for x, y in zip(a, b, strict=True)
         )

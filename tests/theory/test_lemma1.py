@@ -6,6 +6,7 @@ import functools
 import math
 from fractions import Fraction
 
+import independent_eval  # tests/theory/independent_eval.py
 import numpy as np
 import pytest
 from hypothesis import given
@@ -17,11 +18,9 @@ from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured
 from tmcheck.theory.lemmas.lemma1 import fhat, lemma1, lemma1_network, lemma1_plan
 from tmcheck.theory.lemmas.lemma1_report import lemma1_report, resource_table
-from tmcheck.theory.sparse import grid_points, psi
 from tmcheck.theory.network import resources
+from tmcheck.theory.sparse import grid_points, psi
 from tmcheck.theory.targets import parse_target, tight_error_bound
-
-import independent_eval  # tests/theory/independent_eval.py
 
 TARGETS = {1: "sin(3*x0) - x0/2", 2: "sin(3*x0)*x1", 3: "x0*x1 - x2/3"}
 

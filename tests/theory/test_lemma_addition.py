@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -44,5 +45,5 @@ def test_head_C_grows_like_l_squared():
     # C* / l grows (so O(lM) fails for the proof's heads) while C* / l^2 stays within a factor 3
     per_l = [Cs[D] / (2 * D) for D in sorted(Cs)]
     per_l2 = [Cs[D] / (2 * D) ** 2 for D in sorted(Cs)]
-    assert all(a < b for a, b in zip(per_l, per_l[1:]))
+    assert all(a < b for a, b in pairwise(per_l))
     assert max(per_l2) / min(per_l2) < 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import independent_eval  # tests/theory/independent_eval.py
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -27,8 +28,6 @@ from tmcheck.theory.lemmas.interaction import (
     threshold,
 )
 from tmcheck.theory.network import Block, structured_positional
-
-import independent_eval  # tests/theory/independent_eval.py
 
 entries = st.fractions(min_value=-2, max_value=2, max_denominator=4)
 kernel = st.lists(st.lists(entries, min_size=5, max_size=5), min_size=2, max_size=2)

@@ -52,7 +52,7 @@ def test_charts_are_projections_with_inverses(man):
         assert np.allclose(V.T @ V, np.eye(man.d))
         Z = man.chart(n, X[inside[:, n]])
         assert ((Z >= 0) & (Z <= 1)).all()
-        for x, z in zip(X[inside[:, n]], Z):
+        for x, z in zip(X[inside[:, n]], Z, strict=True):
             assert np.allclose(man.chart_inverse(n, z), x)
 
 

@@ -152,7 +152,7 @@ def test_gating_ffn_default_domain_is_one():
     """M defaults to 1: the default FFN is the one for |z_0|, |z_1| <= 1, whose C is the least with C|v.I_t| >= 1."""
     for l, t_cut, keep in ((5, 2, "prefix"), (7, 7, "suffix"), (3, 0, "prefix")):
         got, want = gating_ffn(l, t_cut, keep), gating_ffn(l, t_cut, keep, 1)
-        assert all((a.W == b.W).all() and (a.b == b.b).all() for a, b in zip(got, want))
+        assert all((a.W == b.W).all() and (a.b == b.b).all() for a, b in zip(got, want, strict=True))
         v, I = pivot(l, t_cut, keep), interaction_vectors(l, "exact")
         C = 1 / min(abs(v[0] * I[0, t] + v[1] * I[1, t]) for t in range(l))
         assert list(got[0].W[2, INTERACTION]) == list(-C * v)
@@ -234,7 +234,7 @@ def _box_sup(ffn, Mz) -> list[Fraction]:
             h = lay.W @ h + lay.b
             if i < len(ffn) - 1:
                 h = np.array([max(v, 0) for v in h], dtype=object)
-        best = [max(b, abs(v)) for b, v in zip(best, h)]
+        best = [max(b, abs(v)) for b, v in zip(best, h, strict=True)]
     return best
 
 

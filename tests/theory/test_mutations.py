@@ -16,6 +16,7 @@ import itertools
 import math
 from fractions import Fraction
 
+import independent_eval  # tests/theory/independent_eval.py
 import numpy as np
 import pytest
 
@@ -25,8 +26,6 @@ from tmcheck.theory.check import check_construction
 from tmcheck.theory.lemmas import interaction as lemma3
 from tmcheck.theory.lemmas.lemma1 import lemma1
 from tmcheck.theory.targets import parse_target
-
-import independent_eval  # tests/theory/independent_eval.py
 
 Q3 = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]]
 K3 = [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]
@@ -46,7 +45,7 @@ def paper_fhat(x, N: int) -> Fraction:
     for n in itertools.product(range(N), repeat=len(x)):
         t = [Fraction(j, N - 1) for j in n]
         w = Fraction(1)
-        for xi, ti in zip(x, t):
+        for xi, ti in zip(x, t, strict=True):
             w *= _oracle_psi(3 * (N - 1) * (xi - ti))
         total += (t[0] * t[1] + t[0] / 4) * w
     return total
@@ -326,7 +325,7 @@ SOURCE_CAUGHT_BY = {
 
 
 def test_source_mutations_apply_and_the_checks_pass_unmutated():
-    for name, checks in SOURCE_CAUGHT_BY.items():
+    for name in SOURCE_CAUGHT_BY:
         module, func, old, _ = SOURCE_MUTATIONS[name]
         assert _inspect.getsource(getattr(module, func)).count(old) == 1, name
     for check in {c for cs in SOURCE_CAUGHT_BY.values() for c in cs if not c.__name__.startswith("verdict")}:

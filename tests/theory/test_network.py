@@ -6,6 +6,7 @@ import json
 import math
 from fractions import Fraction
 
+import independent_eval  # tests/theory/independent_eval.py
 import numpy as np
 import pytest
 from hypothesis import given
@@ -27,8 +28,6 @@ from tmcheck.theory.network import (
     structured_positional,
 )
 
-import independent_eval  # tests/theory/independent_eval.py
-
 rationals = st.fractions(min_value=-4, max_value=4, max_denominator=12)
 
 
@@ -39,7 +38,7 @@ def test_exact_and_float_backends_agree(seed, l, D, n_blocks, n_heads):
     X = rng.integers(-4, 5, size=(5, D)).astype(object) * Fraction(1, 4)
     ex = evaluate(net, X, "exact")
     fl = evaluate(net, X, "float64")
-    for e, f in zip(ex, fl):
+    for e, f in zip(ex, fl, strict=True):
         assert isinstance(e, Fraction)
         assert abs(float(e) - f) <= 1e-9 * max(1.0, abs(float(e)))
 

@@ -13,8 +13,8 @@ from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.network import resources
 from tmcheck.theory.spec import (
-    level_sizes,
     lemma1_spec,
+    level_sizes,
     memory_bytes,
     smallest_eps_within,
     theorem2_spec,

@@ -88,13 +88,13 @@ def test_build_plans_and_resource_counts_have_different_names():
 def _same_network(blocks_a, blocks_b) -> bool:
     if len(blocks_a) != len(blocks_b):
         return False
-    for a, b in zip(blocks_a, blocks_b):
+    for a, b in zip(blocks_a, blocks_b, strict=True):
         if len(a.heads) != len(b.heads) or len(a.ffn) != len(b.ffn):
             return False
-        for h, g in zip(a.heads, b.heads):
+        for h, g in zip(a.heads, b.heads, strict=True):
             if any(not np.array_equal(getattr(h, k), getattr(g, k)) for k in "QKV"):
                 return False
-        for x, y in zip(a.ffn, b.ffn):
+        for x, y in zip(a.ffn, b.ffn, strict=True):
             if not (np.array_equal(x.W, y.W) and np.array_equal(x.b, y.b)):
                 return False
     return True

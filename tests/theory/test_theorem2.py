@@ -15,20 +15,20 @@ from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate, run_blocks
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.fast_eval import evaluate_structured, forward_structured
-from tmcheck.theory.sparse import psi
 from tmcheck.theory.lemmas.theorem2 import (
-    rational,
     claim_parts,
     claim_value,
     error_split,
     indicator_hat,
     psi_indicator_ffn,
+    rational,
     theorem2,
     theorem2_network,
 )
 from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.network import Block, structured_positional
+from tmcheck.theory.sparse import psi
 from tmcheck.theory.targets import parse_target
 
 

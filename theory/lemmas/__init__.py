@@ -8,8 +8,8 @@ network around a block (embedding x_t into row 0 of token t) and draw structured
 
 from __future__ import annotations
 
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 

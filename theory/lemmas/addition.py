@@ -12,8 +12,8 @@ Two errors of the paper are corrected here (checked in proofs_check.lemma5):
 
 from __future__ import annotations
 
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 

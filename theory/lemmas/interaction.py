@@ -9,10 +9,10 @@ C leaks. Indices are 0-based: token t here is the paper's token t+1, row r the p
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
-from collections.abc import Callable
 
 import numpy as np
 
@@ -223,7 +223,7 @@ def _max_ratio(num: np.ndarray, den: np.ndarray, valid: np.ndarray, exact: bool,
     r = np.where(valid, num.astype(np.float64) / np.where(valid, den, 1).astype(np.float64), -np.inf)
     top = r.max()
     best, arg = None, None
-    for t, k in zip(*np.nonzero(valid & (r >= top - abs(top) * rtol))):
+    for t, k in zip(*np.nonzero(valid & (r >= top - abs(top) * rtol)), strict=True):
         v = Fraction(num[t, k]) / Fraction(den[t, k]) if exact else r[t, k]
         if best is None or v > best:
             best, arg = v, (int(t), int(k))

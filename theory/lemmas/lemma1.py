@@ -23,9 +23,9 @@ Blocks (L_T = ⌈log2 d⌉ + 4, as in the paper's B_1 ... B_{log d + 4}):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from collections.abc import Sequence
 
 import numpy as np
 

@@ -56,7 +56,7 @@ def measure_error(plan: Lemma1Plan, net: Network, n_points: int, backend: str, r
         X = X[:n_points]
         Xq = np.array([[Fraction(v).limit_denominator(10**6) for v in x] for x in X], dtype=object)
         T = evaluate_structured(net, Xq, "exact")
-        mismatches = sum(1 for x, t in zip(Xq, T) if t != fhat(plan, x))
+        mismatches = sum(1 for x, t in zip(Xq, T, strict=True) if t != fhat(plan, x))
         Xf = np.vectorize(float)(Xq).astype(np.float64)
         Tf = np.vectorize(float)(T).astype(np.float64)
     else:

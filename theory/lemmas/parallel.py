@@ -50,7 +50,7 @@ def output_bound(ffn, Mz) -> list[Fraction]:
         if i < len(ffn) - 1:
             lo = np.array([max(v, 0) for v in lo], dtype=object)
             hi = np.array([max(v, 0) for v in hi], dtype=object)
-    return [max(abs(a), abs(b)) for a, b in zip(lo, hi)]
+    return [max(abs(a), abs(b)) for a, b in zip(lo, hi, strict=True)]
 
 
 def _lift(ffn) -> tuple[list[Layer], Layer]:
@@ -157,7 +157,7 @@ class ParallelFFN(PositionalFFN):
 
 def _same_layers(f, g) -> bool:
     return len(f) == len(g) and all(
-        x.W.shape == y.W.shape and (x.W == y.W).all() and (x.b == y.b).all() for x, y in zip(f, g)
+        x.W.shape == y.W.shape and (x.W == y.W).all() and (x.b == y.b).all() for x, y in zip(f, g, strict=True)
     )
 
 

@@ -317,7 +317,9 @@ def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
     tokens, sharing the stage's FFN; then the sum block over all charts (one dense head, the shift R C_M N^d)."""
     Lc, C_M = plan.Lc, plan.manifold.C_M
     per_chart = [chart_blocks(plan, n) for n in range(C_M)]
-    blocks = [union([(stage[n], n * Lc, Lc) for n in range(C_M)], stage[0].name) for stage in zip(*per_chart)]
+    blocks = [
+        union([(stage[n], n * Lc, Lc) for n in range(C_M)], stage[0].name) for stage in zip(*per_chart, strict=True)
+    ]
     total = plan.R * C_M * plan.N**plan.d
     blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * plan.R), dense=(sum_head(),), name="sum"))
     return blocks

@@ -74,7 +74,7 @@ def coverage_table() -> str:
     ]
     for (design, form), cases in groups.items():
 
-        def span(method):
+        def span(method, cases=cases):
             v = [c["coverage"][method]["coverage"] for c in cases if method in c["coverage"]]
             return f"{min(v):.1%}–{max(v):.1%}" if v else "–"
 
