@@ -8,9 +8,12 @@ Library code validates again where it matters; the CLI refuses early with the op
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -138,16 +141,16 @@ MaxParamsOpt = Annotated[
 
 
 # ------------------------------------------------------------- sweep executors
-# The executor options every sweep command takes (`sweep data`, `sweep model`, `sweep synthetic`), defined once,
-# and the one rule for a sweep's directory (`sweep_directory`).
+# The executor options every sweep command takes (`sweep data`, `sweep model`, `sweep synthetic`), declared
+# once: a command that takes a parameter `executor: ExecutorSpec` and is decorated with @executor_options gets
+# the nine options below in its place (after the command name: `tmcheck sweep synthetic DIR --executor slurm`),
+# parsed into one ExecutorSpec, whose `make(log)` is the executor:
 #
-#     def cmd(..., executor: ExecutorOpt = "local", workers: WorkersOpt = None, max_failures: MaxFailuresOpt = None,
-#             slurm_partition: PartitionOpt = None, slurm_gpus_per_task: GpusPerTaskOpt = None,
-#             slurm_time: SlurmTimeOpt = None, slurm_array_parallelism: ArrayParallelismOpt = None,
-#             slurm_cpus_per_task: CpusPerTaskOpt = None, sbatch: SbatchOpt = None):
-#         ex = make_executor(executor, workers, max_failures, slurm_partition, slurm_gpus_per_task, slurm_time,
-#                            slurm_array_parallelism, slurm_cpus_per_task, sbatch, log)
-#         run_sweep(..., executor=ex)      # inside a run_failures() block: failed runs exit 1, one line
+#     @app.command()
+#     @handle_errors
+#     @executor_options
+#     def cmd(..., executor: ExecutorSpec = LOCAL, json_: JsonOpt = False):
+#         run_sweep(..., executor=executor.make(log))   # inside a run_failures() block: failed runs exit 1
 #
 # Library: tmcheck.empirics.sweep.executors (local pool, serial) and tmcheck.empirics.sweep.slurm.
 
@@ -167,102 +170,161 @@ def _executor_name(value: str) -> str:
     return value
 
 
-ExecutorOpt = Annotated[
-    str,
-    typer.Option(
-        "--executor", callback=_executor_name, help="local (a process pool here) or slurm (one array task per run)."
-    ),
-]
-WorkersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--workers",
-        callback=positive_int,
-        help="local: worker processes (default: one per GPU, else one per core; 1 runs in this process).",
-    ),
-]
-MaxFailuresOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--max-failures", callback=positive_int, help="Stop handing out runs after this many failures (default: never)."
-    ),
-]
-PartitionOpt = Annotated[str | None, typer.Option("--slurm-partition", help="slurm: partition.")]
-GpusPerTaskOpt = Annotated[
-    int | None,
-    typer.Option("--slurm-gpus-per-task", min=0, help="slurm: GPUs per run (default: 1 for gpu* presets, else 0)."),
-]
-CpusPerTaskOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--slurm-cpus-per-task",
-        callback=positive_int,
-        help="slurm: cores per run (default: 8 for gpu* presets, else 1).",
-    ),
-]
-SlurmTimeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--slurm-time",
-        help="slurm: time limit per run, minutes or H:MM:SS (a run that hits it is requeued and resumes).",
-    ),
-]
-ArrayParallelismOpt = Annotated[
-    int | None,
-    typer.Option("--slurm-array-parallelism", callback=positive_int, help="slurm: at most this many runs at once."),
-]
-SbatchOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--sbatch",
-        help="slurm: other sbatch options as KEY=VALUE, repeated (e.g. --sbatch qos=high --sbatch account=lab).",
-    ),
-]
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """The executor options of a sweep command, parsed; `make(log)` builds the executor they name."""
 
+    executor: str = "local"
+    workers: int | None = None
+    max_failures: int | None = None
+    slurm_partition: str | None = None
+    slurm_gpus_per_task: int | None = None
+    slurm_time: str | None = None
+    slurm_array_parallelism: int | None = None
+    slurm_cpus_per_task: int | None = None
+    sbatch: tuple[str, ...] | None = None
 
-def make_executor(
-    executor: str,
-    workers: int | None,
-    max_failures: int | None,
-    partition: str | None,
-    gpus_per_task: int | None,
-    time_limit: str | None,
-    array_parallelism: int | None,
-    cpus_per_task: int | None,
-    sbatch: list[str] | None,
-    log,
-):
-    """The executor the options name; options of the other executor are refused (one line, exit 2)."""
-    slurm_given = [
-        name
-        for name, v in (
-            ("--slurm-partition", partition),
-            ("--slurm-gpus-per-task", gpus_per_task),
-            ("--slurm-time", time_limit),
-            ("--slurm-array-parallelism", array_parallelism),
-            ("--slurm-cpus-per-task", cpus_per_task),
-            ("--sbatch", sbatch),
+    def make(self, log):
+        """The executor the options name; options of the other executor are refused (one line, exit 2)."""
+        slurm_given = [
+            name
+            for name, v in (
+                ("--slurm-partition", self.slurm_partition),
+                ("--slurm-gpus-per-task", self.slurm_gpus_per_task),
+                ("--slurm-time", self.slurm_time),
+                ("--slurm-array-parallelism", self.slurm_array_parallelism),
+                ("--slurm-cpus-per-task", self.slurm_cpus_per_task),
+                ("--sbatch", self.sbatch),
+            )
+            if v
+        ]
+        if self.executor == "local":
+            if slurm_given:
+                raise typer.BadParameter(f"{slurm_given[0]} needs --executor slurm")
+            from tmcheck.empirics.sweep.executors import local
+
+            return local(self.workers, self.max_failures, log)
+        if self.workers is not None:
+            raise typer.BadParameter("--workers is for --executor local (SLURM runs one task per run)")
+        from tmcheck.empirics.sweep.slurm import minutes, sbatch_options, slurm
+
+        try:
+            limit = minutes(self.slurm_time) if self.slurm_time is not None else None
+            extra = sbatch_options(list(self.sbatch) if self.sbatch else None)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        return slurm(
+            self.slurm_partition,
+            self.slurm_gpus_per_task,
+            self.slurm_cpus_per_task,
+            limit,
+            self.slurm_array_parallelism,
+            extra,
+            max_failures=self.max_failures,
+            log=log,
         )
-        if v
-    ]
-    if executor == "local":
-        if slurm_given:
-            raise typer.BadParameter(f"{slurm_given[0]} needs --executor slurm")
-        from tmcheck.empirics.sweep.executors import local
 
-        return local(workers, max_failures, log)
-    if workers is not None:
-        raise typer.BadParameter("--workers is for --executor local (SLURM runs one task per run)")
-    from tmcheck.empirics.sweep.slurm import minutes, sbatch_options, slurm
 
-    try:
-        limit = minutes(time_limit) if time_limit is not None else None
-        extra = sbatch_options(sbatch)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    return slurm(
-        partition, gpus_per_task, cpus_per_task, limit, array_parallelism, extra, max_failures=max_failures, log=log
-    )
+LOCAL = ExecutorSpec()
+
+# ExecutorSpec's fields as the options of a command: (field, type, default, typer.Option)
+_EXECUTOR_OPTIONS = [
+    (
+        "executor",
+        str,
+        "local",
+        typer.Option(
+            "--executor",
+            callback=_executor_name,
+            help="local (a process pool here) or slurm (one array task per run).",
+        ),
+    ),
+    (
+        "workers",
+        int | None,
+        None,
+        typer.Option(
+            "--workers",
+            callback=positive_int,
+            help="local: worker processes (default: one per GPU, else one per core; 1 runs in this process).",
+        ),
+    ),
+    (
+        "max_failures",
+        int | None,
+        None,
+        typer.Option(
+            "--max-failures",
+            callback=positive_int,
+            help="Stop handing out runs after this many failures (default: never).",
+        ),
+    ),
+    ("slurm_partition", str | None, None, typer.Option("--slurm-partition", help="slurm: partition.")),
+    (
+        "slurm_gpus_per_task",
+        int | None,
+        None,
+        typer.Option("--slurm-gpus-per-task", min=0, help="slurm: GPUs per run (default: 1 for gpu* presets, else 0)."),
+    ),
+    (
+        "slurm_time",
+        str | None,
+        None,
+        typer.Option(
+            "--slurm-time",
+            help="slurm: time limit per run, minutes or H:MM:SS (a run that hits it is requeued and resumes).",
+        ),
+    ),
+    (
+        "slurm_array_parallelism",
+        int | None,
+        None,
+        typer.Option("--slurm-array-parallelism", callback=positive_int, help="slurm: at most this many runs at once."),
+    ),
+    (
+        "slurm_cpus_per_task",
+        int | None,
+        None,
+        typer.Option(
+            "--slurm-cpus-per-task",
+            callback=positive_int,
+            help="slurm: cores per run (default: 8 for gpu* presets, else 1).",
+        ),
+    ),
+    (
+        "sbatch",
+        list[str] | None,
+        None,
+        typer.Option(
+            "--sbatch",
+            help="slurm: other sbatch options as KEY=VALUE, repeated (e.g. --sbatch qos=high --sbatch account=lab).",
+        ),
+    ),
+]
+_EXECUTOR_PARAMS = [
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=Annotated[tp, option])
+    for name, tp, default, option in _EXECUTOR_OPTIONS
+]
+
+
+def executor_options(func: Callable) -> Callable:
+    """`func`'s parameter `executor` (an ExecutorSpec) replaced, for Typer, by the nine executor options;
+    the command receives them as one ExecutorSpec."""
+    sig = inspect.signature(func, eval_str=True)
+    params = list(sig.parameters.values())
+    at = [p.name for p in params].index("executor")
+    params[at : at + 1] = _EXECUTOR_PARAMS
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        given = {p.name: kwargs.pop(p.name) for p in _EXECUTOR_PARAMS if p.name in kwargs}
+        if given.get("sbatch") is not None:
+            given["sbatch"] = tuple(given["sbatch"])
+        return func(*args, executor=ExecutorSpec(**given), **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
 
 
 @contextlib.contextmanager

@@ -18,20 +18,13 @@ from pathlib import Path
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import (  # the sweep executors' options
-    ArrayParallelismOpt,
+from tmcheck.cli.options import (
+    LOCAL,
     BootstrapOpt,
-    CpusPerTaskOpt,
-    ExecutorOpt,
-    GpusPerTaskOpt,
+    ExecutorSpec,
     JsonOpt,
-    MaxFailuresOpt,
-    PartitionOpt,
-    SbatchOpt,
-    SlurmTimeOpt,
-    WorkersOpt,
     beta_value,
-    make_executor,
+    executor_options,
     nonneg_finite,
     nonneg_int,
     parse_list,
@@ -49,6 +42,7 @@ MIN_FIT_SIZES = 3  # the report fits a curve only on at least this many converge
 
 @app.command()
 @handle_errors
+@executor_options
 def data(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
@@ -60,15 +54,7 @@ def data(
     corpus: list[str] | None = typer.Option(
         None, "--corpus", help="Corpora, comma-separated or repeated (default: the preset's)."
     ),
-    executor: ExecutorOpt = "local",
-    workers: WorkersOpt = None,
-    max_failures: MaxFailuresOpt = None,
-    slurm_partition: PartitionOpt = None,
-    slurm_gpus_per_task: GpusPerTaskOpt = None,
-    slurm_time: SlurmTimeOpt = None,
-    slurm_array_parallelism: ArrayParallelismOpt = None,
-    slurm_cpus_per_task: CpusPerTaskOpt = None,
-    sbatch: SbatchOpt = None,
+    executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,
 ) -> None:
     """Train at a geometric grid of training-set sizes n and seeds; test loss at the best-val checkpoint."""
@@ -77,18 +63,7 @@ def data(
     path = sweep_directory(sweep_dir, out, DEFAULT_DIR)
     corpora = [c for item in corpus for c in parse_list(item, "--corpus")] if corpus else None
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(
-        executor,
-        workers,
-        max_failures,
-        slurm_partition,
-        slurm_gpus_per_task,
-        slurm_time,
-        slurm_array_parallelism,
-        slurm_cpus_per_task,
-        sbatch,
-        log,
-    )
+    ex = executor.make(log)
     with run_failures():
         rows = run_sweep(path, "pretrain", preset, {"corpora": corpora}, log=log, executor=ex)
     if json_:
@@ -121,6 +96,7 @@ def check_report_can_be_made(p) -> None:
 
 @app.command("synthetic")
 @handle_errors
+@executor_options
 def synthetic(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {SYNTHETIC_DIR})."),
@@ -168,15 +144,7 @@ def synthetic(
         ),
     ),
     bootstrap: BootstrapOpt = 1000,
-    executor: ExecutorOpt = "local",
-    workers: WorkersOpt = None,
-    max_failures: MaxFailuresOpt = None,
-    slurm_partition: PartitionOpt = None,
-    slurm_gpus_per_task: GpusPerTaskOpt = None,
-    slurm_time: SlurmTimeOpt = None,
-    slurm_array_parallelism: ArrayParallelismOpt = None,
-    slurm_cpus_per_task: CpusPerTaskOpt = None,
-    sbatch: SbatchOpt = None,
+    executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,
 ) -> None:
     """Run (or resume) the data- and model-scaling sweeps and compare α̂_D, α̂_N with 2β/(2β+d), 2β/d."""
@@ -209,18 +177,7 @@ def synthetic(
     if report:
         check_report_can_be_made(p)
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(
-        executor,
-        workers,
-        max_failures,
-        slurm_partition,
-        slurm_gpus_per_task,
-        slurm_time,
-        slurm_array_parallelism,
-        slurm_cpus_per_task,
-        sbatch,
-        log,
-    )
+    ex = executor.make(log)
     with run_failures():
         rows = run_sweep(path, "synthetic", p, log=log, executor=ex, reuse=reuse)
     if not report:
@@ -266,6 +223,7 @@ MODEL_DIR = Path("runs/sweep-model")
 
 @app.command("model")
 @handle_errors
+@executor_options
 def model(
     sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {MODEL_DIR})."),
@@ -276,15 +234,7 @@ def model(
         "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`).",
     ),
     corpus: str | None = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
-    executor: ExecutorOpt = "local",
-    workers: WorkersOpt = None,
-    max_failures: MaxFailuresOpt = None,
-    slurm_partition: PartitionOpt = None,
-    slurm_gpus_per_task: GpusPerTaskOpt = None,
-    slurm_time: SlurmTimeOpt = None,
-    slurm_array_parallelism: ArrayParallelismOpt = None,
-    slurm_cpus_per_task: CpusPerTaskOpt = None,
-    sbatch: SbatchOpt = None,
+    executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,
 ) -> None:
     """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
@@ -292,18 +242,7 @@ def model(
 
     path = sweep_directory(sweep_dir, out, MODEL_DIR)
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = make_executor(
-        executor,
-        workers,
-        max_failures,
-        slurm_partition,
-        slurm_gpus_per_task,
-        slurm_time,
-        slurm_array_parallelism,
-        slurm_cpus_per_task,
-        sbatch,
-        log,
-    )
+    ex = executor.make(log)
     with run_failures():
         rows = run_sweep(path, "model", preset, {"corpus": corpus}, log=log, executor=ex)
     if json_:
