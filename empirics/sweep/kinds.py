@@ -9,6 +9,7 @@ whose `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `regis
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,3 +72,36 @@ def get_kind(name: str) -> Kind:
             raise RuntimeError(f"module {BUILTIN[name]} defines kind {kind.name!r}, not {name!r}")
         _REGISTERED[name] = kind
     return _REGISTERED[name]
+
+
+def get_preset(name: str, kind: str = "pretrain", **overrides):
+    """The named preset of a kind (with fields replaced by `overrides`); ValueError names the choices."""
+    from tmcheck.empirics import presets
+
+    return presets.get_preset(name, kind, **overrides)
+
+
+def preset_names(kind: str) -> list[str]:
+    """The names of a kind's presets, in their declared order."""
+    from tmcheck.empirics import presets
+
+    if kind not in presets.PRESETS:
+        raise ValueError(f"no presets for sweep kind {kind!r}; expected one of {', '.join(presets.PRESETS)}")
+    return list(presets.PRESETS[kind])
+
+
+def preset_class(kind: str) -> type:
+    """The preset class of a kind."""
+    from tmcheck.empirics import presets
+
+    return presets.preset_class(kind)
+
+
+def preset_from_dict(kind: str, d: dict):
+    """The preset of a kind that a config.json stores, validated by the schema."""
+    return preset_class(kind).from_dict(d)
+
+
+def decades(grid: list[int]) -> float:
+    """Decades a sorted grid spans: log10(last / first)."""
+    return math.log10(grid[-1] / grid[0])
