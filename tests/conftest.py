@@ -1,6 +1,6 @@
 """Hypothesis profiles: `ci` (derandomised, bounded; selected by .ci/run via HYPOTHESIS_PROFILE=ci)
 and `dev` (random, more examples). The default is `dev`. Also puts tests/theory on sys.path so
-tests can import the independent file-format implementation."""
+tests can import the independent file-format implementation, and tools/ for the docs generators."""
 
 import os
 import sys
@@ -13,6 +13,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent / "theory"))
+# the docs generators (tools/docs_gen) import as `docs_gen`, whichever test module is collected first
+sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 
 settings.register_profile(
     "ci",

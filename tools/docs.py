@@ -2,14 +2,16 @@
 
     python tools/docs.py build              # fill every <!-- gen:NAME --> block, then mkdocs build --strict
     python tools/docs.py serve              # fill the blocks, then mkdocs serve
-    python tools/docs.py check              # exit 1 when a committed block differs from its generator
+    python tools/docs.py check              # exit 1 when a committed block differs from its generator,
+                                            # or a build-time (benchmark) block's generator fails
     python tools/docs.py test-report JUNIT  # results/test-run.json from a pytest JUnit report
     python tools/docs.py record-time NAME -- CMD ...   # time CMD into results/timings.json
 
 It is also mkdocs' hook module (mkdocs.yml `hooks:`): the nav keeps only the pages that exist (pages
 of other owners appear once their files are there), the API reference reads the packages through a
-tree of links named as they are installed (tmcheck.theory -> theory/, ...), and the committed figures
-of results/ are served under figures/ without a copy in docs/.
+tree of links named as they are installed (tmcheck.theory -> theory/, ...), the committed figures
+of results/ are served under figures/ without a copy in docs/, and the build-time blocks (the
+benchmark numbers, read from benchmarks/results/*.json) are filled into each page as it is rendered.
 
 Errors are one line on stderr and exit 2; a stale block or a failed build exits 1.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import os
 import subprocess
@@ -31,7 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from docs_gen import GeneratorError, fill_all  # noqa: E402  (tools/ is not a package: path set just above)
+from docs_gen import (  # noqa: E402  (tools/ is not a package: path set just above)
+    GeneratorError,
+    build_time_failures,
+    fill_all,
+    fill_site,
+    load_generators,
+)
 
 SITE = ROOT / "build" / "site"
 API_SRC = ROOT / "build" / "api-src"
@@ -56,8 +65,9 @@ def write_blocks(root: Path = ROOT) -> list[str]:
 
 
 def stale_blocks(root: Path = ROOT) -> list[str]:
-    """One paragraph per block whose committed text differs from its generator's (with a short diff)."""
-    out = []
+    """One paragraph per block whose committed text differs from its generator's (with a short diff), and
+    one line per build-time generator that fails."""
+    out = build_time_failures()
     for f in fill_all(root):
         if not f.changed:
             continue
@@ -141,6 +151,23 @@ def on_config(config, **kwargs):
         config["nav"] = prune_nav(config["nav"], lambda p: (docs_dir / p).is_file())
     api_tree(ROOT)
     return config
+
+
+_SITE_CACHE: dict[str, str] = {}
+
+
+def on_pre_build(config, **kwargs):
+    _SITE_CACHE.clear()  # `mkdocs serve` rebuilds: read the benchmark files again
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    """The build-time blocks (benchmark numbers) filled in as the page is rendered, never committed."""
+    return fill_site(markdown, _site_generators(), page.file.src_path, _SITE_CACHE)
+
+
+@functools.cache
+def _site_generators():
+    return load_generators()
 
 
 def on_files(files, config, **kwargs):

@@ -73,7 +73,7 @@ def test_host_steal_is_read_from_proc_stat_and_a_busy_host_disturbs_a_quiet_run(
 
 
 def test_the_docs_refuse_a_figure_the_host_disturbed():
-    from tools.docs_gen.docs import quiet_ok
+    from tools.docs_gen._common import quiet_ok
 
     assert quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.03})
     assert not quiet_ok({"verdict": "quiet", "other_cpu_share": 0.02, "host_steal_share": 0.2})

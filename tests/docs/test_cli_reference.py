@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from docs_gen.docs import command_tree  # noqa: E402
+from docs_gen.cli import command_tree  # noqa: E402
 from helpers import ROOT  # noqa: E402
 
 PAGE = ROOT / "docs" / "cli.md"

@@ -99,7 +99,7 @@ def test_junit_counts(tmp_path):
 
 def test_long_floats_are_printed_to_digits_every_cpu_agrees_on():
     """The same evidence on two CPUs (one last-bit apart) gives one page; short numbers are kept."""
-    from docs_gen.theory import machine_independent
+    from docs_gen._theory import machine_independent
 
     a = "at (seed = 0): 0.5424942334888799 == 1.3088351925685942 is false"
     b = "at (seed = 0): 0.5424942334888799 == 1.3088351925685933 is false"
@@ -109,3 +109,123 @@ def test_long_floats_are_printed_to_digits_every_cpu_agrees_on():
     assert machine_independent(kept) == kept
     # mutation: a difference in the 8th digit is a different number, and the page shows it
     assert machine_independent("1.3088351925685942") != machine_independent("1.3088358925685942")
+
+
+# ------------------------------------------------------------------------------------ build-time blocks
+def _late_gens(number: str = "4.25"):
+    from docs_gen import Generators
+
+    gens = Generators({"n": lambda: "the number is 42", "bench": lambda: f"speed-up {number}×"})
+    gens.at_build = frozenset({"bench"})
+    return gens
+
+
+def test_a_build_time_block_commits_its_placeholder_and_a_rerun_changes_no_page():
+    from docs_gen import PLACEHOLDER
+
+    text = f"<!-- gen:bench -->\n{PLACEHOLDER}<!-- /gen:bench -->\n"
+    assert fill(text, _late_gens("4.25")) == (text, [])
+    assert fill(text, _late_gens("9.99")) == (text, [])  # a benchmark rerun: its JSON alone changes
+    pasted = "<!-- gen:bench -->\nspeed-up 4.25×\n<!-- /gen:bench -->\n"  # mutation: numbers committed
+    assert fill(pasted, _late_gens()) == (text, ["bench"])
+
+
+def test_the_site_shows_the_build_time_numbers_and_leaves_the_other_blocks():
+    from docs_gen import PLACEHOLDER, fill_site
+
+    text = f"<!-- gen:n -->\nkept\n<!-- /gen:n -->\n<!-- gen:bench -->\n{PLACEHOLDER}<!-- /gen:bench -->\n"
+    site = fill_site(text, _late_gens("9.99"))
+    assert "speed-up 9.99×" in site and PLACEHOLDER not in site and "kept" in site
+
+
+def test_the_mkdocs_hook_fills_build_time_blocks_as_a_page_renders(monkeypatch):
+    from types import SimpleNamespace
+
+    from docs_gen import PLACEHOLDER
+
+    docs = load_tool("docs")
+    monkeypatch.setattr(docs, "_site_generators", lambda: _late_gens("7.5"))
+    page = SimpleNamespace(file=SimpleNamespace(src_path="speed.md"))
+    docs.on_pre_build({})
+    out = docs.on_page_markdown(f"<!-- gen:bench -->\n{PLACEHOLDER}<!-- /gen:bench -->\n", page, {}, None)
+    assert "speed-up 7.5×" in out
+
+
+def test_a_failing_build_time_generator_fails_the_check():
+    from docs_gen import Generators, build_time_failures
+
+    gens = _late_gens()
+    assert build_time_failures(gens) == []
+    broken = Generators({**gens, "bench": lambda: {}["missing"]})  # mutation: a benchmark file lost a key
+    broken.at_build = gens.at_build
+    assert "'bench'" in build_time_failures(broken)[0]
+
+
+def test_at_build_must_name_the_modules_own_generators(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "one.py").write_text("GENERATORS = {'x': lambda: 'one'}\nAT_BUILD = {'y'}\n")
+    with pytest.raises(GeneratorError, match="AT_BUILD names"):
+        load_generators(tmp_path)
+
+
+def test_every_committed_build_time_block_is_the_placeholder():
+    from docs_gen import PLACEHOLDER
+
+    gens = load_generators()
+    assert {"speed", "speed.targets", "speed.gpu", "dev.gpu"} <= gens.at_build
+    for f in fill_all(ROOT, gens):
+        for name in blocks(f.old):
+            if name in gens.at_build:
+                assert f"<!-- gen:{name} -->\n{PLACEHOLDER}<!-- /gen:{name} -->" in f.old, (f.path, name)
+
+
+# ------------------------------------------------------------------------------------ one module per page
+def _page_modules():
+    from docs_gen import generator_modules
+
+    out = {}
+    for path in generator_modules():
+        module = load_tool_module(path)
+        out[path.stem] = module
+    return out
+
+
+def load_tool_module(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"tmcheck_docs_gen_test_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _slug(page: str) -> str:
+    rel = page.removeprefix("docs/").removesuffix(".md").removesuffix("/index").removesuffix("/README")
+    return rel.replace("/", "_").replace("-", "_").lower()
+
+
+def test_generators_are_organised_one_module_per_page():
+    """Each module is named after its (first) page and fills blocks of its own pages only: a page's
+    generators are found by its name, not by who wrote them. A block may be reused on another page."""
+    from docs_gen import blocks as names_in
+
+    bad = []
+    for stem, module in _page_modules().items():
+        pages = getattr(module, "PAGES", ())
+        if not pages or not all((ROOT / p).is_file() for p in pages):
+            bad.append(f"{stem}: PAGES {pages} must name existing pages")
+            continue
+        slugs = {_slug(p) for p in pages}
+        if stem not in slugs and not any(s.startswith(stem + "_") or s == stem for s in slugs):
+            bad.append(f"{stem}: named after none of its pages {pages}")
+        used = {n for p in pages for n in names_in((ROOT / p).read_text())}
+        bad += [f"{stem}: {name!r} is on none of its pages" for name in module.GENERATORS if name not in used]
+    assert not bad, bad
+
+
+def test_the_page_rule_fails_on_a_module_named_after_its_origin(monkeypatch, tmp_path):
+    origin = tmp_path / "coordinator.py"  # mutation: a module named after who wrote it
+    origin.write_text("PAGES = ('docs/speed.md',)\nGENERATORS = {'speed': lambda: ''}\n")
+    monkeypatch.setattr(sys.modules[__name__], "_page_modules", lambda: {"coordinator": load_tool_module(origin)})
+    with pytest.raises(AssertionError, match="named after none"):
+        test_generators_are_organised_one_module_per_page()

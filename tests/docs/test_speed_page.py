@@ -10,15 +10,20 @@ sys.path.insert(0, str(Path(__file__).parent))
 import helpers  # noqa: E402, F401  (puts tools/ on sys.path)
 
 
-def _gen():
-    from docs_gen import docs  # noqa: PLC0415  (tools/ put on sys.path by helpers)
+def _gen(monkeypatch=None, bench: Path | None = None):
+    """The speed and development pages' generators as one namespace, reading benchmark files from `bench`."""
+    from types import SimpleNamespace
 
-    return docs
+    from docs_gen import _common, development, speed
+
+    if bench is not None:
+        for module in (_common, speed, development):
+            monkeypatch.setattr(module, "BENCH", bench, raising=False)
+    return SimpleNamespace(**{**vars(_common), **vars(speed), **vars(development)})
 
 
 def test_only_quiet_runs_are_quoted(tmp_path, monkeypatch):
-    docs = _gen()
-    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    docs = _gen(monkeypatch, tmp_path)
     q = {"verdict": "quiet", "other_cpu_share": 0.03, "date": "2026-12-02"}
     (tmp_path / "a.json").write_text(json.dumps({"quiet": q, "speedup": 4.25, "machine": {"cores": 2}}))
     (tmp_path / "b.json").write_text(json.dumps({"speedup": 9.5}))
@@ -40,8 +45,7 @@ def test_a_share_above_ten_percent_is_not_quiet_whatever_the_word():
 
 
 def test_the_goals_table_quotes_quiet_figures_and_judges_them(tmp_path, monkeypatch):
-    docs = _gen()
-    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    docs = _gen(monkeypatch, tmp_path)
     q = {"verdict": "quiet", "other_cpu_share": 0.0}
     mle = {
         "tmcheck": {"best": 2.0},
@@ -72,8 +76,7 @@ def _gpu_file(tmp_path, mode: str = "cuda", fail: str | None = None) -> dict:
 
 
 def test_the_gpu_section_quotes_a_cuda_run_with_each_checks_verdict(tmp_path, monkeypatch):
-    docs = _gen()
-    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    docs = _gen(monkeypatch, tmp_path)
     doc = _gpu_file(tmp_path)
     page, status = docs.speed_gpu(), docs.gpu_status()
     n = len(doc["stages"]["parity"]["result"]["checks"])
@@ -86,7 +89,6 @@ def test_the_gpu_section_quotes_a_cuda_run_with_each_checks_verdict(tmp_path, mo
 
 
 def test_a_smoke_runs_file_is_never_quoted_as_a_gpu_figure(tmp_path, monkeypatch):
-    docs = _gen()
-    monkeypatch.setattr(docs, "BENCH", tmp_path)
+    docs = _gen(monkeypatch, tmp_path)
     _gpu_file(tmp_path, mode="cpu-smoke")
     assert docs.speed_gpu().startswith("No GPU figure exists") and "holds no CUDA run" in docs.gpu_status()

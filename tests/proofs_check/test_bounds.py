@@ -2,6 +2,7 @@
 
 import math
 from fractions import Fraction as F
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -65,7 +66,7 @@ def test_log_space_survives_LT_20():
         assert math.isfinite(rep[key]["log_N"]) and rep[key]["log_N"] > 0
     # the corrected hidden-state bound is a tower: its log at least triples per block
     logs = [b.log_M_in for b in bounds.corrected_lipschitz(c).blocks]
-    assert all(b > 2.9 * a for a, b in zip(logs[3:], logs[4:], strict=True))
+    assert all(b > 2.9 * a for a, b in pairwise(logs[3:]))
 
 
 def test_n_params_counts_the_weights():

@@ -8,9 +8,16 @@ callable returns markdown. A page holds a block as two marker lines:
     <!-- /gen:NAME -->
 
 `fill` replaces what lies between the markers with the generator's output; `stale` lists the blocks
-whose committed text differs from it. The modules are discovered, not listed: a module that is not
-there (another owner's branch not merged yet) simply contributes nothing, and a block naming a
-generator that no module provides is reported, never left as it is silently.
+whose committed text differs from it. The modules are discovered, not listed: one module per page
+(or per group of pages: the API reference, the results pages), named after it; a module whose name
+starts with `_` holds shared helpers and no generators. A block naming a generator that no module
+provides is reported, never left as it is silently.
+
+Benchmark numbers enter the site when it is built, not the committed page: a module lists such
+generators in `AT_BUILD` (a set of its names). In the committed page their block holds the fixed line
+PLACEHOLDER; the mkdocs hook (tools/docs.py `on_page_markdown`) fills them in the built page only. A
+benchmark rerun therefore commits its JSON alone, and `tools/docs.py check` still fails on a stale
+committed block, on numbers pasted into a build-time block, and on a build-time generator that fails.
 """
 
 from __future__ import annotations
@@ -37,15 +44,27 @@ class GeneratorError(ValueError):
     """A generator module or a block is malformed (one line that names the file and the block)."""
 
 
+PLACEHOLDER = "*Filled in from `benchmarks/results/` when the site is built (`make docs`).*\n"
+
+
+class Generators(dict):
+    """NAME -> generator, with `at_build`: the names whose text enters only the built site."""
+
+    at_build: frozenset[str] = frozenset()
+
+
 def generator_modules(directory: Path = HERE) -> list[Path]:
-    """The generator modules present: every tools/docs_gen/*.py but this package's __init__."""
-    return sorted(p for p in directory.glob("*.py") if p.name != "__init__.py")
+    """The generator modules present: every tools/docs_gen/*.py but __init__ and the `_` helpers."""
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
 
 
-def load_generators(directory: Path = HERE) -> dict[str, Callable[[], str]]:
+def load_generators(directory: Path = HERE) -> Generators:
     """NAME -> generator, merged over every module present; two modules claiming one NAME is an error."""
-    found: dict[str, Callable[[], str]] = {}
+    found = Generators()
     owner: dict[str, str] = {}
+    at_build: set[str] = set()
+    if str(directory.parent) not in sys.path:  # the modules import their shared helpers as docs_gen._name
+        sys.path.insert(0, str(directory.parent))
     for path in generator_modules(directory):
         name = f"tmcheck_docs_gen_{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
@@ -61,6 +80,11 @@ def load_generators(directory: Path = HERE) -> dict[str, Callable[[], str]]:
             if not callable(fn):
                 raise GeneratorError(f"generator {key!r} of {path.name} is not callable")
             found[key], owner[key] = fn, path.name
+        late = set(getattr(module, "AT_BUILD", ()))
+        if late - gens.keys():
+            raise GeneratorError(f"{path.name}: AT_BUILD names {sorted(late - gens.keys())}, which it does not define")
+        at_build |= late
+    found.at_build = frozenset(at_build)
     return found
 
 
@@ -104,19 +128,26 @@ class Filled:
 
 
 def fill(
-    text: str, gens: dict[str, Callable[[], str]], where: str = "", cache: dict | None = None
+    text: str, gens: dict[str, Callable[[], str]], where: str = "", cache: dict | None = None, site: bool = False
 ) -> tuple[str, list[str]]:
     """`text` with every block's body replaced by its generator's output; returns (text, changed names).
 
-    `cache` keeps each generator's output for one run (a block used twice is generated once)."""
+    A build-time block (`gens.at_build`) gets PLACEHOLDER in the committed text, and its generator's
+    output only with `site=True` (the page as the site shows it). `cache` keeps each generator's output
+    for one run (a block used twice is generated once)."""
     blocks(text, where)  # refuse malformed markers before touching anything
     cache = {} if cache is None else cache
+    at_build = getattr(gens, "at_build", frozenset())
     changed: list[str] = []
 
     def one(m: re.Match) -> str:
         name = m.group("name")
         if name not in gens:
             raise GeneratorError(f"{where}: block {name!r} has no generator (no tools/docs_gen module defines it)")
+        if name in at_build and not site:
+            if m.group("body") != PLACEHOLDER:
+                changed.append(name)
+            return f"<!-- gen:{name} -->\n{PLACEHOLDER}<!-- /gen:{name} -->"
         if name not in cache:
             body = gens[name]()
             if not isinstance(body, str):
@@ -130,7 +161,7 @@ def fill(
 
 
 def fill_all(root: Path = ROOT, gens: dict[str, Callable[[], str]] | None = None) -> list[Filled]:
-    """Every target file with its blocks filled (nothing written)."""
+    """Every target file with its blocks filled as committed (nothing written)."""
     gens = load_generators() if gens is None else gens
     cache: dict[str, str] = {}
     out = []
@@ -138,4 +169,35 @@ def fill_all(root: Path = ROOT, gens: dict[str, Callable[[], str]] | None = None
         old = path.read_text(encoding="utf-8")
         new, changed = fill(old, gens, str(path.relative_to(root)), cache)
         out.append(Filled(path, old, new, changed))
+    return out
+
+
+def fill_site(text: str, gens: Generators, where: str = "", cache: dict | None = None) -> str:
+    """`text` (a committed page, its other blocks current) with its build-time blocks filled for the site."""
+    blocks(text, where)
+    cache = {} if cache is None else cache
+
+    def one(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in gens.at_build:
+            return m.group(0)
+        if name not in cache:
+            cache[name] = gens[name]().strip("\n") + "\n"
+        return f"<!-- gen:{name} -->\n{cache[name]}<!-- /gen:{name} -->"
+
+    return BLOCK.sub(one, text)
+
+
+def build_time_failures(gens: Generators | None = None) -> list[str]:
+    """One line per build-time generator that fails or returns no text (the check runs them all)."""
+    gens = load_generators() if gens is None else gens
+    out = []
+    for name in sorted(gens.at_build):
+        try:
+            body = gens[name]()
+        except Exception as exc:  # noqa: BLE001  (any failure of a generator is a finding, reported by name)
+            out.append(f"build-time block {name!r}: its generator raised {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(body, str) or not body.strip():
+            out.append(f"build-time block {name!r}: its generator returned no markdown text")
     return out

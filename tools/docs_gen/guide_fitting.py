@@ -1,18 +1,13 @@
-"""Generated blocks of the intrinsic-dimension, fitting and peers pages (docs/guide/), from the
-committed benchmark results (benchmarks/results/*.json) and the code itself."""
+"""The fitting guide (docs/guide/fitting.md): the Chinchilla replication and the interval coverage table,
+from benchmarks/results/*.json; both filled when the site is built."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Callable
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "benchmarks" / "results"
+from docs_gen._common import load_bench
 
-
-def _load(name: str) -> dict:
-    path = RESULTS / f"{name}.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+PAGES = ("docs/guide/fitting.md",)
 
 
 def _when(entry: dict) -> str:
@@ -28,7 +23,7 @@ def _n(v: float) -> str:
 
 
 def chinchilla() -> str:
-    c = _load("fit").get("chinchilla")
+    c = load_bench("fit").get("chinchilla")
     if not c:
         return "*(benchmarks/results/fit.json has no Chinchilla fit yet: run `make bench BENCH=fit`)*"
     t, e, h = c["tmcheck"], c["epoch_published"], c["hoffmann_reported"]
@@ -56,13 +51,8 @@ def chinchilla() -> str:
     return "\n".join(rows)
 
 
-def id_validation() -> str:
-    v = _load("id").get("validation_markdown")
-    return v.strip() if v else "*(benchmarks/results/id.json has no validation table yet: `make bench BENCH=id`)*"
-
-
 def coverage_table() -> str:
-    cov = _load("coverage")
+    cov = load_bench("coverage")
     if not cov.get("cases"):
         return "*(benchmarks/results/coverage.json is missing: `make bench BENCH=coverage`)*"
     groups: dict[tuple, list] = {}
@@ -96,20 +86,10 @@ def coverage_table() -> str:
     return "\n".join(rows)
 
 
-def skdim_spellings() -> str:
-    """The scikit-dimension spellings the parity suite checks, read from the test module itself."""
-    import ast
+# benchmark numbers (benchmarks/results/*.json): filled when the site is built, never committed
+AT_BUILD = {"chinchilla", "fit_coverage"}
 
-    src = (ROOT / "tests" / "empirics" / "test_id_skdim_meaning.py").read_text()
-    tree = ast.parse(src)
-    cases = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "CASES")
-    names = [k.value for k in cases.keys]
-    return "\n".join(f"- `{n}`" for n in names)
-
-
-GENERATORS = {
+GENERATORS: dict[str, Callable[[], str]] = {
     "chinchilla": chinchilla,
-    "id_validation": id_validation,
     "fit_coverage": coverage_table,
-    "skdim_spellings": skdim_spellings,
 }
