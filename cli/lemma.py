@@ -165,13 +165,13 @@ def interaction_cmd(
     Example: tmcheck lemma interaction --l 64 --t1 3 --t2 40 --show-pattern
     """
     from tmcheck.theory.check import FLOAT_CLAIM_TOL
+    from tmcheck.theory.heads import threshold
     from tmcheck.theory.lemmas.interaction import (
         attention_pattern,
         default_kernels,
         float_error,
         interaction,
         pattern_input,
-        threshold,
     )
 
     kap = num(kappa, "--kappa")

@@ -17,7 +17,7 @@ import sympy as sp
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory import sparse, targets
 from tmcheck.theory.backends import run_blocks
-from tmcheck.theory.lemmas.interaction import interaction_head
+from tmcheck.theory.heads import interaction_head
 from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.network import Block, Layer, resources, structured_positional
 from tmcheck.theory.spec import Lemma1Layout

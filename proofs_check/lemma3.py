@@ -14,9 +14,8 @@ import numpy as np
 
 from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
-from tmcheck.theory.lemmas.interaction import (
+from tmcheck.theory.heads import (
     critical_input,
-    interaction,
     interaction_head,
     kappa_data,
     pair_threshold,
@@ -24,6 +23,7 @@ from tmcheck.theory.lemmas.interaction import (
     rotation,
     threshold,
 )
+from tmcheck.theory.lemmas.interaction import interaction
 from tmcheck.theory.network import Block, interaction_vectors
 
 LOC = "Appendix G, proof of Lemma 3"
@@ -179,7 +179,7 @@ def case2b(cases=CASES + [(64, 0, 63), (64, 20, 21)], max_pairs=None) -> Evidenc
     satisfied={"heads": ((4, 2, 2), (5, 3, 3), (6, 1, 1), (8, 4, 4))},
 )
 def case2b_rotation(heads=((4, 1, 3), (4, 3, 1), (5, 2, 2), (8, 1, 6))) -> Evidence:
-    """Per (l, t1, t2) (paper's 1-based tokens) and every t: the angle of R I_t, R = `interaction.rotation` of
+    """Per (l, t1, t2) (paper's 1-based tokens) and every t: the angle of R I_t, R = `heads.rotation` of
     tmcheck's float64 vectors (the paper's cos(tπ/2l), sin(tπ/2l), `network.interaction_vectors`) taking I_t1 to
     I_t2, against the formula's angle (t + t1 − t2)π/2l; corrected: (t + t2 − t1)π/2l."""
     wits, corr = [], []

@@ -9,9 +9,9 @@ import numpy as np
 from tmcheck.proofs_check.registry import ORDER_SLACK, Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.check import check_construction
+from tmcheck.theory.heads import interaction_head, minimal_C
 from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.lemmas.addition import addition, addition_kernels, shift_ffn
-from tmcheck.theory.lemmas.interaction import interaction_head, minimal_C
 from tmcheck.theory.network import Block, structured_positional
 
 LOC = "Appendix G, proof of Lemma 5"

@@ -9,10 +9,11 @@ import numpy as np
 from tmcheck.proofs_check.registry import Evidence, Kind, Witness, obligation
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.check import check_construction
+from tmcheck.theory.heads import critical_input, interaction_head, threshold
 from tmcheck.theory.lemmas import sample_structured
 from tmcheck.theory.lemmas.addition import addition
 from tmcheck.theory.lemmas.gating import gating
-from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head, threshold
+from tmcheck.theory.lemmas.interaction import interaction
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace, replace_ffn
 from tmcheck.theory.network import Block, Layer, zeros

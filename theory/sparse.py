@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tmcheck.theory.lemmas.interaction import interaction_head
+from tmcheck.theory.heads import interaction_head, minimal_C
 from tmcheck.theory.network import Block, Head, Layer, interaction_vectors, zeros
 
 F0 = Fraction(0)
@@ -144,8 +144,6 @@ def sufficient_C(b_max, gap, arithmetic: str):
 
 def _head_C(it: Interaction, blk: SparseBlock, l: int, gap, arithmetic: str, cache: dict):
     if it.C == MINIMAL:
-        from tmcheck.theory.lemmas.interaction import minimal_C
-
         C = minimal_C(l, it.Q_data, it.K_data, blk.M, t1=it.t1, t2=it.t2)
         return C if arithmetic == "exact" else float(C)
     if it.C is not None:
@@ -292,7 +290,7 @@ def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interact
         its = []
         for p in range(n_patches):
             base = prod_base + p * F
-            for a, b in zip(active[0::2], active[1::2], strict=True):
+            for a, b in zip(active[0::2], active[1::2], strict=False):  # pairs; an odd last one follows
                 its.append(Interaction(base + a, base + b, 1, (E0, ZERO), (E0, ZERO)))
             if len(active) % 2:
                 c = base + active[-1]

@@ -1,9 +1,9 @@
 """Mutation testing of theory/ and proofs_check/ with mutmut (`make mutation`; DESIGN.md, "every check can fail").
 
-mutmut (>= 3) mutates the functions of theory/bounds.py, theory/spec.py, theory/targets.py, theory/lemmas/ and
-proofs_check/ and runs, per mutant, the tests of a fast subset (tests/theory and tests/proofs_check, the
-registry's verdicts one test per obligation, `slow` excluded) that reach the mutated function. A mutant is
-killed when a test fails (a pinned verdict that changes fails its test), survives otherwise.
+mutmut (>= 3) mutates the functions of theory/bounds.py, theory/heads.py, theory/spec.py, theory/targets.py,
+theory/lemmas/ and proofs_check/ and runs, per mutant, the tests of a fast subset (tests/theory and
+tests/proofs_check, the registry's verdicts one test per obligation, `slow` excluded) that reach the mutated
+function. A mutant is killed when a test fails (a pinned verdict that changes fails its test), survives otherwise.
 
 The package's folders are mapped into the `tmcheck` namespace (pyproject.toml), which mutmut's copy of the tree
 does not know; so the run happens in a work directory laid out as the import sees it (tmcheck/theory, ...,
@@ -45,7 +45,14 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "mutation"
 WORK = OUT / ".work"  # ignored (mutation/.gitignore)
 PACKAGES = ("theory", "proofs_check", "cli", "empirics", "util")
-TARGETS = ("theory/bounds.py", "theory/spec.py", "theory/targets.py", "theory/lemmas/*.py", "proofs_check/*.py")
+TARGETS = (
+    "theory/bounds.py",
+    "theory/heads.py",
+    "theory/spec.py",
+    "theory/targets.py",
+    "theory/lemmas/*.py",
+    "proofs_check/*.py",
+)
 TESTS = ("tests/theory", "tests/proofs_check")
 # mutmut's exit codes (mutmut/stats.py)
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}

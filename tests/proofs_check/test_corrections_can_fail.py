@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 from tmcheck.proofs_check import registry
-from tmcheck.theory import backends, bounds, sparse, targets
-from tmcheck.theory.lemmas import addition, gating, interaction, parallel, theorem2
+from tmcheck.theory import backends, bounds, heads, sparse, targets
+from tmcheck.theory.lemmas import addition, gating, parallel, theorem2
 from tmcheck.theory.lemmas import replace as replace_module
 from tmcheck.theory.spec import Lemma1Layout
 
 
 def _scaled_threshold(factor):
-    orig = interaction.threshold
+    orig = heads.threshold
 
     def broken(*a, **k):
         th = orig(*a, **k)
@@ -126,23 +126,23 @@ BREAKERS = {
     ),
     "lemma2.mha_output_bound": (bounds, "block_constants", lambda f: _shifted_block_constant("log_M_Z", 1)),
     "lemma2.parameter_count": (bounds, "n_params", lambda f: lambda c: 10 * f(c)),
-    "lemma3.case2b_rotation": (interaction, "rotation", lambda f: lambda u, w: f(u, w).T),
+    "lemma3.case2b_rotation": (heads, "rotation", lambda f: lambda u, w: f(u, w).T),
     "lemma4.gated_tokens": (gating, "gating_C", lambda f: lambda *a, **k: f(*a, **k) / 2),
     "lemma5.kernels": (
         addition,
         "addition_kernels",
         lambda f: lambda c, M: ([[1, 0, 0, 0, 0], [0, 0, 0, 0, 1]], [[0, 0, 0, 0, 1], [0, 0, 0, 0, M - c]]),
     ),
-    "lemma5.weight_bound": (interaction, "threshold", lambda f: _scaled_threshold(lambda a: a[0])),
+    "lemma5.weight_bound": (heads, "threshold", lambda f: _scaled_threshold(lambda a: a[0])),
     "lemma7.duplication": (
         replace_module,
         "replace_ffn",
         lambda f: lambda src=1, dst=0, arithmetic="exact": f(dst, src, arithmetic),
     ),
     "lemma7.gating_composition": (parallel, "output_bound", lambda f: lambda ffn, Mz: [v / 8 for v in f(ffn, Mz)]),
-    "lemma7.heads_reindexed": (interaction, "threshold", lambda f: _scaled_threshold(lambda a: F(9, 10))),
+    "lemma7.heads_reindexed": (heads, "threshold", lambda f: _scaled_threshold(lambda a: F(9, 10))),
     "lemma7.mha": (
-        interaction,
+        heads,
         "interaction_head",
         lambda f: lambda l, t1, t2, row, *a, **k: f(l, t1, t2, 1 - row if row in (0, 1) else row, *a, **k),
     ),

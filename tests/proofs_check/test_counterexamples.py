@@ -15,9 +15,10 @@ from tmcheck.proofs_check import lemma1, lemma2, lemma2_lipschitz, lemma3, lemma
 from tmcheck.theory import bounds, sparse
 from tmcheck.theory.backends import ExactBackend, ffn, run_blocks
 from tmcheck.theory.fast_eval import evaluate_structured
+from tmcheck.theory.heads import critical_input, interaction_head, minimal_C, threshold
 from tmcheck.theory.lemmas.addition import addition_kernels
 from tmcheck.theory.lemmas.gating import gating, gating_C
-from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head, minimal_C, threshold
+from tmcheck.theory.lemmas.interaction import interaction
 from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan
 from tmcheck.theory.lemmas.parallel import parallelize
 from tmcheck.theory.lemmas.replace import replace

@@ -10,17 +10,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from tmcheck.theory.heads import head_value, minimal_C, threshold, uniform_threshold
 from tmcheck.theory.lemmas.interaction import (
     attention_pattern,
     default_kernels,
     float_error,
-    head_value,
     interaction,
     largest_float_l,
-    minimal_C,
     pattern_input,
-    threshold,
-    uniform_threshold,
 )
 
 Q0, K0 = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]

@@ -12,21 +12,19 @@ from hypothesis import strategies as st
 
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import run_blocks
-from tmcheck.theory.lemmas.interaction import (
+from tmcheck.theory.heads import (
     _diag_max,
     _kernel,
     critical_input,
     data_kernels,
-    float_error,
-    interaction,
     interaction_head,
     kappa_data,
-    largest_float_l,
     minimal_C,
     pair_threshold,
     paper_C,
     threshold,
 )
+from tmcheck.theory.lemmas.interaction import float_error, interaction, largest_float_l
 from tmcheck.theory.network import Block, structured_positional
 
 entries = st.fractions(min_value=-2, max_value=2, max_denominator=4)

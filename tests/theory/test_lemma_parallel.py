@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.check import check_construction
+from tmcheck.theory.heads import critical_input, interaction_head
 from tmcheck.theory.lemmas.addition import addition
 from tmcheck.theory.lemmas.gating import gating
-from tmcheck.theory.lemmas.interaction import critical_input, interaction, interaction_head
+from tmcheck.theory.lemmas.interaction import interaction
 from tmcheck.theory.lemmas.parallel import output_bound, parallelize
 from tmcheck.theory.lemmas.replace import replace
 from tmcheck.theory.network import Block

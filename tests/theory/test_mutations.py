@@ -20,7 +20,7 @@ import independent_eval  # tests/theory/independent_eval.py
 import numpy as np
 import pytest
 
-from tmcheck.theory import netfile, sparse
+from tmcheck.theory import heads, netfile, sparse
 from tmcheck.theory.backends import run_blocks
 from tmcheck.theory.check import check_construction
 from tmcheck.theory.lemmas import interaction as lemma3
@@ -56,7 +56,7 @@ def check_interaction_exact():
     c = lemma3.interaction(8, 2, 6, 1, Q3, K3, Fraction(2))
     rep = check_construction(c, np.random.default_rng(0), n_inputs=12, backends=("exact",))
     assert rep.results["exact"][0], rep.results["exact"]
-    H = lemma3.critical_input(8, 2, 6, Q3, K3, Fraction(2))
+    H = heads.critical_input(8, 2, 6, Q3, K3, Fraction(2))
     assert (run_blocks(c.blocks, H, "exact") == c.expected(H)).all()
 
 
@@ -64,9 +64,9 @@ def check_threshold_oracle():
     """C* equals the brute-force maximum of the per-pair thresholds (`pair_threshold`, an independent oracle)."""
     l, t1, t2, M = 6, 1, 4, Fraction(2)
     brute = max(
-        lemma3.pair_threshold(l, t1, t2, Q3, K3, M, t, k) for t in range(l) for k in range(l) if (t, k) != (t1, t2)
+        heads.pair_threshold(l, t1, t2, Q3, K3, M, t, k) for t in range(l) for k in range(l) if (t, k) != (t1, t2)
     )
-    assert lemma3.minimal_C(l, Q3, K3, M, t1=t1, t2=t2) == brute
+    assert heads.minimal_C(l, Q3, K3, M, t1=t1, t2=t2) == brute
 
 
 def check_partition_of_unity():
@@ -118,8 +118,8 @@ def test_checks_pass(name, tmp_path):
 
 def _mutate(monkeypatch, mutation: str) -> None:
     if mutation == "rotation_sign":
-        orig = lemma3.rotation
-        monkeypatch.setattr(lemma3, "rotation", lambda u, w: orig(u, w).T)
+        orig = heads.rotation
+        monkeypatch.setattr(heads, "rotation", lambda u, w: orig(u, w).T)
     elif mutation == "psi_paper":
         monkeypatch.setattr(
             sparse,
@@ -129,13 +129,14 @@ def _mutate(monkeypatch, mutation: str) -> None:
     elif mutation == "scale_3N":
         monkeypatch.setattr(sparse, "psi_scale", lambda N: 3 * N)
     elif mutation == "minimal_C":
-        orig = lemma3.threshold
+        orig = heads.threshold
 
         def small(*a, **k):
             th = orig(*a, **k)
             return type(th)(**{**th.__dict__, "C": th.C * Fraction(9, 10)})
 
-        monkeypatch.setattr(lemma3, "threshold", small)
+        monkeypatch.setattr(heads, "threshold", small)  # where minimal_C reads it
+        monkeypatch.setattr(lemma3, "threshold", small)  # where Lemma 3's construction reads it
     else:  # pragma: no cover
         raise ValueError(mutation)
 

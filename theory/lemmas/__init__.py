@@ -16,14 +16,6 @@ import numpy as np
 from tmcheck.theory.network import FIXED, Block, Network, structured_positional, zeros
 
 
-def domain_bound(M) -> Fraction:
-    """A domain bound ||H||_inf <= M; structured tokens hold 1 in row 4, so M >= 1."""
-    M = Fraction(M)
-    if M < 1:
-        raise ValueError(f"M must be >= 1 (row 4 of a structured token is 1), got {M}")
-    return M
-
-
 def standalone_network(l: int, blocks: Sequence[Block], meta: dict, arithmetic: str = "exact") -> Network:
     """Blocks behind the embedding x -> (x_t, 0, I_t, 1)_t (U = identity, E' = e_0), decoder (0, l-1)."""
     U = zeros((l, l), arithmetic)

@@ -18,9 +18,9 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
+from tmcheck.theory.heads import domain_bound, kappa_data, paper_C
+from tmcheck.theory.lemmas import sample_structured, standalone_network
 from tmcheck.theory.lemmas.gating import paper_kappa_bound, pivot, pivot_threshold
-from tmcheck.theory.lemmas.interaction import kappa_data, paper_C
 from tmcheck.theory.network import CONSTANT, INTERACTION, Layer, interaction_vectors, zeros
 from tmcheck.theory.sparse import MINIMAL, Interaction, PositionalFFN, SparseBlock, realize
 

@@ -13,9 +13,10 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
+from tmcheck.theory.heads import domain_bound
+from tmcheck.theory.lemmas import sample_structured, standalone_network
 from tmcheck.theory.network import INTERACTION, Layer, interaction_vectors, zeros
-from tmcheck.theory.sparse import PositionalFFN
+from tmcheck.theory.sparse import PositionalFFN, SparseBlock, realize
 
 PI_LOWER = Fraction(314159265, 10**8)
 KEEPS = ("prefix", "suffix")
@@ -111,8 +112,6 @@ def paper_kappa_bound(l: int, M) -> Fraction:
 
 def gating(l: int, t_cut: int, keep: str = "prefix", M=1) -> Construction:
     """Lemma 4 (corrected) as a one-block construction: data rows outside the kept range become 0."""
-    from tmcheck.theory.sparse import SparseBlock, realize
-
     M = domain_bound(M)
     block = SparseBlock([], GatingFFN(t_cut, keep), M, name="gating")
     blocks, _ = realize([block], l, "exact")

@@ -11,8 +11,10 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.construction import Construction
-from tmcheck.theory.lemmas import domain_bound, sample_structured, standalone_network
+from tmcheck.theory.heads import domain_bound
+from tmcheck.theory.lemmas import sample_structured, standalone_network
 from tmcheck.theory.network import Layer, zeros
+from tmcheck.theory.sparse import SparseBlock, realize
 
 
 def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[Layer, ...]:
@@ -31,8 +33,6 @@ def replace_ffn(src: int = 1, dst: int = 0, arithmetic: str = "exact") -> tuple[
 
 def replace(l: int, M=1, src: int = 1, dst: int = 0) -> Construction:
     """Lemma 6 as a one-block construction: row dst becomes a copy of row src on every token."""
-    from tmcheck.theory.sparse import SparseBlock, realize
-
     M = domain_bound(M)
     block = SparseBlock([], replace_ffn(src, dst), M, name="replace")
     blocks, _ = realize([block], l, "exact")
