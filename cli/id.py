@@ -29,6 +29,8 @@ from tmcheck.cli.options import (
     parse_list,
     positive_int,
 )
+from tmcheck.empirics.id.protocol import ESTIMATORS, MAX_FULL_POINTS
+from tmcheck.empirics.id.registry import help_text
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension of point clouds (paper Sec. 5).")
 
@@ -38,7 +40,12 @@ RENAMED_OPTIONS = {
     ("id", "synth"): {"--out": "--output"},
     ("id", "corpus"): {"--batch-size": "--batch-points"},
 }
-MAX_POINTS = 200_000  # the full protocol's exact search is N^2 D: about a minute at this N on 2 cores
+
+
+def _estimator_name(name: str) -> str:
+    if name not in ESTIMATORS:
+        raise typer.BadParameter(f"unknown estimator {name!r}; choose from {', '.join(ESTIMATORS)}")
+    return name
 
 
 def _notes(caught) -> None:
@@ -57,8 +64,8 @@ def estimate(
         "mle",
         "--estimator",
         "-e",
-        help="mle (MacKay-Ghahramani inverse mean; the paper's), mle-mean, mle-curve, "
-        "twonn, twonn-mle, gride, scaling.",
+        help=help_text(ESTIMATORS.values()),
+        callback=_estimator_name,
     ),
     k: int = typer.Option(
         20, "--k", "--n-neighbors", callback=positive_int, help="Neighbours per point (the paper's K = 20)."
@@ -70,7 +77,7 @@ def estimate(
         4096, "--batch-points", callback=positive_int, help="Points per batch of the paper protocol."
     ),
     max_points: int = typer.Option(
-        MAX_POINTS,
+        MAX_FULL_POINTS,
         "--max-points",
         callback=positive_int,
         help="Refuse the full protocol on more points than this (its exact search costs N^2 D).",
@@ -106,11 +113,6 @@ def estimate(
 
         X = pending.result()
     shape = getattr(X, "shape", ())
-    if protocol == "full" and len(shape) == 2 and shape[0] > max_points:
-        raise ValueError(
-            f"{shape[0]:,} points: the full protocol's exact search ({shape[0]:,}^2 x {shape[1]} work) is refused "
-            f"above --max-points {max_points:,}; use --protocol paper (batches of --batch-points) or raise it"
-        )
     show = progress.enabled() and len(shape) == 2 and shape[0] >= PROGRESS_MIN_POINTS
     status = (
         progress.console().status(
@@ -133,6 +135,7 @@ def estimate(
             device=device,
             seed=seed,
             rtol=rtol,
+            max_points=max_points,
         )
     _notes(caught)
     payload = {"file": str(file), "shape": list(X.shape), **result.as_dict()}

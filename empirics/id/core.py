@@ -16,6 +16,7 @@ import numpy as np
 
 from tmcheck.empirics.id.knn import kneighbors
 from tmcheck.empirics.id.points import prepare
+from tmcheck.empirics.id.registry import Estimator
 
 COMBINATIONS = ("inverse", "mean", "median")
 # scikit-dimension's comb= values, by meaning
@@ -424,3 +425,77 @@ def _extrapolate(n: np.ndarray, m: np.ndarray, se: np.ndarray) -> tuple[float, f
     ssr = np.sum(w * (m - d - c * z) ** 2, axis=1)
     best = float(d[int(np.argmin(ssr)), 0])
     return best, 2.0 / best
+
+
+def _curve(est) -> dict:
+    return {"curve": est.curve_}
+
+
+def _scaling_details(est) -> dict:
+    return {"curve": est.curve_, "bias_at_N": est.bias_, "exponent": est.exponent_}
+
+
+def _scaling_interval(est) -> str:
+    if est.ci_ is None:
+        return "none"
+    return f"percentile bootstrap of the extrapolation over subsets, {est.bootstrap} resamples"
+
+
+_MLE_PEERS = {
+    "n_neighbors": "k (scikit-dimension's MLE(n_neighbors=) and fit(X, n_neighbors=))",
+    "comb": "combine: 'mle' = 'inverse', 'mean', 'median' (scikit-dimension's fit(X, comb=))",
+    "K": "refused: scikit-dimension's K is another neighbourhood, which its default ignores",
+}
+_TWONN_PEERS = {"discard_fraction": "the largest ratios dropped or censored (scikit-dimension's and dadapy's)"}
+
+# the estimators of this module (``registry.Estimator``; ``protocol.ESTIMATORS`` gathers them)
+ESTIMATORS = (
+    Estimator(
+        "mle",
+        MLEFit,
+        "MLE",
+        "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)",
+        fixed={"combine": "inverse"},
+        peers=_MLE_PEERS,
+        help="mle (MacKay-Ghahramani inverse mean; the paper's)",
+    ),
+    Estimator(
+        "mle-mean",
+        MLEFit,
+        "MLE",
+        "Levina-Bickel MLE, mean of pointwise estimates",
+        fixed={"combine": "mean"},
+        peers=_MLE_PEERS,
+    ),
+    Estimator(
+        "mle-curve",
+        MLECurveFit,
+        "MLECurve",
+        "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)",
+        details=_curve,
+    ),
+    Estimator(
+        "twonn",
+        TwoNNFit,
+        "TwoNN",
+        "TwoNN, linear fit through the origin, 10% discarded",
+        fixed={"method": "linear"},
+        peers=_TWONN_PEERS,
+    ),
+    Estimator(
+        "twonn-mle",
+        TwoNNFit,
+        "TwoNN",
+        "TwoNN maximum likelihood, 10% censored",
+        fixed={"method": "mle"},
+        peers=_TWONN_PEERS,
+    ),
+    Estimator(
+        "scaling",
+        MLEScalingFit,
+        "MLEScaling",
+        "MLE on subsets N, N/2, ..., extrapolated to N -> inf",
+        details=_scaling_details,
+        interval=_scaling_interval,
+    ),
+)

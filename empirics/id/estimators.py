@@ -249,5 +249,13 @@ class GRIDE(GRIDEFit, IDEstimator):
     """
 
 
-SKLEARN = {MLEFit: MLE, MLECurveFit: MLECurve, TwoNNFit: TwoNN, MLEScalingFit: MLEScaling, GRIDEFit: GRIDE}
-"""The scikit-learn estimator of each fit class (``protocol.make_estimator``)."""
+def sklearn_class(record) -> type:
+    """The scikit-learn estimator of a ``registry.Estimator``: the class of this module named
+    ``record.sklearn_name``, or, for an estimator that declares none here, its fit class with
+    ``IDEstimator``'s interfaces (kept in this module under that name, so it pickles)."""
+    cls = globals().get(record.sklearn_name)
+    if cls is None:
+        doc = record.fit_class.__doc__
+        cls = type(record.sklearn_name, (record.fit_class, IDEstimator), {"__doc__": doc, "__module__": __name__})
+        globals()[record.sklearn_name] = cls
+    return cls

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from tmcheck.empirics.id.core import IDFit
+from tmcheck.empirics.id.registry import Estimator
 
 
 def _log_ratios(distances: np.ndarray, n1: int, n2: int) -> tuple[np.ndarray, int]:
@@ -165,3 +166,40 @@ class GRIDEFit(IDFit):
             self.radius_scales_ = np.array([(T[:, s - 1].mean() + T[:, 2 * s - 1].mean()) / 2 for s in scales])
         self.n_duplicates_ = 0
         return self
+
+
+def _gride_details(est) -> dict:
+    scales = zip(est.scales_, est.dimension_scales_, est.error_scales_, est.ci_scales_, est.radius_scales_, strict=True)
+    return {
+        "error": est.error_,
+        "scales": [
+            {
+                "n1": int(s),
+                "n2": int(2 * s),
+                "dimension": float(d),
+                "error": float(e),
+                "ci": list(c),
+                "radius": float(r),
+            }
+            for s, d, e, c, r in scales
+        ],
+    }
+
+
+# the estimators of this module (``registry.Estimator``; ``protocol.ESTIMATORS`` gathers them)
+ESTIMATORS = (
+    Estimator(
+        "gride",
+        GRIDEFit,
+        "GRIDE",
+        "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32",
+        fixed={"multiscale": True},
+        peers={
+            "n1": "the smaller neighbour order (dadapy's)",
+            "n2": "the larger neighbour order (dadapy's)",
+            "range_max": "the largest neighbour order of the scales (dadapy's)",
+        },
+        details=_gride_details,
+        interval=lambda est: "likelihood ratio (chi2_1)",
+    ),
+)

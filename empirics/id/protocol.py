@@ -17,30 +17,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tmcheck.empirics.id.core import MLECurveFit, MLEFit, MLEScalingFit, TwoNNFit
-from tmcheck.empirics.id.gride import GRIDEFit
+from tmcheck.empirics.id.core import ESTIMATORS as CORE_ESTIMATORS
+from tmcheck.empirics.id.gride import ESTIMATORS as GRIDE_ESTIMATORS
 from tmcheck.empirics.id.points import check_points
 
-# name -> (fit class, fixed parameters, description); the fit classes import no scikit-learn (see
-# ``core``), ``estimators.SKLEARN`` maps each to its scikit-learn estimator
-ESTIMATORS = {
-    "mle": (
-        MLEFit,
-        {"combine": "inverse"},
-        "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)",
-    ),
-    "mle-mean": (MLEFit, {"combine": "mean"}, "Levina-Bickel MLE, mean of pointwise estimates"),
-    "twonn": (TwoNNFit, {"method": "linear"}, "TwoNN, linear fit through the origin, 10% discarded"),
-    "twonn-mle": (TwoNNFit, {"method": "mle"}, "TwoNN maximum likelihood, 10% censored"),
-    "scaling": (MLEScalingFit, {}, "MLE on subsets N, N/2, ..., extrapolated to N -> inf"),
-    "mle-curve": (MLECurveFit, {}, "MLE at k = 5, 10, 20, 40, 80 from one kNN search (dimension at k)"),
-    "gride": (
-        GRIDEFit,
-        {"multiscale": True},
-        "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32",
-    ),
-}
+# every named estimator, by name: each declares its record beside its fit class (``registry.Estimator``);
+# a new fit module adds its tuple here
+ESTIMATORS = {r.name: r for r in (*CORE_ESTIMATORS, *GRIDE_ESTIMATORS)}
 PROTOCOLS = ("full", "paper")
+MAX_FULL_POINTS = 200_000  # a useful cap for the full protocol: its exact search is N^2 D, a minute here on 2 cores
 
 
 @dataclass
@@ -59,6 +44,13 @@ class IDResult:
         return asdict(self)
 
 
+def estimator_record(estimator: str):
+    """The record of a named estimator (a key of ESTIMATORS); an unknown name is refused in one line."""
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
+    return ESTIMATORS[estimator]
+
+
 def make_estimator(
     estimator: str,
     *,
@@ -74,29 +66,15 @@ def make_estimator(
     """An unfitted estimator by name (see ESTIMATORS): the scikit-learn estimator, or with
     ``sklearn=False`` its fit class, which computes the same numbers and imports no scikit-learn
     (what ``estimate_id`` fits)."""
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
-    cls, fixed, _ = ESTIMATORS[estimator]
-    params = dict(duplicates=duplicates, device=device, ci_level=ci_level, rtol=rtol, **fixed)
-    if cls is not GRIDEFit:
-        params.update(bootstrap=bootstrap, seed=seed)
-    if cls not in (TwoNNFit, GRIDEFit):
-        params["k"] = k
-    if sklearn:
-        from tmcheck.empirics.id.estimators import SKLEARN
+    record = estimator_record(estimator)
+    fit = record.make(
+        k=k, bootstrap=bootstrap, seed=seed, duplicates=duplicates, device=device, ci_level=ci_level, rtol=rtol
+    )
+    if not sklearn:
+        return fit
+    from tmcheck.empirics.id.estimators import sklearn_class
 
-        cls = SKLEARN[cls]
-    return cls(**params)
-
-
-def _interval_method(est) -> str:
-    if isinstance(est, GRIDEFit):
-        return "likelihood ratio (chi2_1)"
-    if est.ci_ is None:
-        return "none"
-    if isinstance(est, MLEScalingFit):
-        return f"percentile bootstrap of the extrapolation over subsets, {est.bootstrap} resamples"
-    return f"percentile bootstrap over points, {est.bootstrap} resamples"
+    return sklearn_class(record)(**fit.__dict__)
 
 
 def estimate_id(
@@ -111,6 +89,7 @@ def estimate_id(
     seed=0,
     ci_level: float = 0.95,
     rtol: float | None = None,
+    max_points: int | None = None,
 ) -> IDResult:
     """Estimate the intrinsic dimension of the rows of X under a named protocol.
 
@@ -118,10 +97,12 @@ def estimate_id(
     (random disjoint batches of batch_size, mean of batch estimates). duplicates: 'remove' (default;
     warns with the count), 'keep', 'error'. Raises ValueError on bad input (NaN/inf, N <= k,
     constant data, too few distinct points). rtol: the near-duplicate tolerance relative to the points'
-    norms (None: 16 eps of their dtype; see ``_points``).
+    norms (None: 16 eps of their dtype; see ``_points``). max_points: refuse the full protocol on more
+    rows than this (its exact search costs N^2 D; None: no cap; MAX_FULL_POINTS is a useful one).
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+    record = estimator_record(estimator)
 
     def make(boot):
         return make_estimator(
@@ -137,48 +118,42 @@ def estimate_id(
         )
 
     est = make(bootstrap)
-    k_used = getattr(est, "k", None)
     need = est._n_neighbors_needed()  # the parameters first, as fit checks them
     if protocol == "full":
-        est.fit(X)  # its prepare checks the points (check_points): one pass over them, not two
-        details = {
-            "name": "full",
-            "description": ESTIMATORS[estimator][2],
-            "ci_level": ci_level,
-            "interval": _interval_method(est),
-            "duplicate_rtol": est.duplicate_rtol_,
-        }
-        if isinstance(est, MLEScalingFit):
-            details.update(curve=est.curve_, bias_at_N=est.bias_, exponent=est.exponent_)
-        if isinstance(est, MLECurveFit):
-            details.update(curve=est.curve_)
-        if isinstance(est, GRIDEFit):
-            details.update(
-                error=est.error_,
-                scales=[
-                    {
-                        "n1": int(s),
-                        "n2": int(2 * s),
-                        "dimension": float(d),
-                        "error": float(e),
-                        "ci": list(c),
-                        "radius": float(r),
-                    }
-                    for s, d, e, c, r in zip(
-                        est.scales_,
-                        est.dimension_scales_,
-                        est.error_scales_,
-                        est.ci_scales_,
-                        est.radius_scales_,
-                        strict=True,
-                    )
-                ],
-            )
-        return IDResult(est.dimension_, est.ci_, est.n_used_, est.n_duplicates_, estimator, k_used, details)
-
+        _check_full_size(X, max_points)
+        return _full(X, est, record, ci_level)
     X = check_points(X, need)
     if batch_size <= need:
-        raise ValueError(f"batch_size={batch_size} must exceed k={k_used}")
+        raise ValueError(f"batch_size={batch_size} must exceed k={getattr(est, 'k', None)}")
+    return _paper(X, make, bootstrap, record, getattr(est, "k", None), batch_size, seed, ci_level)
+
+
+def _check_full_size(X, max_points: int | None) -> None:
+    shape = getattr(X, "shape", ())
+    if max_points is not None and len(shape) == 2 and shape[0] > max_points:
+        raise ValueError(
+            f"{shape[0]:,} points: the full protocol's exact search ({shape[0]:,}^2 x {shape[1]} work) is refused "
+            f"above max_points {max_points:,}; use the paper protocol (batches of batch_size points) or raise it"
+        )
+
+
+def _full(X, est, record, ci_level: float) -> IDResult:
+    """The estimator on all points at once."""
+    est.fit(X)  # its prepare checks the points (check_points): one pass over them, not two
+    details = {
+        "name": "full",
+        "description": record.description,
+        "ci_level": ci_level,
+        "interval": record.interval(est),
+        "duplicate_rtol": est.duplicate_rtol_,
+        **record.details(est),
+    }
+    k_used = getattr(est, "k", None)
+    return IDResult(est.dimension_, est.ci_, est.n_used_, est.n_duplicates_, record.name, k_used, details)
+
+
+def _paper(X, make, bootstrap: int, record, k_used, batch_size: int, seed, ci_level: float) -> IDResult:
+    """The paper's protocol on checked points X: random disjoint batches, the mean of their estimates."""
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(X))
     n_batches = max(1, len(X) // batch_size)
@@ -199,22 +174,15 @@ def estimate_id(
         "name": "paper",
         "ci_level": ci_level,
         "interval": (
-            f"t-interval over {n_batches} batch estimates" if n_batches > 1 else _interval_method(batch_est[0])
+            f"t-interval over {n_batches} batch estimates" if n_batches > 1 else record.interval(batch_est[0])
         ),
         "duplicate_rtol": batch_est[0].duplicate_rtol_,
         "description": "Havrilla & Liao Sec. 5: K=20, random disjoint batches, mean of batch estimates",
-        "estimator": ESTIMATORS[estimator][2],
+        "estimator": record.description,
         "batch_size": size,
         "n_batches": n_batches,
         "n_dropped_remainder": len(X) - n_batches * size,
         "batch_estimates": values.tolist(),
     }
-    return IDResult(
-        dimension,
-        ci,
-        int(sum(e.n_used_ for e in batch_est)),
-        int(sum(e.n_duplicates_ for e in batch_est)),
-        estimator,
-        k_used,
-        details,
-    )
+    n_used, n_duplicates = int(sum(e.n_used_ for e in batch_est)), int(sum(e.n_duplicates_ for e in batch_est))
+    return IDResult(dimension, ci, n_used, n_duplicates, record.name, k_used, details)

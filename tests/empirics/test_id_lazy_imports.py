@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tmcheck.empirics.id.protocol import ESTIMATORS
+
 PROBE = "import sys, {mod}; print(sorted(m for m in ('sklearn', 'scipy.stats', 'torch') if m in sys.modules))"
 
 
@@ -69,18 +71,18 @@ def test_the_estimate_probe_sees_check_array():
     assert "sklearn" in ast.literal_eval(out.stdout.strip())
 
 
-@pytest.mark.parametrize("name", ["mle", "mle-mean", "twonn", "twonn-mle", "gride", "mle-curve", "scaling"])
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_the_fit_class_and_the_sklearn_estimator_compute_the_same(name):
     from sklearn.base import BaseEstimator
 
-    from tmcheck.empirics.id import validation_points
-    from tmcheck.empirics.id.estimators import SKLEARN
-    from tmcheck.empirics.id.protocol import ESTIMATORS, make_estimator
+    from tmcheck.empirics.id import estimators, validation_points
+    from tmcheck.empirics.id.protocol import make_estimator
 
     X = validation_points("sphere", 2048, d=4, D=12, seed=1)
     fit = make_estimator(name, bootstrap=30, seed=3, sklearn=False)
     est = make_estimator(name, bootstrap=30, seed=3)
-    assert type(fit) is ESTIMATORS[name][0] and type(est) is SKLEARN[type(fit)]
+    record = ESTIMATORS[name]
+    assert type(fit) is record.fit_class and type(est) is getattr(estimators, record.sklearn_name)
     assert isinstance(est, type(fit)) and isinstance(est, BaseEstimator) and not isinstance(fit, BaseEstimator)
     fit.fit(X), est.fit(X)
     assert fit.dimension_ == est.dimension_ and fit.ci_ == est.ci_

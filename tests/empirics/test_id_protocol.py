@@ -11,6 +11,7 @@ from safetensors.numpy import save_file
 from scipy.spatial.distance import pdist
 
 from tmcheck.empirics.id import MLE, VALIDATION_SETS, TwoNN, estimate_id, load_points, validation_points
+from tmcheck.empirics.id.protocol import ESTIMATORS
 
 
 @pytest.fixture(scope="module")
@@ -159,3 +160,43 @@ def test_constant_data_is_found_when_the_last_row_is_the_first():
     assert check_points(X, 5) is X
     with pytest.raises(ValueError, match="constant data"):
         check_points(np.zeros((30, 3)), 5)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_each_record_names_its_peers_spellings_as_its_estimator_takes_them(name):
+    """Every scikit-dimension / dadapy spelling a record lists is a parameter of its scikit-learn
+    estimator or an argument of its fit."""
+    import inspect
+
+    from tmcheck.empirics.id import estimators
+
+    record = ESTIMATORS[name]
+    cls = estimators.sklearn_class(record)
+    takes = set(inspect.signature(cls).parameters) | set(inspect.signature(cls.fit).parameters)
+    assert set(record.peers) <= takes
+    assert record.description and set(record.options()) <= {"k", "bootstrap", "seed"}
+
+
+def test_an_estimator_without_a_sklearn_class_gets_one_from_its_record(torus):
+    """A new estimator needs only its fit class and its record: the scikit-learn estimator is built
+    from them, computes the same number and pickles."""
+    import pickle
+
+    from tmcheck.empirics.id import estimators
+    from tmcheck.empirics.id.core import TwoNNFit
+    from tmcheck.empirics.id.registry import Estimator
+
+    record = Estimator("twonn-test", TwoNNFit, "TwoNNFromRecord", "a test record", fixed={"method": "mle"})
+    cls = estimators.sklearn_class(record)
+    assert cls is estimators.sklearn_class(record) and issubclass(cls, estimators.IDEstimator)
+    est = cls(method="mle").fit(torus)
+    assert est.dimension_ == record.make(bootstrap=0, seed=None).fit(torus).dimension_
+    assert pickle.loads(pickle.dumps(est)).dimension_ == est.dimension_
+
+
+def test_the_full_protocol_refuses_more_points_than_max_points(torus):
+    n = len(torus)
+    with pytest.raises(ValueError, match=f"refused above max_points {n - 1:,}"):
+        estimate_id(torus, max_points=n - 1)
+    assert estimate_id(torus, max_points=n, bootstrap=0).dimension == estimate_id(torus, bootstrap=0).dimension
+    estimate_id(torus, protocol="paper", batch_size=len(torus) // 2, max_points=n - 1, bootstrap=0)
