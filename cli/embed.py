@@ -15,9 +15,6 @@ import typer
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import DeviceOpt, JsonOpt, SeedOpt, nonneg_int, positive_int
 
-# `--out` named a file; `--batch-size` meant documents here and points per ID batch in `id estimate`.
-RENAMED_OPTIONS = {("embed",): {"--out": "--output", "--batch-size": "--batch-docs"}}
-
 
 @handle_errors
 def command(

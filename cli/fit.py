@@ -10,7 +10,6 @@ Library: tmcheck.empirics.fit; expressions: tmcheck.empirics.fit.columns (sympy,
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated
 
@@ -28,24 +27,6 @@ from tmcheck.cli.options import (
     positive_finite,
     positive_int,
 )
-
-# `--out` named a file here, while everywhere else it names a directory.
-RENAMED_OPTIONS = {("fit",): {"--out": "--output"}}
-
-
-def _prediction(d: float | None, d_ci: str | None, kind: str, beta: float) -> dict | None:
-    if d is None:
-        if d_ci is not None:
-            raise typer.BadParameter("--d-ci needs --d (the estimate it surrounds)", param_hint="--d-ci")
-        return None
-    if kind not in ("D", "N"):
-        raise typer.BadParameter(f"must be D (data exponent) or N (model exponent), got {kind!r}", param_hint="--kind")
-    if d_ci is None:
-        return {"kind": kind, "beta": beta, "d": d}
-    ci = parse_list(d_ci, "--d-ci", float, positive_finite)
-    if len(ci) != 2 or not ci[0] <= d <= ci[1]:
-        raise typer.BadParameter("give LO,HI around --d, e.g. 2.8,3.4", param_hint="--d-ci")
-    return {"kind": kind, "beta": beta, "d_hat": d, "d_ci": list(ci)}
 
 
 def _warn(label: str, status: str, flags: list) -> None:
@@ -149,11 +130,10 @@ def command(
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
-    from tmcheck.empirics.fit.table import fit_table, fits_of, verdicts
+    from tmcheck.empirics.fit.table import fit_table, fits_of, prediction_spec, verdicts
 
-    if not (math.isfinite(level) and 0 < level < 1):
-        raise typer.BadParameter(f"must lie in (0, 1), got {level}", param_hint="--level")
     xs = [c.strip() for c in x.split(",") if c.strip()]
+    interval = None if d_ci is None else parse_list(d_ci, "--d-ci", float, positive_finite)
     payload = fit_table(
         file,
         xs,
@@ -166,7 +146,7 @@ def command(
         loss=loss,
         huber_delta=huber_delta,
         level=level,
-        prediction=_prediction(d, d_ci, kind, beta),
+        prediction=prediction_spec(d, interval, kind, beta),
         tolerance=tolerance,
         beta=beta,
         bootstrap=bootstrap,

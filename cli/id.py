@@ -34,13 +34,6 @@ from tmcheck.empirics.id.registry import help_text
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension of point clouds (paper Sec. 5).")
 
-# `--batch-size` meant points per ID batch here and documents per forward pass in `embed`; `--out` a file.
-RENAMED_OPTIONS = {
-    ("id", "estimate"): {"--batch-size": "--batch-points", "--out": "--output"},
-    ("id", "synth"): {"--out": "--output"},
-    ("id", "corpus"): {"--batch-size": "--batch-points"},
-}
-
 
 def _estimator_name(name: str) -> str:
     if name not in ESTIMATORS:

@@ -190,6 +190,38 @@ def one_dimensional(n, y, form, level, prediction, tolerance, coverage_reps, boo
     }
 
 
+def prediction_spec(d: float | None, d_ci, kind: str, beta: float) -> dict | None:
+    """The prediction test of `tmcheck fit --d` (None without d): alpha_D (kind 'D', eq. 3) or alpha_N
+    (kind 'N', eq. 4) at a known d, or at an estimate d_hat with its interval d_ci = (lo, hi)."""
+    if d is None:
+        if d_ci is not None:
+            raise ValueError("--d-ci needs --d (the estimate it surrounds)")
+        return None
+    if kind not in ("D", "N"):
+        raise ValueError(f"--kind must be D (data exponent) or N (model exponent), got {kind!r}")
+    if d_ci is None:
+        return {"kind": kind, "beta": beta, "d": d}
+    if len(d_ci) != 2 or not d_ci[0] <= d <= d_ci[1]:
+        raise ValueError("--d-ci: give LO,HI around --d, e.g. 2.8,3.4")
+    return {"kind": kind, "beta": beta, "d_hat": d, "d_ci": list(d_ci)}
+
+
+def _check_request(xs: list[str], form: str, loss, huber_delta, level: float) -> None:
+    if not (np.isfinite(level) and 0 < level < 1):
+        raise ValueError(f"--level must lie in (0, 1), got {level}")
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
+    if form == "joint" and len(xs) != 2:
+        raise ValueError("--form joint needs two --x columns, e.g. --x N,D")
+    if form != "joint" and len(xs) != 1:
+        raise ValueError(f"--form {form} needs one --x column")
+    if form != "joint" and (loss is not None or huber_delta is not None):
+        raise ValueError(
+            "--loss/--huber-delta apply to --form joint; the 1-D forms use the squared loss, "
+            "for which their intervals' coverage is measured"
+        )
+
+
 def fit_table(
     path: Path,
     xs: list[str],
@@ -216,42 +248,52 @@ def fit_table(
     """Everything `tmcheck fit` prints: {"file", "x", "y", "form", "preprocessing", and the joint law's
     fields, or the 1-D law's (or "groups": {label: those}), "model_choice" with compare}. With `plot`,
     the figure is written there. ValueError on bad input."""
-    if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
-    if form == "joint" and len(xs) != 2:
-        raise ValueError("--form joint needs two --x columns, e.g. --x N,D")
-    if form != "joint" and len(xs) != 1:
-        raise ValueError(f"--form {form} needs one --x column")
-    if form != "joint" and (loss is not None or huber_delta is not None):
-        raise ValueError(
-            "--loss/--huber-delta apply to --form joint; the 1-D forms use the squared loss, "
-            "for which their intervals' coverage is measured"
-        )
+    _check_request(xs, form, loss, huber_delta, level)
     data = prepare(path, xs, y, group, derive or [], where, drop_top, max_rows)
-    Y = data["y"]
     payload = {"file": os.fspath(path), "x": xs, "y": y, "form": form, "preprocessing": data["steps"]}
     if form == "joint":
-        X = np.stack([data["x"][c] for c in xs], axis=1)
-        groups = np.unique(X, axis=0, return_inverse=True)[1].ravel()
-        result = fit_law(
-            X,
-            Y,
-            form="joint",
-            groups=groups,
-            bootstrap=bootstrap,
-            seed=seed,
-            ci_level=level,
-            beta=beta,
-            loss=loss,
-            huber_delta=huber_delta,
+        payload.update(_fit_joint(data, xs, y, level, beta, loss, huber_delta, bootstrap, seed, plot))
+    else:
+        payload.update(
+            _fit_1d(
+                data, xs, y, form, level, prediction, tolerance, beta, bootstrap, coverage_reps, compare, seed, plot
+            )
         )
-        payload.update(result.as_dict())
-        payload["ci_method"] = "percentile bootstrap over configurations (coverage not measured for the joint law)"
-        if plot is not None:
-            from tmcheck.empirics.fit.plot import plot_joint
+    return payload
 
-            plot_joint(result, X, Y, plot, level, labels=tuple(xs), ylabel=y)
-        return payload
+
+def _fit_joint(data: dict, xs, y, level, beta, loss, huber_delta, bootstrap, seed, plot) -> dict:
+    """The joint law's fields of `fit_table`'s payload (grouped by configuration), with its figure."""
+    Y = data["y"]
+    X = np.stack([data["x"][c] for c in xs], axis=1)
+    groups = np.unique(X, axis=0, return_inverse=True)[1].ravel()
+    result = fit_law(
+        X,
+        Y,
+        form="joint",
+        groups=groups,
+        bootstrap=bootstrap,
+        seed=seed,
+        ci_level=level,
+        beta=beta,
+        loss=loss,
+        huber_delta=huber_delta,
+    )
+    payload = result.as_dict()
+    payload["ci_method"] = "percentile bootstrap over configurations (coverage not measured for the joint law)"
+    if plot is not None:
+        from tmcheck.empirics.fit.plot import plot_joint
+
+        plot_joint(result, X, Y, plot, level, labels=tuple(xs), ylabel=y)
+    return payload
+
+
+def _fit_1d(
+    data: dict, xs, y, form, level, prediction, tolerance, beta, bootstrap, coverage_reps, compare, seed, plot
+) -> dict:
+    """The 1-D law's fields of `fit_table`'s payload (or "groups": {label: those}), with its figure."""
+    Y = data["y"]
+    payload = {}
     n = data["x"][xs[0]]
     labels = data["group"]
     names = [None] if labels is None else list(dict.fromkeys(labels))

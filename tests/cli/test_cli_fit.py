@@ -188,8 +188,10 @@ def test_not_decidable_exits_0_with_the_words(tmp_path):
     assert "not decidable at this precision" in res.output
 
 
-def test_out_is_deprecated_for_output(study, tmp_path):
+def test_the_old_out_spelling_is_refused_and_output_writes(study, tmp_path):
+    """`--out` ended with #37 (a deprecation release is over): refused as unknown; --output writes."""
     res = runner.invoke(app, ["fit", str(study), "--x", "n", *FAST, "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2 and "No such option" in res.output and not (tmp_path / "r.json").exists()
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", *FAST, "--output", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "r.json").read_text())["form"] == "offset"
-    assert "'--out' is deprecated; use '--output'" in res.stderr

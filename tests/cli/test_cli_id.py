@@ -140,12 +140,17 @@ def test_option_validation_is_one_line(points, args, message):
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
-def test_old_spellings_still_work_with_a_deprecation_line(tmp_path):
+def test_old_spellings_are_refused_and_the_new_ones_work(tmp_path):
+    """`--out` and `--batch-size` ended with #37 (their deprecation release is over)."""
     path = tmp_path / "p.npy"
     res = runner.invoke(app, ["id", "synth", "--d", "2", "--D", "8", "--n", "300", "--out", str(path)])
-    assert res.exit_code == 0 and path.is_file() and "'--out' is deprecated; use '--output'" in res.stderr
+    assert res.exit_code == 2 and "No such option" in res.output and not path.exists()
+    res = runner.invoke(app, ["id", "synth", "--d", "2", "--D", "8", "--n", "300", "--output", str(path)])
+    assert res.exit_code == 0 and path.is_file()
     res = runner.invoke(app, ["id", "estimate", str(path), "--protocol", "paper", "--batch-size", "100", "--json"])
-    assert res.exit_code == 0 and "'--batch-size' is deprecated; use '--batch-points'" in res.stderr
+    assert res.exit_code == 2 and "No such option" in res.output
+    res = runner.invoke(app, ["id", "estimate", str(path), "--protocol", "paper", "--batch-points", "100", "--json"])
+    assert res.exit_code == 0, res.output
 
 
 def test_a_million_points_are_refused_in_seconds_under_the_full_protocol(tmp_path):
