@@ -258,8 +258,7 @@ def ablate(
 ) -> None:
     """ID against parameters, embedding width, layer and context position (the paper's Figure 4)."""
     from tmcheck.cli.options import parse_list
-    from tmcheck.empirics import ablate as ab
-    from tmcheck.empirics.ablate_plot import figure
+    from tmcheck.empirics.report import ablation as ab
     from tmcheck.util.atomic import write_json
 
     names = [e for item in estimator for e in parse_list(item, "--estimator")] if estimator else ["mle", "twonn"]
@@ -286,7 +285,7 @@ def ablate(
     result = ab.ablate(members, opts, label, log)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "ablate.json", result)
-    figure(result, out / "fig_ablate.png")
+    ab.figure(result, out / "fig_ablate.png")
     if json_:
         print_json(result)
         return

@@ -13,8 +13,7 @@ from tmcheck.cli.stages.replay import committed, run_full
 
 
 def stage(out: Path, quick: bool, full: bool = False, results: Path | None = None) -> str:
-    from tmcheck.empirics import ablate as ab
-    from tmcheck.empirics.ablate_plot import figure
+    from tmcheck.empirics.report import ablation as ab
     from tmcheck.empirics.report import build_report, summary
     from tmcheck.empirics.sweep import SweepDir
     from tmcheck.util.atomic import write_json
@@ -33,7 +32,7 @@ def stage(out: Path, quick: bool, full: bool = False, results: Path | None = Non
         opts = ab.AblateOptions(**{**given, "estimators": tuple(given["estimators"])})
     result = ab.ablate(ab.sweep_members(sweep_dir, opts), opts, f"the model sweep {sweep_dir.name}", log)
     write_json(sweep_dir / "ablate" / "ablate.json", result)
-    figure(result, sweep_dir / "ablate" / "fig_ablate.png")
+    ab.figure(result, sweep_dir / "ablate" / "fig_ablate.png")
     f = rep["alpha_N"]["fits"]["loglog"]
     return (
         f"model sweep from scratch in {seconds / 60:.1f} min: α̂_N = {f['alpha']:.3f} "

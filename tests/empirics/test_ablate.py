@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tmcheck.empirics import ablate as ab
 from tmcheck.empirics.id import validation_points
 from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
+from tmcheck.empirics.report import ablation as ab
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_embed_models import TEXTS, make_bert, save_ours

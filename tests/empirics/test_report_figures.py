@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tmcheck.empirics import ablate_plot
+from tmcheck.empirics.report import ablation as ablate_plot
 from tmcheck.empirics.report import model as model_report
 from tmcheck.empirics.report import pretrain as pretrain_report
 from tmcheck.empirics.report import synthetic as synth_report
