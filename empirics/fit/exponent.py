@@ -79,28 +79,18 @@ def _status(flags) -> str:
     return "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
 
 
-def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, methods=METHODS):
-    n, y = check_rows(n, y, form)
-    unknown = set(methods) - set(METHODS)
-    if not methods or unknown:
-        raise ValueError(f"methods must be a non-empty subset of {', '.join(METHODS)}")
-    methods = tuple(m for m in METHODS if m in methods)
-    rng = np.random.default_rng(seed)
-    computed = tuple(m for m in METHODS if m in methods or (form == "offset" and m == "parametric"))  # E's interval
-    res = interval_batch(n, y[None], form, level, computed, bootstrap, rng, keep_samples=True)
-    fit = res["fit"]
-    params = {"E": float(fit["E"][0]), "B": float(fit["B"][0]), "alpha": float(fit["alpha"][0])}
-    pred = params["E"] + params["B"] * n ** -params["alpha"]
-    rmse = float(np.sqrt(np.mean((np.log(pred) - np.log(y)) ** 2)))
-    sizes, idx = size_index(n)
+def _noise(res: dict, n_rows: int, form: str) -> tuple[float, str]:
+    """The log-noise s.d. the coverage simulation draws with, and where it was measured."""
     sigma, source = float(res["noise"][0]), res["noise_source"]
     if not sigma > NOISE_FLOOR:  # identical seeds (deterministic runs): the residuals are the only noise left
-        sigma, source = float(np.sqrt(fit["rss"][0] / max(len(y) - N_PARAMS[form], 1))), "residuals"
+        sigma, source = float(np.sqrt(res["fit"]["rss"][0] / max(n_rows - N_PARAMS[form], 1))), "residuals"
     if not sigma > NOISE_FLOOR:  # rounding, not noise: nothing random to simulate
         sigma = 0.0
-    flags = flags_1d(n, y, form, params)
-    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
-    design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
+    return sigma, source
+
+
+def _measured_coverage(design, form, params, sigma, coverage_reps, methods, level, bootstrap, seed, target):
+    """Each method's coverage at this design (simulated at the fit) and the method chosen from them."""
     if sigma > 0 and np.isfinite(params["alpha"]):
         table = coverage(
             design, {"form": form, **params}, sigma, coverage_reps, methods, level, min(bootstrap, 200), seed + 1
@@ -118,15 +108,19 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
             "shortfall": float("nan"),
         }
     )
+    return table, choice
+
+
+def _interval_text(alpha, lo, hi, flags, status, sigma, choice, open_end, level, target) -> tuple[float, float, str]:
+    """The interval (NaN where it is withheld) and its words: the method, its measured coverage, or why
+    there is no interval."""
     method = choice["method"]
-    lo, hi = intervals[method]
-    status = _status(flags)
     codes = {f["code"] for f in flags}
     withheld = None
     # an interval off its estimate by rounding (the estimate and the draws solved separately) does not
     # exclude it; 1e-9 is far below the 3 decimals an interval is printed with
-    slack = 1e-9 * max(1.0, abs(params["alpha"]))
-    if status != "converged" and not (lo - slack <= params["alpha"] <= hi + slack):
+    slack = 1e-9 * max(1.0, abs(alpha))
+    if status != "converged" and not (lo - slack <= alpha <= hi + slack):
         withheld = f"no interval: the {status} fit's {method} interval [{lo:.3f}, {hi:.3f}] excludes its own estimate"
     elif sigma == 0 and status != "converged":
         withheld = f"no interval: a {status} fit with no noise to measure its coverage at"
@@ -134,7 +128,6 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
         withheld = f"no interval: {next(f['message'] for f in flags if f['code'] in ARTEFACTS)}"
     if withheld:
         lo = hi = float("nan")
-    open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
     cov_text = (
         f"measured coverage {choice['coverage']:.0%} at this design"
         if np.isfinite(choice["coverage"])
@@ -146,6 +139,36 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
         f"[{lo:.3f}, {hi:.3f}] ({level:.0%} {method}; {cov_text}"
         + ("; open: reaches the end of the search range" if open_end else "")
         + ")"
+    )
+    return lo, hi, text
+
+
+def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, methods=METHODS):
+    n, y = check_rows(n, y, form)
+    unknown = set(methods) - set(METHODS)
+    if not methods or unknown:
+        raise ValueError(f"methods must be a non-empty subset of {', '.join(METHODS)}")
+    methods = tuple(m for m in METHODS if m in methods)
+    rng = np.random.default_rng(seed)
+    computed = tuple(m for m in METHODS if m in methods or (form == "offset" and m == "parametric"))  # E's interval
+    res = interval_batch(n, y[None], form, level, computed, bootstrap, rng, keep_samples=True)
+    fit = res["fit"]
+    params = {"E": float(fit["E"][0]), "B": float(fit["B"][0]), "alpha": float(fit["alpha"][0])}
+    pred = params["E"] + params["B"] * n ** -params["alpha"]
+    rmse = float(np.sqrt(np.mean((np.log(pred) - np.log(y)) ** 2)))
+    sizes, idx = size_index(n)
+    sigma, source = _noise(res, len(y), form)
+    flags = flags_1d(n, y, form, params)
+    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
+    design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
+    table, choice = _measured_coverage(
+        design, form, params, sigma, coverage_reps, methods, level, bootstrap, seed, target
+    )
+    method = choice["method"]
+    status = _status(flags)
+    open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
+    lo, hi, text = _interval_text(
+        params["alpha"], *intervals[method], flags, status, sigma, choice, open_end, level, target
     )
     if method == "profile":
         draws = profile_samples(np.log(n), y, fit, form, rng)
