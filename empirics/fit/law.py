@@ -283,6 +283,47 @@ def _joint_flags(x, y, params, theta) -> list[dict]:
     return flags
 
 
+def _loss_of(form: str, loss: str | None, huber_delta: float | None) -> tuple[str, float | None]:
+    """The loss a fit uses (default: huber for 'joint', squared otherwise) and its Huber delta (or None)."""
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
+    loss = loss or ("huber" if form == "joint" else "squared")
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}; choose from {', '.join(LOSSES)}")
+    if form == "loglog" and loss != "squared":
+        raise ValueError("the loglog form is ordinary least squares (loss 'squared')")
+    delta = None
+    if loss == "huber":
+        delta = EPOCH_HUBER_DELTA if huber_delta is None else float(huber_delta)
+        if not (np.isfinite(delta) and delta > 0):
+            raise ValueError(f"the Huber delta must be a finite number > 0, got {huber_delta}")
+    return loss, delta
+
+
+def _at_bound(form: str, theta, flags: list) -> dict:
+    """{parameter: whether the fit stopped at its bound} (from the flags for the 1-D batched fit)."""
+    if theta is None:
+        codes = {f["code"] for f in flags}
+        return {"E": "E_at_bound" in codes, "alpha": "alpha_at_edge" in codes}
+    at_bound = {}
+    lo, hi = _bounds(form)
+    for name, v, l, h in zip(_THETA[form], theta, lo, hi, strict=True):
+        key = name[3:] if name.startswith("log") else name
+        at_bound[key] = bool(
+            (np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))
+            or (np.isfinite(h) and v >= h - 1e-8 * max(1.0, abs(h)))
+        )
+    return at_bound
+
+
+def _status_of(ok: bool, flags: list) -> str:
+    if ok and not flags:
+        return "converged"
+    if not ok:
+        return "not converged"
+    return "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
+
+
 def fit_law(
     x,
     y,
@@ -305,47 +346,19 @@ def fit_law(
     """
     from tmcheck.empirics.fit.exponent import flags_1d
 
-    if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}; choose from {', '.join(FORMS)}")
-    loss = loss or ("huber" if form == "joint" else "squared")
-    if loss not in LOSSES:
-        raise ValueError(f"unknown loss {loss!r}; choose from {', '.join(LOSSES)}")
-    if form == "loglog" and loss != "squared":
-        raise ValueError("the loglog form is ordinary least squares (loss 'squared')")
-    delta = None
-    if loss == "huber":
-        delta = EPOCH_HUBER_DELTA if huber_delta is None else float(huber_delta)
-        if not (np.isfinite(delta) and delta > 0):
-            raise ValueError(f"the Huber delta must be a finite number > 0, got {huber_delta}")
+    loss, delta = _loss_of(form, loss, huber_delta)
     x, y = _check_xy(x, y, form)
     logx, logy = np.log(x), np.log(y)
     params, theta, ok, sigma, message = _fit_once(form, logx, logy, loss, delta)
     flags = _joint_flags(x, y, params, theta) if form == "joint" else flags_1d(x, y, form, params)
-    at_bound = {}
-    if theta is not None:
-        lo, hi = _bounds(form)
-        for name, v, l, h in zip(_THETA[form], theta, lo, hi, strict=True):
-            key = name[3:] if name.startswith("log") else name
-            at_bound[key] = bool(
-                (np.isfinite(l) and v <= l + 1e-8 * max(1.0, abs(l)))
-                or (np.isfinite(h) and v >= h - 1e-8 * max(1.0, abs(h)))
-            )
-    else:
-        codes = {f["code"] for f in flags}
-        at_bound = {"E": "E_at_bound" in codes, "alpha": "alpha_at_edge" in codes}
+    at_bound = _at_bound(form, theta, flags)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         rmse = float(np.sqrt(np.mean((np.log(predict(form, params, x)) - logy) ** 2)))
     groups = np.arange(len(y)) if groups is None else np.asarray(groups)
     if len(groups) != len(y):
         raise ValueError(f"groups has length {len(groups)}, expected {len(y)}")
     labels, inverse = np.unique(groups, return_inverse=True)
-    status = (
-        "converged"
-        if ok and not flags
-        else (
-            "not converged" if not ok else "ill-posed" if any(f["code"] == "few_sizes" for f in flags) else "degenerate"
-        )
-    )
+    status = _status_of(ok, flags)
     result = FitResult(
         form,
         params,
