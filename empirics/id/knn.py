@@ -589,10 +589,9 @@ def _ieee_float32_products():
         torch.set_float32_matmul_precision(old)
 
 
-def _exact_search(
-    X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int, queries=None, project="auto"
-) -> Neighbors:
-    """Steps 1-3 of the module docstring, for every row or for the rows `queries`."""
+def _search_frame(X, dev, block_size: int, queries):
+    """Step 1's frame of X: the exact power-of-two scale s0, the mean and (for a search of every row
+    above one tile) the locality order; returns (frame, s0, label)."""
     import torch
 
     n = X.shape[0]
@@ -627,6 +626,57 @@ def _exact_search(
     # gathers from nearby memory); `label` maps a position back to the caller's row, which breaks ties
     label = _kd_order(torch.cat(proj).sub_(mean @ R)) if order else None
     fr = _Frame(x, s0, label, mean)
+    return fr, s0, label
+
+
+def _certify(fr, pts, proj, best_d, out_d, out_i, rows, k: int, s1: float, block_size: int) -> int:
+    """Step 3: the rows whose k-th re-ranked distance the candidate search cannot certify get an exact
+    range query (out_d, out_i updated in place); returns how many."""
+    import torch
+
+    dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
+    sq = pts.sq if proj is None else proj.sq  # |xs|^2
+    norm = sq.sqrt() if rows is None else sq[rows].sqrt()
+    # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
+    rho = (norm + dk) * (1 + 2.0**-30)
+    # centring rounds each coordinate once: the centred distance is within 2^-52 (|x_i| + |x_j|)
+    # of the input's, so the certificate and the range query work with dk plus that
+    reach = dk + 2.0**-52 * (norm + rho)
+    t = best_d.max(dim=1).values.double()
+    if proj is None:
+        bad = torch.nonzero(reach**2 >= pts.lower(t, rows=rows, rho=rho)).flatten()
+    else:
+        bad = torch.nonzero(reach >= proj.lower(pts, t, reach)).flatten()
+    if len(bad):
+        # the range query is in the whole space. Without a projection it runs on the search's own
+        # points (bf16 included: no float32 copy, half the GEMM), and a chunk of rows whose bf16
+        # threshold takes in too many points is searched again in float32 (_range_search). After a
+        # projection it runs in float32; |xs|^2 is the projection's, measured on the same chunks of
+        # xs (a power of two apart, so exactly), so no float64 pass over the points is made
+        sq = pts.sq if proj is None else proj.sq
+        f32 = lambda: _Points(fr, torch.float32, sq=sq)  # noqa: E731
+        search = pts if proj is None else f32()
+        at = bad if rows is None else rows[bad]
+        out_d[bad], out_i[bad] = _range_search(
+            fr,
+            search,
+            at,
+            reach[bad] ** 2,
+            rho[bad],
+            k,
+            block_size,
+            fallback=None if search.dtype == torch.float32 else f32,
+        )
+    return len(bad)
+
+
+def _exact_search(
+    X, k: int, dev, dtype, block_size: int, m: int, rerank_bytes: int, queries=None, project="auto"
+) -> Neighbors:
+    """Steps 1-3 of the module docstring, for every row or for the rows `queries`."""
+    import torch
+
+    fr, s0, label = _search_frame(X, dev, block_size, queries)
 
     proj = _projection(fr, project, dtype) if queries is None and project != 0 else None
     if proj is not None:  # the candidates from a principal subspace; fr.s1 set by _projection
@@ -642,41 +692,8 @@ def _exact_search(
         best_d, best_i = _rectangle_search(pts, rows, m, block_size)
     out_d, out_i = _rerank(fr, best_i, k, rerank_bytes, rows=rows)
     n_recomputed = 0
-    if m < n - 1:  # else every other point was a candidate
-        dk = out_d[:, -1] * s1  # the k-th distance, in the frame of xs
-        sq = pts.sq if proj is None else proj.sq  # |xs|^2
-        norm = sq.sqrt() if rows is None else sq[rows].sqrt()
-        # every point within dk of x_i has norm <= |x_i| + dk (the inflation covers float64 rounding)
-        rho = (norm + dk) * (1 + 2.0**-30)
-        # centring rounds each coordinate once: the centred distance is within 2^-52 (|x_i| + |x_j|)
-        # of the input's, so the certificate and the range query work with dk plus that
-        reach = dk + 2.0**-52 * (norm + rho)
-        t = best_d.max(dim=1).values.double()
-        if proj is None:
-            bad = torch.nonzero(reach**2 >= pts.lower(t, rows=rows, rho=rho)).flatten()
-        else:
-            bad = torch.nonzero(reach >= proj.lower(pts, t, reach)).flatten()
-        n_recomputed = len(bad)
-        if len(bad):
-            # the range query is in the whole space. Without a projection it runs on the search's own
-            # points (bf16 included: no float32 copy, half the GEMM), and a chunk of rows whose bf16
-            # threshold takes in too many points is searched again in float32 (_range_search). After a
-            # projection it runs in float32; |xs|^2 is the projection's, measured on the same chunks of
-            # xs (a power of two apart, so exactly), so no float64 pass over the points is made
-            sq = pts.sq if proj is None else proj.sq
-            f32 = lambda: _Points(fr, torch.float32, sq=sq)  # noqa: E731
-            search = pts if proj is None else f32()
-            at = bad if rows is None else rows[bad]
-            out_d[bad], out_i[bad] = _range_search(
-                fr,
-                search,
-                at,
-                reach[bad] ** 2,
-                rho[bad],
-                k,
-                block_size,
-                fallback=None if search.dtype == torch.float32 else f32,
-            )
+    if m < fr.n - 1:  # else every other point was a candidate
+        n_recomputed = _certify(fr, pts, proj, best_d, out_d, out_i, rows, k, s1, block_size)
     if label is not None:  # back to the caller's rows and indices
         out_i = label[out_i]
         out_d[label], out_i[label] = out_d.clone(), out_i.clone()
