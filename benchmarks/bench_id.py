@@ -124,6 +124,15 @@ def ensure_anchor_venv() -> Path | None:
     return py
 
 
+def _versus(entry: dict, ours: dict, peer: str, theirs: dict) -> dict:
+    """One comparison's record: the data, both timings, and the speed-up and difference when both ran."""
+    entry = {**entry, "tmcheck": ours, peer: theirs}
+    if "error" not in ours and "error" not in theirs:
+        entry["speedup"] = theirs["seconds"] / ours["seconds"]
+        entry["abs_difference"] = abs(theirs["dimension"] - ours["dimension"])
+    return entry
+
+
 def speed(tmp: Path, large: bool = True) -> dict:
     from tmcheck.empirics.id import validation_points
 
@@ -133,10 +142,7 @@ def speed(tmp: Path, large: bool = True) -> dict:
     np.save(path, X)
     data = "S^16 in R^768 (random rotation) + N(0, 1e-3^2) per coordinate, float64"
     ours, theirs = _timed("tmcheck-mle", path, repeats=2), _timed("skdim-mle", path)
-    out["mle_32768"] = {"data": data, "N": 32768, "D": 768, "k": 20, "tmcheck": ours, "skdim": theirs}
-    if "error" not in ours and "error" not in theirs:
-        out["mle_32768"]["speedup"] = theirs["seconds"] / ours["seconds"]
-        out["mle_32768"]["abs_difference"] = abs(theirs["dimension"] - ours["dimension"])
+    out["mle_32768"] = _versus({"data": data, "N": 32768, "D": 768, "k": 20}, ours, "skdim", theirs)
     print(
         f"MLE N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, skdim "
         f"{theirs.get('seconds', float('nan')):.1f}s, "
@@ -150,10 +156,7 @@ def speed(tmp: Path, large: bool = True) -> dict:
     load = os.getloadavg()[0]
     theirs = _run([str(py), "-c", DADAPY_SCRIPT, str(path)]) if py else {"error": "no dadapy venv"}
     theirs["load_average"] = [load, os.getloadavg()[0]]
-    out["twonn_32768"] = {"data": data, "N": 32768, "D": 768, "tmcheck": ours, "dadapy": theirs}
-    if "error" not in ours and "error" not in theirs:
-        out["twonn_32768"]["speedup"] = theirs["seconds"] / ours["seconds"]
-        out["twonn_32768"]["abs_difference"] = abs(theirs["dimension"] - ours["dimension"])
+    out["twonn_32768"] = _versus({"data": data, "N": 32768, "D": 768}, ours, "dadapy", theirs)
     print(
         f"TwoNN N=32768: tmcheck {ours.get('seconds', float('nan')):.1f}s, dadapy "
         f"{theirs.get('seconds', float('nan')):.1f}s, "

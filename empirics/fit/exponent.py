@@ -340,6 +340,7 @@ def range_sensitivity(
     return {"entries": entries, "words": "; ".join(words), "method": f"loglog, exact t interval ({level:.0%})"}
 
 
+# repeats fit_exponent's keywords on purpose: both are public signatures, each documented where it is called
 def exponent_report(
     sizes,
     losses,

@@ -453,16 +453,3 @@ EPOCH_CHINCHILLA = {
     "beta": (0.3658, 0.021),
 }
 HOFFMANN_CHINCHILLA = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
-
-__all__ = [
-    "FORMS",
-    "LOSSES",
-    "EPOCH_HUBER_DELTA",
-    "FitResult",
-    "fit_law",
-    "predict",
-    "choose_form",
-    "chinchilla_points",
-    "EPOCH_CHINCHILLA",
-    "HOFFMANN_CHINCHILLA",
-]

@@ -326,6 +326,7 @@ class TwoNNFit(IDFit):
 class MLEScalingFit(IDFit):
     """The arithmetic of ``estimators.MLEScaling`` (parameters there)."""
 
+    # repeats MLEFit's parameters on purpose: scikit-learn reads them from each __init__'s own signature
     def __init__(
         self,
         k=None,

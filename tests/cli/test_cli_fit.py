@@ -38,27 +38,15 @@ def study(tmp_path_factory):
     )
 
 
-def test_offset_fit_json(study, tmp_path):
-    res = runner.invoke(
-        app,
-        [
-            "fit",
-            str(study),
-            "--x",
-            "n",
-            "--y",
-            "loss",
-            *FAST,
-            "--json",
-            "--compare",
-            "--plot",
-            str(tmp_path / "fit.png"),
-            "--d",
-            "4.67",
-        ],
-    )
+def fit_json(study, *args) -> dict:
+    """`tmcheck fit STUDY --x n ARGS --json` (fast settings), which must succeed, as parsed JSON."""
+    res = runner.invoke(app, ["fit", str(study), "--x", "n", *args, *FAST, "--json"])
     assert res.exit_code == 0, res.output
-    got = json.loads(res.stdout)
+    return json.loads(res.stdout)
+
+
+def test_offset_fit_json(study, tmp_path):
+    got = fit_json(study, "--y", "loss", "--compare", "--plot", str(tmp_path / "fit.png"), "--d", "4.67")
     assert got["prediction"]["verdict"] != "inconsistent"
     assert got["params"]["alpha"] == pytest.approx(0.3, abs=0.05)
     iv = got["interval"]
@@ -72,25 +60,7 @@ def test_offset_fit_json(study, tmp_path):
 
 
 def test_groups_are_fitted_separately_and_plotted(study, tmp_path):
-    res = runner.invoke(
-        app,
-        [
-            "fit",
-            str(study),
-            "--x",
-            "n",
-            "--group",
-            "corpus",
-            "--form",
-            "loglog",
-            *FAST,
-            "--json",
-            "--plot",
-            str(tmp_path / "g.png"),
-        ],
-    )
-    assert res.exit_code == 0, res.output
-    got = json.loads(res.stdout)
+    got = fit_json(study, "--group", "corpus", "--form", "loglog", "--plot", str(tmp_path / "g.png"))
     assert set(got["groups"]) == {"a", "b"} and all(g["n_points"] == 12 for g in got["groups"].values())
     assert (tmp_path / "g.png").stat().st_size > 1000
 

@@ -56,7 +56,7 @@ def test_check_estimator(est):
 
 
 def test_check_estimator_catches_a_broken_estimator():
-    class Eager(MLE):  # validates in __init__, which scikit-learn forbids
+    class Eager(MLE):  # validates in __init__, which scikit-learn forbids (MLEFit's __init__, copied and broken)
         def __init__(
             self,
             k=5,
