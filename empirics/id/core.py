@@ -5,7 +5,7 @@
 and imports neither scikit-learn nor scipy.stats, which are the slowest imports after torch (the
 speed page has the whole-process figure). ``estimate_id`` and ``tmcheck id estimate`` fit these
 classes, so a command that only estimates never imports scikit-learn; ``estimators.MLE`` and the rest subclass
-them and add nothing to what they compute (tests/empirics/test_id_lazy_imports.py checks both the
+them and add nothing to what they compute (tests/empirics/id/test_lazy_imports.py checks both the
 imports and that the two give the same numbers). The methods and their intervals are described in
 ``estimators``.
 """

@@ -8,7 +8,7 @@ rows (a removed duplicate gets the value of the row kept for it). ``fit_distance
 sorted kNN distances (self excluded), so several estimators can share one search.
 
 scikit-dimension's interface is accepted with scikit-dimension's meanings, each checked against it
-(tests/empirics/test_id_skdim_meaning.py): ``fit_transform`` and ``transform`` return the ID;
+(tests/empirics/id/test_skdim_interface.py): ``fit_transform`` and ``transform`` return the ID;
 ``MLE().fit(X, n_neighbors=, comb=, smooth=)`` (comb 'mle', 'mean', 'median'), with k lowered to N - 1
 and a warning when N <= k; ``fit_pw(X, n_neighbors=100, smooth=)`` of TwoNN and GRIDE refits the
 estimator in each point's neighbourhood (MLE's pointwise values come from one fit, as in
@@ -87,7 +87,7 @@ def _refit_in_neighbourhoods(est, X: np.ndarray, nbrs: np.ndarray) -> np.ndarray
 class IDEstimator(IDFit, BaseEstimator):
     """scikit-learn's and scikit-dimension's interface over the shared fit of ``core.IDFit``."""
 
-    # scikit-dimension's interface, with its meanings (tests/empirics/test_id_skdim_meaning.py checks
+    # scikit-dimension's interface, with its meanings (tests/empirics/id/test_skdim_interface.py checks
     # each against the installed scikit-dimension). A "local" estimator (MLE) has pointwise values from
     # one fit; a "global" one (TwoNN, GRIDE) gets them by refitting in every point's neighbourhood.
     POINTWISE = "global"

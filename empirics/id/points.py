@@ -67,7 +67,7 @@ def check_points(X, k: int) -> np.ndarray:
 def _plain_points(X) -> bool:
     """True for a non-empty 2-D float32/float64 numpy array, which scikit-learn's ``check_array`` (as
     ``check_points`` calls it) returns as it is: such input skips it, so a command that reads a .npy
-    imports no scikit-learn (tests/empirics/test_id_lazy_imports.py checks the two agree)."""
+    imports no scikit-learn (tests/empirics/id/test_lazy_imports.py checks the two agree)."""
     return type(X) is np.ndarray and X.ndim == 2 and X.dtype in (np.float32, np.float64) and X.size > 0
 
 

@@ -13,7 +13,7 @@ def skdim_spellings() -> str:
     """The scikit-dimension spellings the parity suite checks, read from the test module itself."""
     import ast
 
-    src = (ROOT / "tests" / "empirics" / "test_id_skdim_meaning.py").read_text()
+    src = (ROOT / "tests" / "empirics" / "id" / "test_skdim_interface.py").read_text()
     tree = ast.parse(src)
     cases = next(n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "CASES")
     names = [k.value for k in cases.keys]

@@ -20,7 +20,7 @@ from tmcheck.empirics.fit import (
 )
 from tmcheck.empirics.fit.varpro import fit_batch
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "chinchilla_svg_extracted.csv"
+DATA = Path(__file__).resolve().parents[2] / "data" / "chinchilla_svg_extracted.csv"
 
 
 def test_offset_law_noise_free_exact_recovery():

@@ -1,5 +1,5 @@
 """dadapy 0.3.4 (numpy < 2, so in its own venv) on saved points, through a subprocess: the anchor
-of tests/empirics/test_id_parity.py and test_minilm.py.
+of tests/empirics/id/test_parity.py and test_minilm.py.
 
 Its interpreter: $TMCHECK_DADAPY_PYTHON, else benchmarks/.venv-anchors/bin/python (made by
 benchmarks/bench_id.py); callers are skipped with the reason when neither imports dadapy.
