@@ -9,45 +9,69 @@ tokens are not counted as points unless --special-tokens include. Library: tmche
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import DeviceOpt, JsonOpt, SeedOpt, nonneg_int, positive_int
 
-
-@handle_errors
-def command(
-    model: Path = typer.Argument(..., help="tmcheck checkpoint or run directory, or a transformers model directory."),
-    text: Path = typer.Option(..., "--text", help="Text file; documents are separated by blank lines."),
-    output: Path = typer.Option(
-        Path("embeddings.safetensors"),
+ModelOpt = Annotated[
+    Path, typer.Argument(help="tmcheck checkpoint or run directory, or a transformers model directory.")
+]
+TextOpt = Annotated[Path, typer.Option("--text", help="Text file; documents are separated by blank lines.")]
+OutputOpt = Annotated[
+    Path,
+    typer.Option(
         "--output",
         help="Output file, (points, width): .safetensors (metadata inside) or .npy (metadata in a .json beside).",
     ),
-    tokenizer: Path | None = typer.Option(
-        None, "--tokenizer", help="tokenizer.json (tmcheck checkpoints; default: the one saved with the run)."
-    ),
-    layer: int | None = typer.Option(
-        None, "--layer", callback=nonneg_int, help="Block, 1-based; 0 = input embeddings (default: last)."
-    ),
-    final_ln: str = typer.Option(
-        "after", "--final-ln", help="Last layer: after or before the final LayerNorm (models with a final norm only)."
-    ),
-    window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
-    context: int = typer.Option(1024, "--context", callback=positive_int, help="Tokens per document fed to the model."),
-    tokens_per_doc: int = typer.Option(
-        32, "--tokens-per-doc", callback=positive_int, help="Hidden states kept per document."
-    ),
-    batch_docs: int = typer.Option(
-        16,
+]
+TokenizerOpt = Annotated[
+    Path | None,
+    typer.Option("--tokenizer", help="tokenizer.json (tmcheck checkpoints; default: the one saved with the run)."),
+]
+LayerOpt = Annotated[
+    int | None,
+    typer.Option("--layer", callback=nonneg_int, help="Block, 1-based; 0 = input embeddings (default: last)."),
+]
+FinalLnOpt = Annotated[
+    str,
+    typer.Option("--final-ln", help="Last layer: after or before the final LayerNorm (models with a final norm only)."),
+]
+WindowOpt = Annotated[str, typer.Option("--window", help="random (paper text) or prefix (paper code).")]
+ContextOpt = Annotated[
+    int, typer.Option("--context", callback=positive_int, help="Tokens per document fed to the model.")
+]
+TokensPerDocOpt = Annotated[
+    int, typer.Option("--tokens-per-doc", callback=positive_int, help="Hidden states kept per document.")
+]
+BatchDocsOpt = Annotated[
+    int,
+    typer.Option(
         "--batch-docs",
         callback=positive_int,
         help="Documents per forward pass (masked padding: the embeddings do not depend on it).",
     ),
-    special_tokens: str = typer.Option(
-        "exclude", "--special-tokens", help="exclude ([CLS]/[SEP], BOS/EOS are fed but not kept) or include."
-    ),
+]
+SpecialTokensOpt = Annotated[
+    str, typer.Option("--special-tokens", help="exclude ([CLS]/[SEP], BOS/EOS are fed but not kept) or include.")
+]
+
+
+@handle_errors
+def command(
+    model: ModelOpt,
+    text: TextOpt,
+    output: OutputOpt = Path("embeddings.safetensors"),
+    tokenizer: TokenizerOpt = None,
+    layer: LayerOpt = None,
+    final_ln: FinalLnOpt = "after",
+    window: WindowOpt = "random",
+    context: ContextOpt = 1024,
+    tokens_per_doc: TokensPerDocOpt = 32,
+    batch_docs: BatchDocsOpt = 16,
+    special_tokens: SpecialTokensOpt = "exclude",
     device: DeviceOpt = "auto",
     seed: SeedOpt = 0,
     json_: JsonOpt = False,

@@ -63,62 +63,93 @@ def _print_1d(name: str, form: str, r: dict) -> None:
             console.print(f"{key}: {r[key]['words']}", highlight=False, soft_wrap=True)
 
 
+FileOpt = Annotated[Path, typer.Argument(help="CSV file with a header row.")]
+XOpt = Annotated[str, typer.Option("--x", help="Column of the size variable; for --form joint two columns, e.g. N,D.")]
+YOpt = Annotated[str, typer.Option("--y", help="Column of the loss.")]
+FormOpt = Annotated[str, typer.Option("--form", help="offset, power, loglog (the paper's) or joint.")]
+GroupOpt = Annotated[
+    str | None, typer.Option("--group", help="Fit each value of this column separately (one colour per group).")
+]
+WhereOpt = Annotated[
+    str | None, typer.Option("--where", help="Keep rows satisfying a condition, e.g. 'N>1e8 and loss<4'.")
+]
+DropTopOpt = Annotated[
+    int,
+    typer.Option(
+        "--drop-top", callback=nonneg_int, help="Drop the K highest-loss rows (Epoch AI drop 5 of Chinchilla's)."
+    ),
+]
+LossOpt = Annotated[str | None, typer.Option("--loss", help="joint: huber (default) or squared.")]
+HuberDeltaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--huber-delta", callback=positive_finite, help="joint: Huber threshold on the log residual (default 1e-3)."
+    ),
+]
+LevelOpt = Annotated[float, typer.Option("--level", help="Nominal level of the intervals, in (0, 1).")]
+DOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--d",
+        callback=positive_finite,
+        help="Intrinsic dimension (known, or d-hat with --d-ci) for the prediction test.",
+    ),
+]
+DCiOpt = Annotated[
+    str | None, typer.Option("--d-ci", help="Interval LO,HI of d-hat (its uncertainty enters the test).")
+]
+KindOpt = Annotated[
+    str, typer.Option("--kind", help="D: alpha_D = 2beta/(2beta+d) (eq. 3); N: alpha_N = 2beta/d (eq. 4).")
+]
+ToleranceOpt = Annotated[
+    float,
+    typer.Option(
+        "--tolerance", callback=positive_finite, help="Half-width above which the prediction test is 'not decidable'."
+    ),
+]
+CoverageRepsOpt = Annotated[
+    int,
+    typer.Option("--coverage-reps", min=20, help="Simulated sweeps measuring each interval's coverage at this design."),
+]
+CompareOpt = Annotated[
+    bool, typer.Option("--compare", help="Also choose among the 1-D forms by leave-largest-out error.")
+]
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (data, law, band) to this file.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", help="Also write the result as JSON to this file.")]
+MaxRowsOpt = Annotated[
+    int, typer.Option("--max-rows", callback=positive_int, help="Refuse a table with more data rows than this.")
+]
+
+
 @handle_errors
 def command(
-    file: Path = typer.Argument(..., help="CSV file with a header row."),
-    x: str = typer.Option(..., "--x", help="Column of the size variable; for --form joint two columns, e.g. N,D."),
-    y: str = typer.Option("loss", "--y", help="Column of the loss."),
-    form: str = typer.Option("offset", "--form", help="offset, power, loglog (the paper's) or joint."),
-    group: str | None = typer.Option(
-        None, "--group", help="Fit each value of this column separately (one colour per group)."
-    ),
+    file: FileOpt,
+    x: XOpt,
+    y: YOpt = "loss",
+    form: FormOpt = "offset",
+    group: GroupOpt = None,
     derive: Annotated[
         list[str] | None,
         typer.Option(
             "--derive", help="New column NAME=EXPRESSION of others, e.g. 'D=C/(6*N)' (repeatable; sympy, never eval)."
         ),
     ] = None,
-    where: str | None = typer.Option(
-        None, "--where", help="Keep rows satisfying a condition, e.g. 'N>1e8 and loss<4'."
-    ),
-    drop_top: int = typer.Option(
-        0, "--drop-top", callback=nonneg_int, help="Drop the K highest-loss rows (Epoch AI drop 5 of Chinchilla's)."
-    ),
-    loss: str | None = typer.Option(None, "--loss", help="joint: huber (default) or squared."),
-    huber_delta: float | None = typer.Option(
-        None,
-        "--huber-delta",
-        callback=positive_finite,
-        help="joint: Huber threshold on the log residual (default 1e-3).",
-    ),
-    level: float = typer.Option(0.95, "--level", help="Nominal level of the intervals, in (0, 1)."),
-    d: float | None = typer.Option(
-        None,
-        "--d",
-        callback=positive_finite,
-        help="Intrinsic dimension (known, or d-hat with --d-ci) for the prediction test.",
-    ),
-    d_ci: str | None = typer.Option(None, "--d-ci", help="Interval LO,HI of d-hat (its uncertainty enters the test)."),
-    kind: str = typer.Option("D", "--kind", help="D: alpha_D = 2beta/(2beta+d) (eq. 3); N: alpha_N = 2beta/d (eq. 4)."),
-    tolerance: float = typer.Option(
-        0.1,
-        "--tolerance",
-        callback=positive_finite,
-        help="Half-width above which the prediction test is 'not decidable'.",
-    ),
+    where: WhereOpt = None,
+    drop_top: DropTopOpt = 0,
+    loss: LossOpt = None,
+    huber_delta: HuberDeltaOpt = None,
+    level: LevelOpt = 0.95,
+    d: DOpt = None,
+    d_ci: DCiOpt = None,
+    kind: KindOpt = "D",
+    tolerance: ToleranceOpt = 0.1,
     beta: BetaOpt = 1.0,
     bootstrap: BootstrapOpt = 400,
-    coverage_reps: int = typer.Option(
-        200, "--coverage-reps", min=20, help="Simulated sweeps measuring each interval's coverage at this design."
-    ),
-    compare: bool = typer.Option(
-        False, "--compare", help="Also choose among the 1-D forms by leave-largest-out error."
-    ),
-    plot: Path | None = typer.Option(None, "--plot", help="Write a figure (data, law, band) to this file."),
-    output: Path | None = typer.Option(None, "--output", help="Also write the result as JSON to this file."),
-    max_rows: int = typer.Option(
-        100_000, "--max-rows", callback=positive_int, help="Refuse a table with more data rows than this."
-    ),
+    coverage_reps: CoverageRepsOpt = 200,
+    compare: CompareOpt = False,
+    plot: PlotOpt = None,
+    output: OutputOpt = None,
+    max_rows: MaxRowsOpt = 100_000,
     seed: SeedOpt = 0,
     json_: JsonOpt = False,
 ) -> None:
@@ -130,7 +161,7 @@ def command(
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
-    from tmcheck.empirics.fit.table import fit_table, fits_of, prediction_spec, verdicts
+    from tmcheck.empirics.fit.table import fit_table, prediction_spec, verdicts
 
     xs = [c.strip() for c in x.split(",") if c.strip()]
     interval = None if d_ci is None else parse_list(d_ci, "--d-ci", float, positive_finite)
@@ -160,27 +191,7 @@ def command(
         from tmcheck.util.atomic import write_text
 
         write_text(output, json.dumps(to_jsonable(payload), indent=2) + "\n")
-    results = fits_of(payload)
-    if form == "joint":
-        _warn("", payload["status"], payload["flags"])
-    for g, r in results.items():
-        _warn("" if g is None else f"group {g}: ", r["status"], r["flags"])
-    if json_:
-        print_json(payload)
-    else:
-        for step in payload["preprocessing"]:
-            console.print(step, highlight=False)
-        if form == "joint":
-            _print_joint(payload, file)
-        for g, r in results.items():
-            _print_1d("" if g is None else f" ({group} = {g})", form, r)
-        for g, mc in payload.get("model_choice", {}).items():
-            errs = ", ".join(f"{k} {v:.4g}" for k, v in mc["errors"].items())
-            console.print(
-                f"leave-largest-out log RMSE{'' if g == 'None' else f' ({g})'}: {errs}; choice: {mc['choice']}"
-            )
-        if plot is not None:
-            console.print(f"plot written to {plot}")
+    _show(payload, file, form, group, plot, json_)
     if any(v == "inconsistent" for v in verdicts(payload)):
         raise typer.Exit(1)
 
@@ -207,3 +218,30 @@ def _print_joint(p: dict, file: Path) -> None:
         f"bootstrap failures {p['bootstrap_failures']}/{p['bootstrap']}",
         highlight=False,
     )
+
+
+def _show(payload: dict, file: Path, form: str, group: str | None, plot: Path | None, json_: bool) -> None:
+    """The fit's warnings on stderr, then its JSON or its tables on stdout."""
+    from tmcheck.empirics.fit.table import fits_of
+
+    results = fits_of(payload)
+    if form == "joint":
+        _warn("", payload["status"], payload["flags"])
+    for g, r in results.items():
+        _warn("" if g is None else f"group {g}: ", r["status"], r["flags"])
+    if json_:
+        print_json(payload)
+    else:
+        for step in payload["preprocessing"]:
+            console.print(step, highlight=False)
+        if form == "joint":
+            _print_joint(payload, file)
+        for g, r in results.items():
+            _print_1d("" if g is None else f" ({group} = {g})", form, r)
+        for g, mc in payload.get("model_choice", {}).items():
+            errs = ", ".join(f"{k} {v:.4g}" for k, v in mc["errors"].items())
+            console.print(
+                f"leave-largest-out log RMSE{'' if g == 'None' else f' ({g})'}: {errs}; choice: {mc['choice']}"
+            )
+        if plot is not None:
+            console.print(f"plot written to {plot}")
