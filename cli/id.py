@@ -14,6 +14,7 @@ import contextlib
 import io
 import warnings
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -49,44 +50,63 @@ def _notes(caught) -> None:
 PROGRESS_MIN_POINTS = 20000  # below this an estimate takes about a second: no progress display
 
 
-@app.command()
-@handle_errors
-def estimate(
-    file: Path = typer.Argument(..., help="Points, one per row: .npy, .pt or .safetensors."),
-    estimator: str = typer.Option(
-        "mle",
-        "--estimator",
-        "-e",
-        help=help_text(ESTIMATORS.values()),
-        callback=_estimator_name,
+EstimateFileOpt = Annotated[Path, typer.Argument(help="Points, one per row: .npy, .pt or .safetensors.")]
+EstimateEstimatorOpt = Annotated[
+    str, typer.Option("--estimator", "-e", help=help_text(ESTIMATORS.values()), callback=_estimator_name)
+]
+EstimateKOpt = Annotated[
+    int, typer.Option("--k", "--n-neighbors", callback=positive_int, help="Neighbours per point (the paper's K = 20).")
+]
+EstimateProtocolOpt = Annotated[
+    str,
+    typer.Option(
+        "--protocol", help="full: all points at once; paper: random disjoint batches, mean of batch estimates."
     ),
-    k: int = typer.Option(
-        20, "--k", "--n-neighbors", callback=positive_int, help="Neighbours per point (the paper's K = 20)."
-    ),
-    protocol: str = typer.Option(
-        "full", "--protocol", help="full: all points at once; paper: random disjoint batches, mean of batch estimates."
-    ),
-    batch_points: int = typer.Option(
-        4096, "--batch-points", callback=positive_int, help="Points per batch of the paper protocol."
-    ),
-    max_points: int = typer.Option(
-        MAX_FULL_POINTS,
+]
+EstimateBatchPointsOpt = Annotated[
+    int, typer.Option("--batch-points", callback=positive_int, help="Points per batch of the paper protocol.")
+]
+EstimateMaxPointsOpt = Annotated[
+    int,
+    typer.Option(
         "--max-points",
         callback=positive_int,
         help="Refuse the full protocol on more points than this (its exact search costs N^2 D).",
     ),
-    bootstrap: BootstrapOpt = 200,
-    device: DeviceOpt = "auto",
-    duplicates: str = typer.Option("remove", "--duplicates", help="Duplicate rows: remove (warn, count), keep, error."),
-    rtol: float | None = typer.Option(
-        None,
+]
+EstimateDuplicatesOpt = Annotated[
+    str, typer.Option("--duplicates", help="Duplicate rows: remove (warn, count), keep, error.")
+]
+EstimateRtolOpt = Annotated[
+    float | None,
+    typer.Option(
         "--rtol",
         callback=nonneg_finite,
         help="Near-duplicate tolerance relative to the points' norms (default: 16 eps of their dtype).",
     ),
-    key: str | None = typer.Option(None, "--key", help="Tensor name inside a .pt dict or .safetensors file."),
+]
+EstimateKeyOpt = Annotated[
+    str | None, typer.Option("--key", help="Tensor name inside a .pt dict or .safetensors file.")
+]
+EstimateOutputOpt = Annotated[Path | None, typer.Option("--output", help="Also write the result as JSON to this file.")]
+
+
+@app.command()
+@handle_errors
+def estimate(
+    file: EstimateFileOpt,
+    estimator: EstimateEstimatorOpt = "mle",
+    k: EstimateKOpt = 20,
+    protocol: EstimateProtocolOpt = "full",
+    batch_points: EstimateBatchPointsOpt = 4096,
+    max_points: EstimateMaxPointsOpt = MAX_FULL_POINTS,
+    bootstrap: BootstrapOpt = 200,
+    device: DeviceOpt = "auto",
+    duplicates: EstimateDuplicatesOpt = "remove",
+    rtol: EstimateRtolOpt = None,
+    key: EstimateKeyOpt = None,
     seed: SeedOpt = 0,
-    output: Path | None = typer.Option(None, "--output", help="Also write the result as JSON to this file."),
+    output: EstimateOutputOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Estimate the intrinsic dimension of the rows of FILE."""
@@ -306,51 +326,80 @@ def _ablate_cell(e: dict) -> str:
     return f"{e['d']:.2f}" + (f" [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]" if e["ci"] else "")
 
 
-@app.command("corpus")
-@handle_errors
-def corpus(
-    sweep_dir: Path = typer.Argument(..., help="A sweep directory (tmcheck sweep data)."),
-    corpus_name: list[str] | None = typer.Option(
-        None, "--corpus", help="Corpora, comma-separated or repeated (default: all)."
+CorpusSweepDirOpt = Annotated[Path, typer.Argument(help="A sweep directory (tmcheck sweep data).")]
+CorpusCorpusNameOpt = Annotated[
+    list[str] | None, typer.Option("--corpus", help="Corpora, comma-separated or repeated (default: all).")
+]
+CorpusLayerOpt = Annotated[
+    int | None, typer.Option("--layer", help="Block, 1-based; 0 = input embeddings (default: last).")
+]
+CorpusWindowOpt = Annotated[str, typer.Option("--window", help="random (paper text) or prefix (paper code).")]
+CorpusFinalLnOpt = Annotated[
+    str,
+    typer.Option(
+        "--final-ln", help="after or before the final LayerNorm (paper code: before for nanoGPT checkpoints)."
     ),
-    layer: int | None = typer.Option(None, "--layer", help="Block, 1-based; 0 = input embeddings (default: last)."),
-    window: str = typer.Option("random", "--window", help="random (paper text) or prefix (paper code)."),
-    final_ln: str = typer.Option(
-        "after", "--final-ln", help="after or before the final LayerNorm (paper code: before for nanoGPT checkpoints)."
-    ),
-    context: int | None = typer.Option(
-        None, "--context", callback=positive_int, help="Tokens per document (default: the preset's)."
-    ),
-    tokens_per_doc: int | None = typer.Option(
-        None,
+]
+CorpusContextOpt = Annotated[
+    int | None, typer.Option("--context", callback=positive_int, help="Tokens per document (default: the preset's).")
+]
+CorpusTokensPerDocOpt = Annotated[
+    int | None,
+    typer.Option(
         "--tokens-per-doc",
         callback=positive_int,
         help="Embedded tokens per document (default: the preset's; paper: 32).",
     ),
-    estimator: str = typer.Option(
-        "mle",
+]
+CorpusEstimatorOpt = Annotated[
+    str,
+    typer.Option(
         "--estimator",
         help="mle (inverse mean) or mle-mean (mean of per-point estimates), or any estimator of `tmcheck id estimate`.",
     ),
-    k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours (paper: K=20)."),
-    protocol: str = typer.Option("paper", "--protocol", help="paper (batches, mean of batch estimates) or full."),
-    batch_points: int = typer.Option(
-        4096, "--batch-points", callback=positive_int, help="Points per ID batch (paper text 4096, paper code 3600)."
+]
+CorpusKOpt = Annotated[int, typer.Option("--k", callback=positive_int, help="Neighbours (paper: K=20).")]
+CorpusProtocolOpt = Annotated[str, typer.Option("--protocol", help="paper (batches, mean of batch estimates) or full.")]
+CorpusBatchPointsOpt = Annotated[
+    int,
+    typer.Option(
+        "--batch-points", callback=positive_int, help="Points per ID batch (paper text 4096, paper code 3600)."
     ),
-    bootstrap: BootstrapOpt = 200,
-    beta: float = typer.Option(
-        1.0,
-        "--beta",
-        callback=beta_value,
-        help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1).",
+]
+CorpusBetaOpt = Annotated[
+    float,
+    typer.Option(
+        "--beta", callback=beta_value, help="Smoothness β for an extra alpha_D = 2β/(2β+d) (the paper's class: β ≤ 1)."
     ),
-    seed: SeedOpt = 0,
-    device: DeviceOpt = "auto",
-    recompute: bool = typer.Option(
-        False,
+]
+CorpusRecomputeOpt = Annotated[
+    bool,
+    typer.Option(
         "--recompute",
         help="Estimate again even where id.json holds an estimate with the same protocol (after retraining).",
     ),
+]
+
+
+@app.command("corpus")
+@handle_errors
+def corpus(
+    sweep_dir: CorpusSweepDirOpt,
+    corpus_name: CorpusCorpusNameOpt = None,
+    layer: CorpusLayerOpt = None,
+    window: CorpusWindowOpt = "random",
+    final_ln: CorpusFinalLnOpt = "after",
+    context: CorpusContextOpt = None,
+    tokens_per_doc: CorpusTokensPerDocOpt = None,
+    estimator: CorpusEstimatorOpt = "mle",
+    k: CorpusKOpt = 20,
+    protocol: CorpusProtocolOpt = "paper",
+    batch_points: CorpusBatchPointsOpt = 4096,
+    bootstrap: BootstrapOpt = 200,
+    beta: CorpusBetaOpt = 1.0,
+    seed: SeedOpt = 0,
+    device: DeviceOpt = "auto",
+    recompute: CorpusRecomputeOpt = False,
     json_: JsonOpt = False,
 ) -> None:
     """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (stored in id.json
