@@ -41,7 +41,8 @@ def _synth_laws():
 
 def designs():
     from tmcheck.empirics.fit.coverage import Design
-    from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC
+    from tmcheck.empirics.sweep.pretrain import PRESETS as PRETRAIN
+    from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 
     top = {"tiny": 40_000, "cpu-demo": 128_000, "cpu-small": 2_000_000}  # the training splits' token counts
     for name, tokens in top.items():

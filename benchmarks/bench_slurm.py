@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from benchmarks.bench_sweep import load
-from tmcheck.empirics import presets
-from tmcheck.empirics.sweep import Kind, RunSpec, layout, register_kind, run_sweep, serial
+from tmcheck.empirics.sweep import RunSpec, layout, register_kind, run_sweep, serial
+from tmcheck.empirics.sweep.kinds import module_kind
+from tmcheck.empirics.sweep.preset import Preset
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "slurm.json"
@@ -40,38 +41,32 @@ def save(result: dict) -> None:
 
 
 @dataclass(frozen=True, kw_only=True)
-class NoopPreset(presets.Preset):
+class NoopPreset(Preset):
     kind: ClassVar[str] = "benchnoop"
     runs: int = 8
 
 
-def _noop_run_name(params):
+# A kind whose runs do nothing: what is left of a run's wall time is the executor's. Its functions carry
+# the names a kind module's do (module_kind). SLURM tasks import it (and its preset class) from
+# benchmarks.bench_slurm, so main() uses it by that name.
+def run_name(params):
     return layout.run_name("r{i}", params)
 
 
-def _noop_plan(ctx, log):
-    return [RunSpec("benchnoop", _noop_run_name({"i": i}), {"i": i}) for i in range(ctx.preset.runs)]
+def plan(ctx, log):
+    return [RunSpec("benchnoop", run_name({"i": i}), {"i": i}) for i in range(ctx.preset.runs)]
 
 
-def _noop_config(preset, options):
+def new_config(preset, options):
     return {"preset": preset.as_dict()}
 
 
-def _noop_run(ctx, spec):
+def run(ctx, spec):
     return {"i": spec.params["i"]}
 
 
-# A kind whose runs do nothing: what is left of a run's wall time is the executor's. SLURM tasks
-# import it (and its preset class) from benchmarks.bench_slurm, so main() uses it by that name.
-NOOP = Kind(
-    name="benchnoop",
-    description="no work",
-    new_config=_noop_config,
-    plan=_noop_plan,
-    run_name=_noop_run_name,
-    run=_noop_run,
-    describe=str,
-    report="none",
+NOOP = module_kind(
+    globals(), name="benchnoop", description="no work", describe=str, report="none", preset_class=NoopPreset
 )
 
 

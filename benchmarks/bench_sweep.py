@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
     bad = [c for c in cases if c not in CASES]
     if bad:
         ap.error(f"unknown case {bad[0]!r}; choose from {', '.join(CASES)}")
-    from tmcheck.empirics.presets import get_preset
+    from tmcheck.empirics.sweep.kinds import get_preset
 
     over = {
         k: v

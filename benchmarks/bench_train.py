@@ -30,7 +30,7 @@ import torch
 
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss, to_hf
 from tmcheck.empirics.lm.train import TrainConfig, cpu_threads, make_optimizer
-from tmcheck.empirics.presets import get_preset
+from tmcheck.empirics.sweep.kinds import get_preset
 from tmcheck.util.atomic import write_json
 from tmcheck.util.memory import reuse_large_allocations
 

@@ -370,7 +370,7 @@ def sweep_preset(small: bool, variant: str):
     """The preset the sweep stage runs: gpu-quick bounded (or unchanged), or tiny bounded for the smoke run."""
     from dataclasses import replace
 
-    from tmcheck.empirics.presets import get_preset
+    from tmcheck.empirics.sweep.kinds import get_preset
 
     if small:
         p = get_preset("tiny")

@@ -23,7 +23,7 @@ from pathlib import Path
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, Executor, RunSpec, SweepBusy, SweepDir, run_spec
 from tmcheck.empirics.sweep.executors import SweepFailed, local, serial
-from tmcheck.empirics.sweep.kinds import Kind, get_kind, kind_names, register_kind
+from tmcheck.empirics.sweep.kinds import Kind, get_kind, kind_names, preset_class, register_kind
 from tmcheck.empirics.sweep.runner import run_sweep
 
 __all__ = [
@@ -56,9 +56,8 @@ def load_config(sweep_dir: Path) -> dict:
 def preset_from_config(config: dict):
     """The preset object a config stores (a config as read_config gives it, or an older one)."""
     from tmcheck.empirics import schema
-    from tmcheck.empirics.sweep.core import preset_class_of
 
-    return schema.load_config(config, "config", preset_class_of).preset
+    return schema.load_config(config, "config", preset_class).preset
 
 
 def full_split_run(sweep_dir: Path, corpus: str) -> Path:

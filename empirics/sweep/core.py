@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.kinds import Kind, get_kind
+from tmcheck.empirics.sweep.kinds import Kind, get_kind, get_preset, preset_class
 from tmcheck.util import atomic, locks
 
 SweepBusy = locks.Busy  # another process holds the lock (of the sweep, or of one run)
@@ -77,14 +77,6 @@ class Context:
     preset: Any
     progress: bool = False
     cache: dict = field(default_factory=dict)
-
-
-def preset_class_of(kind: str) -> type:
-    """The preset class of a sweep kind, the kind's module imported first (it may register the class)."""
-    from tmcheck.empirics.presets import preset_class
-
-    get_kind(kind)
-    return preset_class(kind)
 
 
 def without_notes(config: Mapping) -> dict:
@@ -155,7 +147,7 @@ class SweepDir:
         if not self.config_path.exists():
             raise FileNotFoundError(2, "not a sweep directory (no config.json)", str(self.path))
         where = str(self.config_path)
-        model = schema.load_config(read_json(self.config_path, "a sweep config"), where, preset_class_of)
+        model = schema.load_config(read_json(self.config_path, "a sweep config"), where, preset_class)
         try:
             model.preset.validate()
         except ValueError as exc:
@@ -178,14 +170,12 @@ class SweepDir:
         from tmcheck.empirics import schema
 
         made = {"schema_version": schema.CONFIG_VERSION, "kind": kind, **get_kind(kind).new_config(preset, options)}
-        return schema.load_config(plain(made), f"the {kind} sweep config", preset_class_of).model_dump(mode="json")
+        return schema.load_config(plain(made), f"the {kind} sweep config", preset_class).model_dump(mode="json")
 
     def open(self, kind: str, preset=None, options: Mapping | None = None) -> dict:
         """The config of this directory: created from (preset, options) for a new sweep (refused in a
         directory that holds other files), else the stored one, refused (ValueError) when the preset or
         an option given differs from it. Call it holding the lock."""
-        from tmcheck.empirics.presets import get_preset
-
         options = dict(options or {})
         if isinstance(preset, str):
             preset = get_preset(preset, kind)

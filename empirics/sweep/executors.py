@@ -34,7 +34,7 @@ from typing import Any
 
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, read_json, run_spec
-from tmcheck.empirics.sweep.kinds import BUILTIN, Kind, get_kind, register_kind
+from tmcheck.empirics.sweep.kinds import Kind, builtin_kinds, get_kind, register_kind
 from tmcheck.util import atomic
 from tmcheck.util.lifetime import die_with_parent
 
@@ -153,12 +153,15 @@ class Tally:
 
 def kind_blob(ctx: Context) -> dict | None:
     """The kind for a worker process: None for a built-in one (imported there by name), else a kind
-    registered at run time as plain data: its strings, and its functions by "module:qualname" (their
-    module must be importable in the worker, e.g. on PYTHONPATH, as the tests do). Nothing is pickled."""
-    if ctx.kind.name in BUILTIN:
+    registered at run time as plain data: its strings, and its functions and preset class by
+    "module:qualname" (their module must be importable in the worker, e.g. on PYTHONPATH, as the tests
+    do); its named presets stay behind (a worker reads the config). Nothing is pickled."""
+    if ctx.kind.name in builtin_kinds():
         return None
     out = {}
     for field in dataclasses.fields(ctx.kind):
+        if field.name == "presets":
+            continue
         value = getattr(ctx.kind, field.name)
         out[field.name] = f"{value.__module__}:{value.__qualname__}" if callable(value) else value
     return out
@@ -175,7 +178,7 @@ def _kind_from_blob(blob: dict) -> Kind:
             obj = getattr(obj, part)
         return obj
 
-    callables = {f.name for f in dataclasses.fields(Kind) if f.name not in ("name", "description", "report")}
+    callables = {f.name for f in dataclasses.fields(Kind) if f.name not in ("name", "description", "report", "presets")}
     # an optional function (run_identity) left out is None in the blob, and stays None
     return Kind(**{k: resolve(v) if k in callables and v is not None else v for k, v in blob.items()})
 

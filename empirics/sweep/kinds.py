@@ -1,25 +1,31 @@
-"""The registry of sweep kinds: what a sweep of each kind plans, runs and reports.
+"""The registry of sweep kinds: what a sweep of each kind plans, runs, reports, and its presets.
 
-A kind is a `Kind` record in a module of its own (tmcheck.empirics.sweep.pretrain,
-tmcheck.empirics.sweep.synthetic, tmcheck.empirics.sweep.model), imported on first use. This module
-imports no other module of the sweep package (the core imports it). Adding a kind: write a module
-whose `KIND` is a `Kind`, and add its name and module to BUILTIN (or call `register_kind` at run time).
+A built-in kind is a module of this package, named after the kind, whose top-level `KIND` is a
+`Kind` (tmcheck.empirics.sweep.pretrain, .model, .synthetic); the modules are found by that rule
+(their sources read, nothing imported) and each is imported on first use. Its report module is
+tmcheck.empirics.report.<kind> unless the record names another. This module imports no other module
+of the sweep package (the core imports it) and no torch. Adding a kind: write its module (its spec
+functions, DESCRIPTION, its preset class PRESET and named PRESETS, `KIND = module_kind(globals())`),
+its report module, its CLI command and its tests; or call `register_kind` at run time.
+
+The preset API: `get_preset`, `preset_names`, `preset_class`, `preset_from_dict` find a kind's
+presets through its record; `decades` is the span of a grid.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
-# kind name -> module holding its KIND
-BUILTIN = {
-    "pretrain": "tmcheck.empirics.sweep.pretrain",
-    "synthetic": "tmcheck.empirics.sweep.synthetic",
-    "model": "tmcheck.empirics.sweep.model",
-}
+PACKAGE = "tmcheck.empirics.sweep"
+REPORTS = "tmcheck.empirics.report"
+FUNCTIONS = ("new_config", "plan", "run_name", "run", "describe", "run_identity")  # a kind module's names
 
 
 @dataclass(frozen=True)
@@ -36,9 +42,11 @@ class Kind:
         directory holds; returns the result row (plain JSON data). Called by `run_spec` only.
     describe(row) -> str: one log line for a finished row.
     report: module with `build(sweep, bootstrap) -> dict` and `summary(report) -> str`.
+    preset_class: the kind's Preset subclass (tmcheck.empirics.sweep.preset), what config.json holds.
     run_identity(preset, params) -> dict, or None: everything one run's row depends on, as plain data;
         two sweeps whose identities of a spec are equal compute the same row, so one may take the
         other's finished run (`run_sweep(..., reuse=...)`). None: the kind's runs are never reused.
+    presets: the kind's named presets, name -> preset, in the order `preset_names` lists them.
     """
 
     name: str
@@ -49,7 +57,24 @@ class Kind:
     run: Callable[[Any, Any], dict]  # (core.Context, core.RunSpec) -> row
     describe: Callable[[dict], str]
     report: str
+    preset_class: type
     run_identity: Callable[[Any, Mapping], dict] | None = None
+    presets: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+
+def module_kind(namespace: Mapping[str, Any], **fields) -> Kind:
+    """The Kind a kind module declares by its names (pass its globals()): the functions of FUNCTIONS
+    (run_identity optional), DESCRIPTION, PRESET (the preset class) and PRESETS (the named presets);
+    the name is the module's, the report module tmcheck.empirics.report.<name>. `fields` override."""
+    name = fields.get("name", namespace["__name__"].rpartition(".")[2])
+    declared = {"name": name, "report": f"{REPORTS}.{name}", "presets": namespace.get("PRESETS", {})}
+    declared |= {
+        key: namespace[attr]
+        for key, attr in (("description", "DESCRIPTION"), ("preset_class", "PRESET"))
+        if attr in namespace
+    }
+    declared |= {f: namespace[f] for f in FUNCTIONS if f in namespace}
+    return Kind(**{**declared, **fields})
 
 
 _REGISTERED: dict[str, Kind] = {}
@@ -59,42 +84,45 @@ def register_kind(kind: Kind) -> None:
     _REGISTERED[kind.name] = kind
 
 
+@functools.cache
+def builtin_kinds() -> tuple[str, ...]:
+    """The built-in kinds: the modules of this package that assign KIND at their top level."""
+    here = Path(__file__).parent
+    return tuple(p.stem for p in sorted(here.glob("*.py")) if re.search(r"^KIND = ", p.read_text("utf-8"), re.M))
+
+
 def kind_names() -> list[str]:
-    return list(dict.fromkeys([*BUILTIN, *_REGISTERED]))
+    return list(dict.fromkeys([*builtin_kinds(), *_REGISTERED]))
 
 
 def get_kind(name: str) -> Kind:
     if name not in _REGISTERED:
-        if name not in BUILTIN:
+        if name not in builtin_kinds():
             raise ValueError(f"unknown sweep kind {name!r}; expected one of {', '.join(kind_names())}")
-        kind = importlib.import_module(BUILTIN[name]).KIND
+        module = f"{PACKAGE}.{name}"
+        kind = importlib.import_module(module).KIND
         if kind.name != name:
-            raise RuntimeError(f"module {BUILTIN[name]} defines kind {kind.name!r}, not {name!r}")
+            raise RuntimeError(f"module {module} defines kind {kind.name!r}, not {name!r}")
         _REGISTERED[name] = kind
     return _REGISTERED[name]
 
 
 def get_preset(name: str, kind: str = "pretrain", **overrides):
     """The named preset of a kind (with fields replaced by `overrides`); ValueError names the choices."""
-    from tmcheck.empirics import presets
-
-    return presets.get_preset(name, kind, **overrides)
+    named = get_kind(kind).presets
+    if name not in named:
+        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(named)}")
+    return replace(named[name], **overrides) if overrides else named[name]
 
 
 def preset_names(kind: str) -> list[str]:
     """The names of a kind's presets, in their declared order."""
-    from tmcheck.empirics import presets
-
-    if kind not in presets.PRESETS:
-        raise ValueError(f"no presets for sweep kind {kind!r}; expected one of {', '.join(presets.PRESETS)}")
-    return list(presets.PRESETS[kind])
+    return list(get_kind(kind).presets)
 
 
 def preset_class(kind: str) -> type:
-    """The preset class of a kind."""
-    from tmcheck.empirics import presets
-
-    return presets.preset_class(kind)
+    """The preset class of a kind (its Kind record's)."""
+    return get_kind(kind).preset_class
 
 
 def preset_from_dict(kind: str, d: dict):

@@ -5,6 +5,11 @@ One run per (corpus, n, seed): a GPT trained on the first n training tokens of t
 checkpoint. The plan prepares each corpus once under data/<tag>/ (tokenizer and token shards,
 tmcheck.empirics.data; `corpus_tag` names one's own text:/dir: corpora) and grids n geometrically
 up to the full training split (PretrainPreset.grid).
+
+The presets (PretrainPreset, PRESETS): the training-set sizes n (in tokens) form a geometric grid
+from `n_min` up to the full training split, whose size is the corpus's training tokens capped at
+`n_max`; the largest run therefore trains on the full split, and it is the model whose embeddings
+give the intrinsic dimension.
 """
 
 from __future__ import annotations
@@ -12,16 +17,170 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 from tmcheck.empirics.data import CORPORA, check_corpus, prepare_dataset
 from tmcheck.empirics.lm.checkpoint import BEST
+from tmcheck.empirics.lm.gpt import GPTConfig
 from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
-from tmcheck.empirics.lm.train import stop_reason
-from tmcheck.empirics.presets import PretrainPreset
+from tmcheck.empirics.lm.train import TrainConfig, stop_reason
+from tmcheck.empirics.schema import Count, NonNegative, SchemaError
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir, read_json
-from tmcheck.empirics.sweep.kinds import Kind
+from tmcheck.empirics.sweep.kinds import module_kind
+from tmcheck.empirics.sweep.preset import Corpus, Preset, Vocabulary, check_model, check_train, named
+
+DESCRIPTION = "pretraining data scaling: test loss against training tokens n (Figure 2)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PretrainPreset(Preset):
+    """A pretraining data-scaling sweep (kind "pretrain"): data, model, optimisation and grid."""
+
+    kind: ClassVar[str] = "pretrain"
+    config_options: ClassVar[dict[str, Any]] = {"corpora": tuple[Corpus, ...]}
+    corpora: tuple[Corpus, ...]  # corpora of the sweep (`--corpus` overrides)
+    model: GPTConfig  # vocab_size is taken from the tokenizer
+    train: TrainConfig
+    batch_size: Count = 32  # sequences per micro-batch
+    vocab_size: Vocabulary = 1024  # BPE vocabulary
+    tokenizer_bytes: Count = 4_000_000  # bytes of training text the BPE sees
+    n_min: Count = 16_384  # smallest training-set size, tokens
+    n_max: Count = 10**9  # cap on the full training split, tokens
+    n_sizes: Count = 5  # points of the geometric grid
+    seeds: tuple[NonNegative, ...] = (0, 1)  # training seeds per size
+    max_eval_tokens: Count = 32_768  # tokens of the val and test splits used for losses
+    id_docs: Count = 256  # test documents embedded for the ID (paper: the whole test set)
+    id_context: Count = 1024  # tokens per document fed to the model (paper: 1024)
+    id_tokens_per_doc: Count = 32  # embedded tokens per document (paper: 32)
+
+    @classmethod
+    def config_corpora(cls, config: Mapping) -> list[str]:
+        preset = config.get("preset") if isinstance(config.get("preset"), Mapping) else {}
+        return [*(config.get("corpora") or ()), *(preset.get("corpora") or ())]
+
+    def check_relations(self) -> None:
+        where = f"preset {self.name!r}"
+        if not self.corpora or not self.seeds:
+            raise SchemaError(f"{where}: corpora and seeds: expected at least one of each")
+        if self.n_max < self.n_min:
+            raise SchemaError(f"{where}: n_max: expected >= n_min={self.n_min:,}, got {self.n_max:,}")
+        check_model(self.model, where)
+        check_train(self.train, where)
+
+    def grid(self, train_tokens: int) -> list[int]:
+        """Geometric grid of n from n_min to the full training split (already capped near n_max when the
+        data were prepared), rounded to integers."""
+        top = train_tokens
+        if top < self.n_min:
+            raise ValueError(f"the training split has {train_tokens:,} tokens, fewer than n_min={self.n_min:,}")
+        if self.n_sizes == 1:
+            return [top]
+        r = (top / self.n_min) ** (1 / (self.n_sizes - 1))
+        return [int(round(self.n_min * r**i)) for i in range(self.n_sizes - 1)] + [top]
+
+
+PRESET = PretrainPreset
+THREE = ("code", "prose", "stories")  # the built-in corpora every preset but tiny sweeps
+PRESETS: dict[str, PretrainPreset] = named(
+    PretrainPreset(
+        name="tiny",
+        corpora=("stories",),
+        model=GPTConfig(block_size=32, n_layer=1, n_head=2, n_embd=32),
+        train=TrainConfig(max_steps=150, lr=3e-3, min_lr=3e-4, warmup_steps=10, eval_every=15, patience=2),
+        batch_size=16,
+        vocab_size=384,
+        tokenizer_bytes=300_000,
+        n_min=2_000,
+        n_max=40_000,
+        n_sizes=3,
+        max_eval_tokens=4_096,
+        id_docs=96,
+        id_context=64,
+        id_tokens_per_doc=8,
+        notes="one corpus, the whole pipeline in well under 3 minutes on 2 cores; used by the tests. A smoke "
+        "test, not a measurement: its runs may stop on the 150-step cap, and the report then withholds "
+        "their verdicts",
+    ),
+    PretrainPreset(
+        name="cpu-demo",
+        corpora=THREE,
+        model=GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=64),
+        train=TrainConfig(
+            max_steps=2000,
+            lr=2e-3,
+            min_lr=2e-4,
+            warmup_steps=20,
+            eval_every=25,
+            patience=3,
+            schedule="plateau",
+            cooldown=150,
+            threads=1,
+        ),
+        vocab_size=512,
+        tokenizer_bytes=2_000_000,
+        n_min=2_000,
+        n_max=32_000,
+        max_eval_tokens=8_192,
+        id_docs=200,
+        id_context=256,
+        notes=(
+            "three corpora, 5 sizes over 1.2 decades (n 2,000-32,000 tokens), 2 seeds; every run trains at a "
+            "constant rate until its validation loss stops improving (3 evaluations, 75 steps), then cools down "
+            "over 150 steps and stops (cap 2,000 steps, not reached by design); `make demo` re-runs a sample. "
+            "Sized down from n up to 128,000 with a 400-step cap, where the larger runs stopped on the cap; one "
+            "thread per run"
+        ),
+    ),
+    PretrainPreset(
+        name="cpu-small",
+        corpora=THREE,
+        model=GPTConfig(block_size=128, n_layer=4, n_head=4, n_embd=128),
+        train=TrainConfig(max_steps=1500, lr=1e-3, min_lr=1e-4, warmup_steps=100, eval_every=100, patience=3),
+        vocab_size=2048,
+        n_min=32_000,
+        n_max=2_000_000,
+        n_sizes=6,
+        max_eval_tokens=65_536,
+        id_docs=512,
+        id_context=512,
+        notes="about 2 hours on 2 cores: 6 sizes over 1.8 decades",
+    ),
+    PretrainPreset(
+        name="gpu-quick",
+        corpora=THREE,
+        model=GPTConfig(block_size=256, n_layer=6, n_head=6, n_embd=384),
+        train=TrainConfig(max_steps=600, lr=1e-3, min_lr=1e-4, warmup_steps=50, eval_every=50, patience=3),
+        batch_size=64,
+        vocab_size=4096,
+        n_min=8_000,
+        n_max=8_000_000,
+        n_sizes=6,
+        max_eval_tokens=131_072,
+        id_docs=2048,
+        notes="sized for about 8 minutes on one H200 (bf16), 3 decades of n; not measured in this repository",
+    ),
+    PretrainPreset(
+        name="gpu-paper",
+        corpora=THREE,
+        model=GPTConfig(block_size=1024, n_layer=12, n_head=12, n_embd=768),
+        train=TrainConfig(
+            max_steps=200_000, lr=6e-4, min_lr=6e-5, warmup_steps=2000, eval_every=1000, patience=5, grad_accum=60
+        ),
+        vocab_size=50_257,
+        tokenizer_bytes=50_000_000,
+        n_min=1_000_000,
+        n_max=10**10,
+        n_sizes=7,
+        max_eval_tokens=1_048_576,
+        id_docs=10**9,
+        notes="Table 2: 12 layers, 12 heads, width 768, context 1024, AdamW 6e-4 -> 6e-5, 2000 warmup, "
+        "200k steps, global batch 1920 sequences (32 x 60 accumulation; Table 2 does not say "
+        "sequences or tokens); the n grid spans 3 decades where the corpus allows",
+    ),
+)
 
 NAME = "{tag}-n{n}-s{seed}"
 DATASET = "dataset.json"  # written by prepare_dataset in each data/<tag>/
@@ -85,16 +244,7 @@ def describe(row: dict) -> str:
     )
 
 
-KIND = Kind(
-    name="pretrain",
-    description="pretraining data scaling: test loss against training tokens n (Figure 2)",
-    new_config=new_config,
-    plan=plan,
-    run_name=run_name,
-    run=run,
-    describe=describe,
-    report="tmcheck.empirics.report.pretrain",
-)
+KIND = module_kind(globals())
 
 
 def full_split_run(sweep_dir: Path, corpus: str) -> Path:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tmcheck.empirics.sweep.core import Executor, SweepDir, reuse_runs
+from tmcheck.empirics.sweep.kinds import preset_class
 from tmcheck.util.progress import bar
 
 
@@ -60,7 +61,6 @@ def run_sweep(
     executors.serial (here, one run after another); failed runs are recorded and raise
     executors.SweepFailed at the end. `reuse`: another sweep directory of the same kind whose finished
     runs compute the same rows as specs not started here (core.reuse_runs); those are taken, not run."""
-    from tmcheck.empirics.presets import preset_class
     from tmcheck.empirics.sweep.executors import serial
 
     executor = executor if executor is not None else serial(log=log)

@@ -4,7 +4,7 @@ scaling (eq. 4) where d and β are known.
 Specs: {"sweep": "data" | "model", "method": "transformer" | "knn" | "krr", "d", "beta", "n",
 "seed"} (+ "width" in the model sweep). Rows add "params" (transformer N), "test_mse", ...; an
 interrupted transformer fit continues from its last checkpoint in its run directory. The presets
-(and the problem and model each describes) are tmcheck.empirics.presets.SynthPreset; a run of (d, β)
+(and the problem and model each describes) are tmcheck.empirics.sweep.synthetic_preset's; a run of (d, β)
 trains under `preset.at(d, β)`, the preset with that (d, β)'s tuned settings (tmcheck synth tune).
 """
 
@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from tmcheck.empirics.presets import SynthPreset
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
-from tmcheck.empirics.sweep.kinds import Kind
+from tmcheck.empirics.sweep.kinds import module_kind
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS, SynthPreset
 from tmcheck.empirics.synthetic.problem import Experiment, Problem, knn_baseline, krr_baseline
 
+DESCRIPTION = "synthetic manifold regression with known d and β (eq. 3-4)"
+PRESET = SynthPreset
 NAMES = {
     "data": "data-d{d}-b{beta}-n{n}-s{seed}-{method}",
     "model": "model-d{d}-b{beta}-w{width}-s{seed}",  # at the (d, β)'s own depth
@@ -186,14 +188,4 @@ def describe(row: dict) -> str:
     return f"test MSE {row['test_mse']:.4g} ({row['wall_s']:.1f}s)"
 
 
-KIND = Kind(
-    name="synthetic",
-    description="synthetic manifold regression with known d and β (eq. 3-4)",
-    new_config=new_config,
-    plan=plan,
-    run_name=run_name,
-    run=run,
-    describe=describe,
-    report="tmcheck.empirics.report.synthetic",
-    run_identity=run_identity,
-)
+KIND = module_kind(globals(), presets=PRESETS)

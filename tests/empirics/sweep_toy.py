@@ -5,7 +5,7 @@ resumes from it), logs every start in attempts.log and every step in steps.log, 
 `fail-<run>` exists in the sweep directory. While a file `die-<run>` exists, the process running it
 prints a line and dies: by SIGKILL if the file says `kill`, else with the exit code the file holds.
 Worker processes import this module by name (the tests
-put tests/empirics on PYTHONPATH), which also registers ToyPreset for `preset_from_dict`.
+put tests/empirics on PYTHONPATH); its KIND names ToyPreset, the class `preset_from_dict` reads.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tmcheck.empirics import presets
-from tmcheck.empirics.sweep import Kind, RunSpec, layout
+from tmcheck.empirics.sweep import RunSpec, layout
+from tmcheck.empirics.sweep.kinds import module_kind
+from tmcheck.empirics.sweep.preset import Preset
 from tmcheck.util import atomic
 
 NAME = "toy-x{x}"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToyPreset(presets.Preset):
+class ToyPreset(Preset):
     kind: ClassVar[str] = "exectoy"
     xs: tuple[int, ...] = (1, 2, 3, 4)
     steps: int = 3
@@ -89,13 +90,4 @@ def describe(row):
     return f"y={row['y']}"
 
 
-KIND = Kind(
-    name="exectoy",
-    description="executor test kind",
-    new_config=new_config,
-    plan=plan,
-    run_name=run_name,
-    run=run,
-    describe=describe,
-    report="none",
-)
+KIND = module_kind(globals(), name="exectoy", description="executor test kind", report="none", preset_class=ToyPreset)

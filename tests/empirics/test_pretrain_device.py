@@ -14,7 +14,7 @@ import pytest
 from tmcheck.empirics.data import DatasetSpec, prepare_dataset
 from tmcheck.empirics.lm import checkpoint, train
 from tmcheck.empirics.lm.pretrain import train_lm
-from tmcheck.empirics.presets import get_preset
+from tmcheck.empirics.sweep.kinds import get_preset
 
 
 @pytest.fixture(scope="module")

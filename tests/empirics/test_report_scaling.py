@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, coverage
-from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC, get_preset
 from tmcheck.empirics.report import build_report
 from tmcheck.empirics.report.common import METHODS, capped_sizes, fit_exponent
 from tmcheck.empirics.report.pretrain import fit_corpus
+from tmcheck.empirics.sweep.kinds import get_preset
+from tmcheck.empirics.sweep.pretrain import PRESETS as PRETRAIN
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 from tmcheck.theory.bounds import alpha_D
 from tmcheck.util import atomic
 

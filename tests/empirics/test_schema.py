@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
-from tmcheck.empirics import presets, schema
-from tmcheck.empirics.sweep import SweepDir, layout
+from tmcheck.empirics import schema
+from tmcheck.empirics.sweep import SweepDir, kinds, layout
+from tmcheck.empirics.sweep.model import ModelPreset
 
 ROOT = Path(__file__).parents[2]
 VERSIONS = Path(__file__).parent / "config_versions"
@@ -44,7 +45,7 @@ def test_the_committed_configs_are_found():
 def test_every_committed_config_loads_and_its_status_exits_0(config, tmp_path):
     d = copy_sweep(config.parent, tmp_path / config.parent.name)
     loaded = SweepDir(d).read_config()
-    assert loaded["schema_version"] == schema.CONFIG_VERSION and loaded["kind"] in presets.PRESETS
+    assert loaded["schema_version"] == schema.CONFIG_VERSION and loaded["kind"] in kinds.kind_names()
     res = runner.invoke(app, ["sweep", "status", str(d), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["counts"]["done"] > 0
@@ -56,7 +57,7 @@ def test_the_model_sweep_whose_training_config_gained_fields_loads():
     raw = json.loads(config.read_text())
     assert "schedule" not in raw["preset"]["train"], "the fixture is the older file"
     p = SweepDir(config.parent).preset()
-    assert isinstance(p, presets.ModelPreset) and p.train.schedule == "cosine" and p.train.cooldown == 0
+    assert isinstance(p, ModelPreset) and p.train.schedule == "cosine" and p.train.cooldown == 0
 
 
 EARLIER = sorted(VERSIONS.glob("*.json"))
@@ -70,7 +71,7 @@ def test_a_file_of_each_earlier_version_loads(path, tmp_path):
     config = SweepDir(tmp_path).read_config()
     kind = path.stem.split("-")[0]
     assert config["kind"] == kind and config["schema_version"] == schema.CONFIG_VERSION
-    cls = presets.preset_class(kind)
+    cls = kinds.preset_class(kind)
     defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.default is not dataclasses.MISSING}
     for name, value in defaults.items():  # a field the old file lacks takes its declared default
         if name not in raw["preset"]:
@@ -89,7 +90,7 @@ def _tiny(**preset_changes) -> dict:
     config = {
         "schema_version": schema.CONFIG_VERSION,
         "kind": "pretrain",
-        "preset": presets.get_preset("tiny").as_dict(),
+        "preset": kinds.get_preset("tiny").as_dict(),
         "corpora": ["stories"],
     }
     config["preset"].update(preset_changes)
@@ -117,7 +118,7 @@ def test_a_wrong_type_or_value_is_one_line_naming_the_field(tmp_path, change, me
     res = runner.invoke(app, ["sweep", "status", str(tmp_path)])
     assert res.exit_code == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     (tmp_path / layout.CONFIG).write_text(json.dumps(_tiny()))  # mutation: the valid file loads
-    assert SweepDir(tmp_path).read_config()["preset"]["n_min"] == presets.get_preset("tiny").n_min
+    assert SweepDir(tmp_path).read_config()["preset"]["n_min"] == kinds.get_preset("tiny").n_min
 
 
 @pytest.mark.parametrize(
@@ -143,12 +144,12 @@ def test_new_configs_carry_the_schema_version(tmp_path):
 
 
 def test_every_preset_validates_and_round_trips():
-    for kind, named in presets.PRESETS.items():
+    for kind, named in ((k, kinds.get_kind(k).presets) for k in kinds.kind_names()):
         for p in named.values():
             p.validate()
-            assert presets.preset_from_dict(kind, json.loads(json.dumps(p.as_dict()))) == p
+            assert kinds.preset_from_dict(kind, json.loads(json.dumps(p.as_dict()))) == p
     with pytest.raises(schema.SchemaError, match="n_min: expected greater than or equal to 1"):
-        presets.get_preset("tiny").with_overrides(n_min=-1)
+        kinds.get_preset("tiny").with_overrides(n_min=-1)
 
 
 def test_the_record_schemas_mirror_the_classes_they_check():

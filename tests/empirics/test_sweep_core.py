@@ -11,22 +11,23 @@ from typing import ClassVar
 
 import pytest
 
-from tmcheck.empirics import presets
 from tmcheck.empirics.sweep import (
     Kind,
     RunSpec,
     SweepBusy,
     SweepDir,
     get_kind,
+    kinds,
     layout,
     register_kind,
     run_spec,
     run_sweep,
 )
+from tmcheck.empirics.sweep.preset import Preset
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToyPreset(presets.Preset):
+class ToyPreset(Preset):
     kind: ClassVar[str] = "toy"
     config_options: ClassVar[dict] = {"tag": str | None}
     xs: tuple[int, ...] = (1, 2, 3)
@@ -62,8 +63,10 @@ TOY = Kind(
     run=_run,
     describe=lambda r: f"y={r['y']}",
     report="none",
+    preset_class=ToyPreset,
+    presets={"toy-small": ToyPreset(name="toy-small")},
 )
-TOY_PRESET = ToyPreset(name="toy-small")
+TOY_PRESET = TOY.presets["toy-small"]
 SCRIPT = f"""
 import json, sys
 sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
@@ -77,9 +80,7 @@ print(json.dumps(run_spec(sys.argv[1], json.loads(sys.argv[2]))))
 @pytest.fixture(autouse=True, scope="module")
 def toy_kind():
     register_kind(TOY)
-    presets.PRESETS["toy"] = {"toy-small": TOY_PRESET}
     yield
-    del presets.PRESETS["toy"]
 
 
 def _calls(path):
@@ -225,13 +226,13 @@ def test_rows_recorded_without_their_runs_are_never_dropped(tmp_path):
 
 
 def test_presets_round_trip_through_json_and_refuse_unknown_settings():
-    for kind, named in presets.PRESETS.items():
+    for kind, named in ((k, kinds.get_kind(k).presets) for k in kinds.kind_names()):
         for p in named.values():
-            assert presets.preset_from_dict(kind, json.loads(json.dumps(p.as_dict()))) == p
+            assert kinds.preset_from_dict(kind, json.loads(json.dumps(p.as_dict()))) == p
     with pytest.raises(ValueError, match="colour: unknown field"):
-        presets.preset_from_dict("synthetic", {"name": "x", "colour": 1})
+        kinds.preset_from_dict("synthetic", {"name": "x", "colour": 1})
     with pytest.raises(ValueError, match="unknown preset"):
-        presets.get_preset("huge", "synthetic")
+        kinds.get_preset("huge", "synthetic")
 
 
 def test_a_new_sweep_refuses_a_directory_holding_other_files(tmp_path):

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
-from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.sweep import SweepDir, layout, register_kind, run_spec, run_sweep
 from tmcheck.empirics.sweep.executors import serial
+from tmcheck.empirics.sweep.kinds import get_preset
 
 sys.path.insert(0, str(Path(__file__).parent))
 import sweep_toy

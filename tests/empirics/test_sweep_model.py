@@ -9,10 +9,11 @@ import typer
 from typer.testing import CliRunner
 
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig
-from tmcheck.empirics.presets import PRESETS, get_preset, preset_from_dict
 from tmcheck.empirics.report import model as report_model
 from tmcheck.empirics.sweep import get_kind
 from tmcheck.empirics.sweep import model as kind_model
+from tmcheck.empirics.sweep.kinds import get_preset, preset_from_dict
+from tmcheck.empirics.sweep.model import PRESETS as MODEL
 
 
 @pytest.mark.parametrize("L,C", [(1, 8), (2, 16), (3, 48), (4, 128)])
@@ -24,9 +25,9 @@ def test_non_embedding_params_count_the_model(L, C):
 
 
 def test_presets_registered_and_valid():
-    assert set(PRESETS["model"]) >= {"tiny", "cpu"}
+    assert set(MODEL) >= {"tiny", "cpu"}
     assert get_kind("model").name == "model"
-    for p in PRESETS["model"].values():
+    for p in MODEL.values():
         p.validate()
         assert preset_from_dict("model", json.loads(json.dumps(p.as_dict()))) == p
     cpu = get_preset("cpu", "model")

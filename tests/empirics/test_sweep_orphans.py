@@ -33,7 +33,7 @@ SUBMIT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
 import sweep_toy
-from tmcheck.empirics.presets import preset_from_dict
+from tmcheck.empirics.sweep.kinds import preset_from_dict
 from tmcheck.empirics.sweep import local, register_kind, run_sweep
 register_kind(sweep_toy.KIND)
 preset = preset_from_dict("exectoy", json.loads(sys.argv[3]))

@@ -15,7 +15,7 @@ from tmcheck.util.atomic import read_jsonl
 SCRIPT = """
 import sys
 from dataclasses import replace
-from tmcheck.empirics.presets import get_preset
+from tmcheck.empirics.sweep.kinds import get_preset
 from tmcheck.empirics.sweep import run_sweep
 p = get_preset("tiny")
 p = replace(p, n_sizes=2, n_max=12_000, train=replace(p.train, max_steps=60, eval_every=6, patience=0))
@@ -77,17 +77,17 @@ def test_sweep_config_mismatch(tmp_path):
 
 
 def _tiny_dict():
-    from tmcheck.empirics.presets import get_preset
+    from tmcheck.empirics.sweep.kinds import get_preset
 
     return get_preset("tiny").as_dict()
 
 
 def test_grid():
-    from tmcheck.empirics.presets import PRESETS, decades, get_preset
+    from tmcheck.empirics.sweep.kinds import decades, get_preset, preset_names
 
     g = get_preset("cpu-demo").grid(128_000)
     assert len(g) >= 5 and decades(g) >= 1.5 and g == sorted(g)
-    assert all(len(p.seeds) >= 2 for p in PRESETS["pretrain"].values())
+    assert all(len(get_preset(n).seeds) >= 2 for n in preset_names("pretrain"))
     assert decades(get_preset("gpu-quick").grid(8_000_000)) >= 3
     assert decades(get_preset("gpu-paper").grid(10**9)) >= 3
     with pytest.raises(ValueError, match="fewer than n_min"):

@@ -15,12 +15,13 @@ from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
 from tmcheck.cli.sweep import check_report_can_be_made
-from tmcheck.empirics.presets import SYNTHETIC, SynthPreset, SynthTuned
 from tmcheck.empirics.report.synthetic import tuned_table
 from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.core import reuse_runs
 from tmcheck.empirics.sweep.synthetic import plan_specs, run_identity
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
+from tmcheck.empirics.sweep.synthetic_preset import SynthPreset, SynthTuned
 from tmcheck.util import atomic
 
 MICRO = SynthPreset(

@@ -6,8 +6,8 @@ trained on; the counts and statements follow the rows, and an edited row changes
 import numpy as np
 import pytest
 
-from tmcheck.empirics.presets import SYNTHETIC
 from tmcheck.empirics.report.synthetic import against_baselines, trivial_mses, tuned_table, versus_lines
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 from tmcheck.empirics.synthetic.problem import Experiment
 
 P = SYNTHETIC["tiny"]

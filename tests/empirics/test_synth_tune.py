@@ -1,4 +1,4 @@
-"""The synthetic study's tuning (tmcheck.empirics.synthetic.tune): it never reads the test split, it is
+"""The synthetic study's tuning (tmcheck.empirics.sweep.tune): it never reads the test split, it is
 a function of its seeds, and the tuned settings a preset carries are validated."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tmcheck.empirics.presets import get_preset
-from tmcheck.empirics.synthetic import tune as tuning
+from tmcheck.empirics.sweep import tune as tuning
+from tmcheck.empirics.sweep.kinds import get_preset
+from tmcheck.empirics.sweep.tune import Store
 from tmcheck.empirics.synthetic.problem import Experiment, Split
-from tmcheck.empirics.synthetic.tune import Store
 
 SETTINGS = tuning.TuneSettings(candidates=3, rungs=(10, 20), keep=(1,), data_seeds=(1000,), select_points=64)
 

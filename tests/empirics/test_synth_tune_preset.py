@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from tmcheck.cli.main import app
 from tmcheck.empirics import schema
-from tmcheck.empirics.presets import SynthPreset, SynthTuned, get_preset
 from tmcheck.empirics.sweep import SweepDir
-from tmcheck.empirics.synthetic.tune import load_tuned
+from tmcheck.empirics.sweep.kinds import get_preset
+from tmcheck.empirics.sweep.synthetic_preset import SynthPreset, SynthTuned
+from tmcheck.empirics.sweep.tune import load_tuned
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = {"d": 2, "beta": 1.0, "lr": 3e-3, "ffn_width": 64, "min_steps": 1000, "max_steps": 3000}
@@ -138,7 +139,7 @@ def test_synth_tune_cli_json_with_progress(tmp_path, monkeypatch):
 
 
 def test_the_decide_preset_carries_the_committed_choice():
-    from tmcheck.empirics.presets import SYNTHETIC
+    from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 
     p = SYNTHETIC["cpu-decide"]
     doc = json.loads((ROOT / "results" / "synth-tune" / "chosen.json").read_text())

@@ -13,13 +13,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tmcheck.empirics.presets import SYNTHETIC as PRESETS
-from tmcheck.empirics.presets import SynthPreset
 from tmcheck.empirics.report import build_report
 from tmcheck.empirics.report.synthetic import build_tables
 from tmcheck.empirics.sweep import SweepBusy, SweepDir
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.synthetic import plan_specs, theory_width
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS, SynthPreset
 from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
 from tmcheck.util import atomic
@@ -113,7 +112,7 @@ def test_resume_after_sigkill_loses_nothing(tmp_path):
     reference = run_sweep(tmp_path / "ref", MICRO, log=lambda s: None)
     killed = tmp_path / "killed"
     code = (
-        "import json, sys; from tmcheck.empirics.presets import preset_from_dict; "
+        "import json, sys; from tmcheck.empirics.sweep.kinds import preset_from_dict; "
         "from tmcheck.empirics.sweep import run_sweep; "
         "run_sweep(sys.argv[1], 'synthetic', preset_from_dict('synthetic', json.loads(sys.argv[2])), "
         "progress=False, log=lambda s: None)"

@@ -1,6 +1,6 @@
 """Generators of the reliability and pretraining pages (docs/guide/reliability.md, pretraining.md):
 the test counts behind each guarantee (collected by pytest from the test modules, never typed), the
-preset tables (read from tmcheck.empirics.presets) and the resource limits (read from the modules
+preset tables (read from each sweep kind's record) and the resource limits (read from the modules
 that enforce them). Nothing here holds a number of its own.
 """
 
@@ -105,10 +105,10 @@ def _shape_bounds(schema) -> str:
 
 
 def preset_table() -> str:
-    from tmcheck.empirics.presets import PRESETS
+    from tmcheck.empirics.sweep.kinds import get_kind
 
     lines = ["| kind | preset | what it trains | notes |", "|---|---|---|---|"]
-    for kind, named in PRESETS.items():
+    for kind, named in ((k, get_kind(k).presets) for k in ("pretrain", "model", "synthetic")):
         for name, p in named.items():
             lines.append(f"| {kind} | `{name}` | {_what(kind, p)} | {' '.join(p.notes.split())} |")
     return "\n".join(lines) + "\n"

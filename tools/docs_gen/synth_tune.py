@@ -1,5 +1,5 @@
 """Generated blocks of docs/results/synthetic-tuning.md, from the committed tuning (results/synth-tune:
-trials.json, chosen.json, run.json) and the search space in tmcheck.empirics.synthetic.tune."""
+trials.json, chosen.json, run.json) and the search space in tmcheck.empirics.sweep.tune."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _words(s: dict) -> str:
 
 
 def search() -> str:
-    from tmcheck.empirics.synthetic.tune import SEARCH
+    from tmcheck.empirics.sweep.tune import SEARCH
 
     rows = ["| field | choices |", "|---|---|"]
     rows += [f"| `{k}` | {', '.join(f'{v:g}' for v in vs)} |" for k, vs in SEARCH.items()]

@@ -13,7 +13,8 @@ from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method
 from tmcheck.empirics.fit.exponent import curvature_test, exponent_report, range_sensitivity
 from tmcheck.empirics.fit.intervals import interval_batch
 from tmcheck.empirics.fit.prediction import prediction_test
-from tmcheck.empirics.presets import PRETRAIN, SYNTHETIC
+from tmcheck.empirics.sweep.pretrain import PRESETS as PRETRAIN
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 from tmcheck.theory.bounds import alpha_D
 
 # cpu-demo pretraining: the grid of 5 sizes from n_min to the ~128k-token training split, 2 seeds, 1% noise

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics.presets import SynthPreset, SynthTuned
+from tmcheck.empirics.sweep.synthetic_preset import SynthPreset, SynthTuned
 from tmcheck.empirics.synthetic.problem import Experiment, Split, knn_baseline, krr_baseline, validation_size
 from tmcheck.util import atomic
 
