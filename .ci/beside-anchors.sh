@@ -23,5 +23,5 @@ assert numpy.__version__ < "2", "dadapy needs numpy<2: the resolver did not hono
 PY
 # `tmcheck` imports from the installed wheel: the checkout has no tmcheck/ folder (package-dir).
 HYPOTHESIS_PROFILE=ci "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-    --rootdir "$PWD" -c "$PWD/pyproject.toml" tests/empirics/test_id_*.py
+    --rootdir "$PWD" -c "$PWD/pyproject.toml" tests/empirics/id/
 echo "beside-anchors: install $((t1 - t0)) s, tests $(( $(date +%s) - t1 )) s"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+from typer.core import TyperCommand, TyperOption
 
 from tmcheck.cli.common import fail
 
@@ -108,6 +109,80 @@ def parse_list(
                 raise typer.BadParameter(f"{name}: {exc.message}") from None
         out.append(v)
     return tuple(out)
+
+
+# ------------------------------------------------------------------------------ help from the registries
+# A help text may name what a registry holds through a placeholder, filled in when the help is read
+# (so that `tmcheck --help` imports no preset module): {presets:KIND} lists a sweep kind's presets with the
+# first clause of their notes, {fields:KIND} the fields `--set FIELD=VALUE` can change on its presets
+# (from the schema), {manifolds} the manifolds of tmcheck.theory.manifolds. A command whose options use
+# them is declared with `@app.command(cls=RegistryHelp)`.
+_PLACEHOLDER = re.compile(r"\{(presets|fields):([\w-]+)\}|\{(manifolds)\}")
+
+
+@functools.cache
+def preset_words(kind: str) -> str:
+    """'tiny (the first clause of its notes), cpu (...)': every preset of a sweep kind, from the registry."""
+    from tmcheck.empirics.sweep.kinds import get_preset, preset_names
+
+    def clause(notes: str) -> str:
+        return re.split(r"; |\. ", notes, maxsplit=1)[0].rstrip(".")
+
+    return ", ".join(f"{n} ({clause(get_preset(n, kind).notes)})" for n in preset_names(kind))
+
+
+@functools.cache
+def field_words(kind: str) -> str:
+    """'dims (list of int), noise (float), ...': the fields `--set` changes on a kind's presets."""
+    from tmcheck.empirics.sweep import overrides
+    from tmcheck.empirics.sweep.kinds import preset_class
+
+    return ", ".join(f"{k} ({overrides.type_words(t)})" for k, t in overrides.settable(preset_class(kind)).items())
+
+
+def manifold_words() -> str:
+    from tmcheck.theory.manifolds import MANIFOLDS
+
+    return ", ".join(MANIFOLDS)
+
+
+def fill_help(text: str | None) -> str | None:
+    """`text` with its registry placeholders replaced by what the registries hold."""
+    if not text:
+        return text
+
+    def one(m: re.Match) -> str:
+        if m[3]:
+            return manifold_words()
+        return preset_words(m[2]) if m[1] == "presets" else field_words(m[2])
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+class _RegistryHelpOption(TyperOption):
+    """A TyperOption whose help is filled from the registries when read (RegistryHelp)."""
+
+    @property
+    def help(self):  # type: ignore[override]
+        return fill_help(self.__dict__.get("_help"))
+
+    @help.setter
+    def help(self, value):
+        self.__dict__["_help"] = value
+
+
+class RegistryHelp(TyperCommand):
+    """A command whose options' help texts hold registry placeholders ({presets:KIND}, {fields:KIND},
+    {manifolds}), filled in only when a help text is read."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for p in self.params:
+            raw = p.__dict__.get("help")
+            if type(p) is TyperOption and isinstance(raw, str) and _PLACEHOLDER.search(raw):
+                del p.__dict__["help"]
+                p.__class__ = _RegistryHelpOption
+                p.help = raw
 
 
 # -------------------------------------------------------------------------------------------- aliases

@@ -23,12 +23,9 @@ from tmcheck.cli.options import (
     BootstrapOpt,
     ExecutorSpec,
     JsonOpt,
-    beta_value,
+    RegistryHelp,
     executor_options,
-    nonneg_finite,
-    nonneg_int,
     parse_list,
-    positive_int,
     run_failures,
     sweep_directory,
 )
@@ -36,11 +33,10 @@ from tmcheck.cli.options import (
 app = typer.Typer(no_args_is_help=True, help="Sweeps: data and model scaling (Sec. 3), synthetic regression (eq. 3-4).")
 DEFAULT_DIR = Path("runs/sweep")
 SYNTHETIC_DIR = Path("synth-out")
-RENAMED_OPTIONS = {("sweep", "synthetic"): {"--seed": "--seeds"}}
 MIN_FIT_SIZES = 3  # the report fits a curve only on at least this many converged sizes (report.common)
 
 
-@app.command()
+@app.command(cls=RegistryHelp)
 @handle_errors
 @executor_options
 def data(
@@ -49,7 +45,7 @@ def data(
     preset: str | None = typer.Option(
         None,
         "--preset",
-        help="tiny, cpu-demo, cpu-small, gpu-quick, gpu-paper (default: the sweep's own, or tiny for a new one).",
+        help="{presets:pretrain} (default: the sweep's own, or tiny for a new one).",
     ),
     corpus: list[str] | None = typer.Option(
         None, "--corpus", help="Corpora, comma-separated or repeated (default: the preset's)."
@@ -72,10 +68,6 @@ def data(
         console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}")
 
 
-def _ints(text: str | None, name: str) -> tuple[int, ...] | None:
-    return parse_list(text, name, int, positive_int)
-
-
 def check_report_can_be_made(p) -> None:
     """Refuse (one line, before anything trains) a synthetic sweep whose report could not fit its
     exponents: fewer than MIN_FIT_SIZES sizes per curve. One seed is a valid sweep."""
@@ -85,16 +77,16 @@ def check_report_can_be_made(p) -> None:
             if len(set(ns)) < MIN_FIT_SIZES:
                 raise typer.BadParameter(
                     f"the report fits alpha-hat_D on at least {MIN_FIT_SIZES} sizes n, got {len(set(ns))} "
-                    f"({', '.join(map(str, ns))}); give more with --n, or pass --no-report"
+                    f"({', '.join(map(str, ns))}); give more with --set ns=..., or pass --no-report"
                 )
     if p.model_dims and len(set(p.model_widths)) < MIN_FIT_SIZES:
         raise typer.BadParameter(
             f"the report fits alpha-hat_N on at least {MIN_FIT_SIZES} widths, got {len(set(p.model_widths))}; "
-            f"pass --model-d '' for no model sweep, or --no-report"
+            "pass --set model_dims= for no model sweep, or --no-report"
         )
 
 
-@app.command("synthetic")
+@app.command("synthetic", cls=RegistryHelp)
 @handle_errors
 @executor_options
 def synthetic(
@@ -103,36 +95,17 @@ def synthetic(
     preset: str = typer.Option(
         "tiny",
         "--preset",
+        help="{presets:synthetic}.",
+    ),
+    settings: list[str] | None = typer.Option(
+        None,
+        "--set",
+        metavar="FIELD=VALUE",
         help=(
-            "tiny (< 2 min, tests), demo (make demo; minutes), cpu (d in 1,2,4; ~30 min), cpu-decide (the tuned "
-            "decision grid, n 100-10,000, 5 seeds, and the model sweep; results/synth-decide), cpu-decide2 (the "
-            "same with d = 4 at n 1000-100,000; results/synth-decide2), gpu."
+            "Change a field of the preset, repeated; the value is read by the field's type (a list as 1,2,4, "
+            "'' the empty list), e.g. --set dims=1,2 --set noise=0.1 --set model_dims= . Fields: {fields:synthetic}."
         ),
     ),
-    d: str | None = typer.Option(None, "--d", help="Override: intrinsic dimensions d, e.g. 1,2,4."),
-    beta: str | None = typer.Option(None, "--beta", help="Override: Hölder smoothness β in (0,1], e.g. 1,0.5."),
-    n: str | None = typer.Option(None, "--n", help="Override: training-set sizes n, e.g. 100,1000,10000."),
-    seeds: str | None = typer.Option(None, "--seeds", help="Override: seeds, e.g. 0,1,2 (one seed is a sweep too)."),
-    D: int | None = typer.Option(
-        None, "--D", callback=positive_int, help="Override: ambient dimension D (= number of tokens)."
-    ),
-    manifold: str | None = typer.Option(None, "--manifold", help="Override: torus, sphere or cube."),
-    target: str | None = typer.Option(None, "--target", help="Override: holder, kinks or relu."),
-    density: str | None = typer.Option(None, "--density", help="Override: uniform or tilted."),
-    noise: float | None = typer.Option(None, "--noise", callback=nonneg_finite, help="Override: label noise σ."),
-    size: str | None = typer.Option(None, "--size", help="Override: fixed, or theory (FFN width ∝ n^{d/(2β+d)})."),
-    attention: str | None = typer.Option(None, "--attention", help="Override: relu (the paper's) or softmax."),
-    epochs: int | None = typer.Option(
-        None, "--epochs", callback=positive_int, help="Override: steps = epochs * n_train / batch size ..."
-    ),
-    min_steps: int | None = typer.Option(
-        None, "--min-steps", callback=positive_int, help="Override: ... clipped below at this ..."
-    ),
-    max_steps: int | None = typer.Option(
-        None, "--max-steps", callback=positive_int, help="Override: ... and above at this."
-    ),
-    baselines: str | None = typer.Option(None, "--baselines", help="Override: knn,krr (or one of them)."),
-    model_d: str | None = typer.Option(None, "--model-d", help="Override: d of the model sweep ('' = none)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
     reuse: Path | None = typer.Option(
         None,
@@ -148,32 +121,12 @@ def synthetic(
     json_: JsonOpt = False,
 ) -> None:
     """Run (or resume) the data- and model-scaling sweeps and compare α̂_D, α̂_N with 2β/(2β+d), 2β/d."""
-    from tmcheck.empirics.presets import get_preset
     from tmcheck.empirics.report import build_report, summary
-    from tmcheck.empirics.sweep import run_sweep
+    from tmcheck.empirics.sweep import overrides, run_sweep
+    from tmcheck.empirics.sweep.kinds import get_preset
 
     path = sweep_directory(sweep_dir, out, SYNTHETIC_DIR)
-    base = get_preset(preset, "synthetic")
-    p = base.with_overrides(
-        dims=_ints(d, "--d"),
-        betas=parse_list(beta, "--beta", float, beta_value),
-        ns=_ints(n, "--n"),
-        seeds=parse_list(seeds, "--seeds", int, nonneg_int),
-        D=D,
-        manifold=manifold,
-        target=target,
-        density=density,
-        noise=noise,
-        size=size,
-        attention=attention,
-        epochs=epochs,
-        min_steps=min_steps,
-        max_steps=max_steps,
-        baselines=parse_list(baselines, "--baselines"),
-        model_dims=parse_list(model_d, "--model-d", int, positive_int, allow_empty=True),
-    )
-    if p != base:
-        p = p.with_overrides(name=f"{preset}-custom")
+    p = overrides.apply(get_preset(preset, "synthetic"), settings or ())
     if report:
         check_report_can_be_made(p)
     log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
@@ -221,7 +174,7 @@ def status(
 MODEL_DIR = Path("runs/sweep-model")
 
 
-@app.command("model")
+@app.command("model", cls=RegistryHelp)
 @handle_errors
 @executor_options
 def model(
@@ -230,8 +183,7 @@ def model(
     preset: str | None = typer.Option(
         None,
         "--preset",
-        help="tiny or cpu (default: the sweep's own, or tiny for a "
-        "new one); cpu trains on the SQL corpus (`tmcheck data prepare sql`).",
+        help="{presets:model} (default: the sweep's own, or tiny for a new one).",
     ),
     corpus: str | None = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
     executor: ExecutorSpec = LOCAL,

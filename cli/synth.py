@@ -103,8 +103,8 @@ def tune(
     """Choose lr, weight decay, batch, patience and the transformer's sizes per (d, β, n) by successive
     halving on a selection set drawn from the training pool (never the test split); with several n
     (now or recorded in DIR), one setting per (d, β) is chosen across them and written to DIR/chosen.json."""
-    from tmcheck.empirics.presets import get_preset
-    from tmcheck.empirics.synthetic import tune as tuning
+    from tmcheck.empirics.sweep import tune as tuning
+    from tmcheck.empirics.sweep.kinds import get_preset
     from tmcheck.util.progress import bar
 
     p = get_preset(preset, "synthetic")
@@ -167,7 +167,7 @@ def _merge_chosen(out: Path, chosen: list[dict]) -> list[dict]:
     """This call's choices over those already in out/chosen.json (other (d, β) kept)."""
     import json
 
-    from tmcheck.empirics.synthetic.tune import CHOSEN
+    from tmcheck.empirics.sweep.tune import CHOSEN
 
     old = []
     if (Path(out) / CHOSEN).exists():
@@ -194,8 +194,8 @@ def tuned(
 ) -> None:
     """Check tuned settings against a preset (each (d, β) of its grid once, each giving a valid preset)
     and print the settings every (d, β) trains under."""
-    from tmcheck.empirics.presets import get_preset
-    from tmcheck.empirics.synthetic.tune import SEARCH, load_tuned
+    from tmcheck.empirics.sweep.kinds import get_preset
+    from tmcheck.empirics.sweep.tune import SEARCH, load_tuned
 
     p = load_tuned(file, get_preset(preset, "synthetic"))
     fields = (*SEARCH, "min_steps", "max_steps", "cooldown")

@@ -81,7 +81,7 @@ def command(
 
     from tmcheck.empirics.data import check_corpus, prepare_dataset
     from tmcheck.empirics.lm.pretrain import dataset_spec, init_tokenizer, train_lm, with_model
-    from tmcheck.empirics.presets import get_preset
+    from tmcheck.empirics.sweep.kinds import get_preset
 
     name = check_corpus(_corpus(corpus, text, corpus_dir))
     if init_from is not None and any(v is not None for v in (n_layer, n_embd, n_head)):

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from tmcheck.cli.main import app
 
 runner = CliRunner()
-MICRO = ["--preset", "tiny", "--d", "1", "--n", "50,120,300", "--min-steps", "20", "--max-steps", "20"]
-MICRO += ["--baselines", "knn", "--model-d", "", "--no-report", "--json"]
+MICRO = ["--preset", "tiny", "--set", "dims=1", "--set", "ns=50,120,300", "--set", "min_steps=20"]
+MICRO += ["--set", "max_steps=20", "--set", "baselines=knn", "--set", "model_dims=", "--no-report", "--json"]
 
 
 def commands(tmp_path):

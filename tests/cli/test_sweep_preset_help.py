@@ -1,11 +1,14 @@
-"""`tmcheck sweep synthetic --preset`'s help names every synthetic preset (it once left cpu-decide out)."""
+"""`tmcheck sweep synthetic --preset`'s help names every synthetic preset (it once left cpu-decide out):
+it is filled from the registry (cli/options.py: RegistryHelp) when read."""
 
 import re
 
 import typer
 
 from tmcheck.cli.main import app
-from tmcheck.empirics.presets import SYNTHETIC
+from tmcheck.empirics.sweep.kinds import preset_names
+
+SYNTHETIC = preset_names("synthetic")
 
 
 def preset_help(command: str) -> str:

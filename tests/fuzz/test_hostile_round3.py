@@ -30,8 +30,8 @@ from tmcheck.empirics.data.tokens import train_tokenizer
 from tmcheck.empirics.lm.checkpoint import FORMAT, save_checkpoint
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 from tmcheck.empirics.lm.hf import MARKER, export_hf
-from tmcheck.empirics.presets import get_preset
 from tmcheck.empirics.sweep import SweepDir, layout, register_kind, run_spec, run_sweep
+from tmcheck.empirics.sweep.kinds import get_preset
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "empirics"))
 import sweep_toy
