@@ -92,11 +92,6 @@ class Network:
         self.decoder = (int(self.decoder[0]), int(self.decoder[1]))
         validate(self)
 
-    def __call__(self, X, backend: str | None = None):
-        from tmcheck.theory.backends import evaluate
-
-        return evaluate(self, X, backend=backend)
-
 
 # --------------------------------------------------------------------------------------------
 # conversion of numbers and arrays

@@ -17,6 +17,7 @@ split of a document never depends on which other documents are present.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -31,7 +32,12 @@ from pathlib import Path
 from tmcheck.empirics.data.stories import stories
 
 BUILTIN = ("code", "prose", "stories")
-OPTIONAL = ("sql", "prose-large")
+OPTIONAL = ("sql", "prose-large")  # written by `tmcheck data prepare NAME` (empirics.data.prepare)
+# the Debian packages each optional corpus is prepared from
+PACKAGES = {
+    "sql": ["mariadb-test-data"],
+    "prose-large": ["linux-source-6.1", "python3.11-doc", "sword-text-web", "diatheke"],
+}
 CORPORA = BUILTIN + OPTIONAL
 OWN = ("text:", "dir:")  # prefixes of one's own corpora
 SPLITS = ("train", "val", "test")
@@ -238,12 +244,53 @@ def prose_docs(root: Path | None = None) -> list[str]:
     return docs
 
 
+# ------------------------------------------------------------------ prepared corpora: the read side
+
+
+def prepared_path(name: str, root: Path) -> Path:
+    return root / "prepared" / f"{name}.jsonl"
+
+
+def is_prepared(name: str, root: Path | None = None) -> bool:
+    """Whether `tmcheck data prepare NAME` has written the corpus's documents under the data root."""
+    return prepared_path(name, root or data_root()).exists()
+
+
+def require_prepared(name: str, root: Path | None = None) -> None:
+    """A one-line OSError naming the command to run when an optional corpus is not prepared."""
+    if name in PACKAGES and not is_prepared(name, root):
+        raise OSError(
+            f"corpus {name!r} is not prepared on this machine; run `tmcheck data prepare {name}` "
+            f"(installs {', '.join(PACKAGES[name])} with apt-get, root needed) or choose another corpus"
+        )
+
+
+def load_prepared(name: str, root: Path) -> list[str]:
+    path = prepared_path(name, root)
+    if not path.exists():
+        raise OSError(f"corpus {name!r} is not prepared (no {path}); run `tmcheck data prepare {name}`")
+    docs = []
+    with path.open(encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"{path} line {i} is not JSON ({exc.msg}); rerun `tmcheck data prepare {name}`"
+                ) from None
+            if not isinstance(doc, str):
+                raise ValueError(
+                    f"{path} line {i} holds a {type(doc).__name__}, not a document string; "
+                    f"rerun `tmcheck data prepare {name}`"
+                )
+            docs.append(doc)
+    return docs
+
+
 def paper_corpora(root: Path | None = None) -> tuple[str, str, str]:
     """The paper's three corpora (Section 3: The Stack's SQL, OpenWebText, TinyStories) as tmcheck has
     them offline: `sql` (MariaDB's test files) when `tmcheck data prepare sql` has run, else `code`
     (the Python standard library) in its place; then `prose` and `stories`."""
-    from tmcheck.empirics.data.prepare import is_prepared
-
     return ("sql" if is_prepared("sql", root) else "code", "prose", "stories")
 
 
@@ -256,8 +303,6 @@ def load_corpus(name: str, root: Path | None = None, seed: int = 0) -> list[str]
     elif name == "stories":
         docs = stories(seed)
     elif name in OPTIONAL:
-        from tmcheck.empirics.data.prepare import load_prepared
-
         docs = load_prepared(name, root or data_root())
     elif name.startswith(OWN):
         docs = own_docs(check_corpus(name))

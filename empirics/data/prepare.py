@@ -6,7 +6,8 @@
   reStructuredText sources of `python3.11-doc`, and the World English Bible (`sword-text-web`,
   read with `diatheke`).
 Preparing installs the packages with apt-get (root needed) and writes one JSON-lines file of
-documents to the data root; `load_corpus` then reads it.
+documents to the data root; `load_corpus` then reads it (the read side, `load_prepared` and
+`is_prepared`, lives beside the corpora in tmcheck.empirics.data.corpora).
 """
 
 from __future__ import annotations
@@ -19,13 +20,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from tmcheck.empirics.data.corpora import chunk, data_root
+from tmcheck.empirics.data.corpora import PACKAGES, chunk, data_root, prepared_path
 from tmcheck.util import atomic
 
-PACKAGES = {
-    "sql": ["mariadb-test-data"],
-    "prose-large": ["linux-source-6.1", "python3.11-doc", "sword-text-web", "diatheke"],
-}
 BIBLE_BOOKS = [
     "Genesis",
     "Exodus",
@@ -40,46 +37,6 @@ BIBLE_BOOKS = [
     "Romans",
     "Revelation",
 ]
-
-
-def prepared_path(name: str, root: Path) -> Path:
-    return root / "prepared" / f"{name}.jsonl"
-
-
-def is_prepared(name: str, root: Path | None = None) -> bool:
-    """Whether `tmcheck data prepare NAME` has written the corpus's documents under the data root."""
-    return prepared_path(name, root or data_root()).exists()
-
-
-def require_prepared(name: str, root: Path | None = None) -> None:
-    """A one-line OSError naming the command to run when an optional corpus is not prepared."""
-    if name in PACKAGES and not is_prepared(name, root):
-        raise OSError(
-            f"corpus {name!r} is not prepared on this machine; run `tmcheck data prepare {name}` "
-            f"(installs {', '.join(PACKAGES[name])} with apt-get, root needed) or choose another corpus"
-        )
-
-
-def load_prepared(name: str, root: Path) -> list[str]:
-    path = prepared_path(name, root)
-    if not path.exists():
-        raise OSError(f"corpus {name!r} is not prepared (no {path}); run `tmcheck data prepare {name}`")
-    docs = []
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            try:
-                doc = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(
-                    f"{path} line {i} is not JSON ({exc.msg}); rerun `tmcheck data prepare {name}`"
-                ) from None
-            if not isinstance(doc, str):
-                raise ValueError(
-                    f"{path} line {i} holds a {type(doc).__name__}, not a document string; "
-                    f"rerun `tmcheck data prepare {name}`"
-                )
-            docs.append(doc)
-    return docs
 
 
 def apt_install(packages: list[str]) -> None:

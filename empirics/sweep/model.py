@@ -154,7 +154,7 @@ def run_name(params: Mapping) -> str:
 
 
 def new_config(preset: ModelPreset, options: Mapping) -> dict:
-    from tmcheck.empirics.data.prepare import require_prepared
+    from tmcheck.empirics.data.corpora import require_prepared
 
     corpus = check_corpus(options.get("corpus") or preset.corpus)
     require_prepared(corpus)  # one line naming `tmcheck data prepare sql` (the cpu preset's corpus)

@@ -155,6 +155,6 @@ def test_data_stats_on_a_prepared_file_with_non_strings_is_one_line(tmp_path, mo
     assert res.exit_code == 2 and "sql.jsonl line 2" in res.stderr and "Traceback" not in res.output
     assert len(res.stderr.strip().splitlines()) == 1
     prepared.write_text('"SELECT 1;"\n' * 3)  # the mutant: all strings, accepted
-    from tmcheck.empirics.data.prepare import load_prepared
+    from tmcheck.empirics.data.corpora import load_prepared
 
     assert load_prepared("sql", tmp_path) == ["SELECT 1;"] * 3
