@@ -17,15 +17,14 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, finish_construction, handle_errors, print_json, resource_table
-from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, TrialsOpt, positive_int
+from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt
 from tmcheck.theory.construction import SIZE_LIMIT
+from tmcheck.theory.lemmas.parallel import KINDS
 from tmcheck.theory.network import NetworkError, to_fraction
 
 MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention patterns (exact rationals)
 
 app = typer.Typer(no_args_is_help=True, help="Appendix G building blocks: Lemmas 3-7 as exact, verified constructions.")
-
-KINDS = ("interaction", "gating", "addition", "replace")
 
 
 def num(text: str, name: str) -> Fraction:
@@ -47,11 +46,6 @@ def parse_matrix(text: str, name: str) -> list[list[Fraction]]:
     return rows
 
 
-def _resources_row(c) -> dict:
-    r = c.resources()
-    return {"l": r.l, "m": r.m, "L_T": r.L_T, "L_FFN": r.L_FFN, "w_FFN": r.w_FFN, "kappa": r.kappa_blocks}
-
-
 def report(
     c,
     trials: int,
@@ -61,68 +55,55 @@ def report(
     extra: dict | None = None,
     extra_ok: bool = True,
 ) -> None:
-    """Verify, optionally export, and print (rich or JSON) one construction; extra_ok joins the verdict.
-    A failed verification exits with code 1 (a finding, not bad input)."""
+    """Verify (`theory.check.construction_report`), optionally export, and print (rich or JSON) one
+    construction; extra_ok joins the verdict. A failed verification exits with code 1 (a finding, not bad input)."""
     from tmcheck.theory import netfile
-    from tmcheck.theory.check import verify
+    from tmcheck.theory.check import construction_report
 
-    res = verify(c, trials, exact, extra_ok=extra_ok)
+    rep = construction_report(c, trials, exact, extra, extra_ok)
     if export is not None:
         netfile.save(c.network, export)
-    payload = {
-        "name": c.name,
-        "paper": c.paper,
-        "claim": c.claim,
-        "constants": c.constants,
-        "stated_kappa_bound": c.stated_kappa_bound,
-        "stated_resources": c.stated_resources,
-        "measured": _resources_row(c),
-        "trials": trials,
-        "backend": "exact" if exact else "float64",
-        **res,
-        **(extra or {}),
-        "exported": str(export) if export else None,
-    }
     if json_:
-        print_json(payload)
+        print_json({**rep, "exported": str(export) if export else None})
     else:
-        _print_report(c, res, trials, exact, export, extra)
-    if not res["ok"]:
+        _print_report(rep, export, extra)
+    if not rep["ok"]:
         raise typer.Exit(1)
 
 
-def _print_report(c, res: dict, trials: int, exact: bool, export: Path | None, extra: dict | None) -> None:
-    t = Table(title=f"{c.name} ({c.paper})")
+def _print_report(rep: dict, export: Path | None, extra: dict | None) -> None:
+    t = Table(title=f"{rep['name']} ({rep['paper']})")
     t.add_column("quantity")
     t.add_column("value", overflow="fold")
-    for k, v in c.constants.items():
+    for k, v in rep["constants"].items():
         if isinstance(v, np.ndarray) or k in ("Q_data", "K_data", "pivot"):
             continue
         t.add_row(k, f"{v} (= {float(v):.6g})" if isinstance(v, Fraction) and v.denominator != 1 else str(v))
-    if c.stated_kappa_bound is not None:
-        t.add_row("stated bound on ||θ||∞", f"{float(c.stated_kappa_bound):.6g}")
-    for k, v in _resources_row(c).items():
+    if rep["stated_kappa_bound"] is not None:
+        t.add_row("stated bound on ||θ||∞", f"{float(rep['stated_kappa_bound']):.6g}")
+    for k, v in rep["measured"].items():
         t.add_row(f"measured {k}", f"{float(v):.6g}" if k == "kappa" else str(v))
     for k, v in (extra or {}).items():
         t.add_row(k, str(v))
-    for k, d in res["check"]["results"].items():
+    for k, d in rep["check"]["results"].items():
         t.add_row(f"check: {k}", ("[green]pass[/] " if d["passed"] else "[red]FAIL[/] ") + d["detail"])
-    if "float_error" in res:
+    if "float_error" in rep:
         from tmcheck.theory.check import FLOAT_CLAIM_TOL
 
-        t.add_row("float64 max error", f"{res['float_error']:.3g} (tolerance {FLOAT_CLAIM_TOL:g})")
-    verdict = "[bold green]HOLDS[/]" if res["ok"] else "[bold red]FAILS[/]"
-    t.add_row("verdict", f"{verdict} over {trials} inputs ({'exact' if exact else 'float64'})")
+        t.add_row("float64 max error", f"{rep['float_error']:.3g} (tolerance {FLOAT_CLAIM_TOL:g})")
+    verdict = "[bold green]HOLDS[/]" if rep["ok"] else "[bold red]FAILS[/]"
+    t.add_row("verdict", f"{verdict} over {rep['trials']} inputs ({rep['backend']})")
     console.print(t)
     if export is not None:
         console.print(f"exported tmcheck-network v1 to {export}")
 
 
-def show_pattern(P: np.ndarray, t1: int, t2: int) -> None:
-    """Draw the l x l pattern (downsampled to 48 x 48 cells when larger); list the non-zero entries."""
-    l = P.shape[0]
-    nz = [(int(a), int(b)) for a, b in np.argwhere(P != 0)]
+def show_pattern(nonzero: list, l: int, t1: int, t2: int) -> None:
+    """Draw the l x l pattern with these non-zero entries (t, k) (downsampled to 48 x 48 cells when larger);
+    list them."""
+    nz = [(int(a), int(b)) for a, b in nonzero]
     step = max(1, -(-l // 48))
+    hit_cells = {(a // step, b // step) for a, b in nz}
     console.print(f"attention pattern σ(<Q h_t, K h_k>): rows query t, columns key k, one cell = {step}x{step} entries")
     grid = Table(show_header=False, box=None, padding=0)
     for _ in range(0, l, step):
@@ -130,7 +111,7 @@ def show_pattern(P: np.ndarray, t1: int, t2: int) -> None:
     for r in range(0, l, step):
         cells = []
         for col in range(0, l, step):
-            hit = (P[r : r + step, col : col + step] != 0).any()
+            hit = (r // step, col // step) in hit_cells
             mark = r <= t1 < r + step and col <= t2 < col + step
             cells.append("[bold red]█[/]" if hit else ("[yellow]○[/]" if mark else "[dim]·[/]"))
         grid.add_row(*cells)
@@ -164,15 +145,7 @@ def interaction_cmd(
 
     Example: tmcheck lemma interaction --l 64 --t1 3 --t2 40 --show-pattern
     """
-    from tmcheck.theory.check import FLOAT_CLAIM_TOL
-    from tmcheck.theory.heads import threshold
-    from tmcheck.theory.lemmas.interaction import (
-        attention_pattern,
-        default_kernels,
-        float_error,
-        interaction,
-        pattern_input,
-    )
+    from tmcheck.theory.lemmas.interaction import default_kernels, interaction, interaction_extra
 
     kap = num(kappa, "--kappa")
     dq, dk = default_kernels(kap)
@@ -180,21 +153,9 @@ def interaction_cmd(
     K = parse_matrix(k, "--key-kernel") if k is not None else dk
     Mq = num(M, "--M")
     c = interaction(l, t1, t2, i, Q, K, Mq, None if C is None else num(C, "--C"))
-    extra, extra_ok = {}, True
-    if not exact:  # the paper's own vectors cos(tπ/2l), sin(tπ/2l), with their own threshold
-        thf = threshold(l, t1, t2, Q, K, float(Mq), "float64")
-        err = float_error(l, t1, t2, Q, K, Mq, thf.C, np.random.default_rng(0), trials)
-        extra.update({"sinusoidal C*": thf.C, "sinusoidal float64 error": err})
-        extra_ok = err <= FLOAT_CLAIM_TOL
-    if json_:
-        from tmcheck.theory.network import interaction_vectors
-
-        extra["interaction_vectors"] = interaction_vectors(l, "exact" if exact else "float64")
-    if pattern:
-        P = attention_pattern(c, pattern_input(c, Q, K))
-        extra["pattern_nonzero"] = [[int(a), int(b)] for a, b in np.argwhere(P != 0)]
-        if not json_:
-            show_pattern(P, t1, t2)
+    extra, extra_ok = interaction_extra(c, Q, K, Mq, trials, exact, vectors=json_, pattern=pattern)
+    if pattern and not json_:
+        show_pattern(extra["pattern_nonzero"], l, t1, t2)
     report(c, trials, exact, json_, export, extra, extra_ok)
 
 
@@ -263,26 +224,6 @@ def replace_cmd(
     report(replace(l, num(M, "--M")), trials, exact, json_, export)
 
 
-def build_kind(kind: str, l: int, M: Fraction):
-    """A default construction of one kind on l tokens (what `lemma parallel` combines)."""
-    from tmcheck.theory.lemmas.addition import addition
-    from tmcheck.theory.lemmas.gating import gating
-    from tmcheck.theory.lemmas.interaction import default_kernels, interaction
-    from tmcheck.theory.lemmas.replace import replace
-
-    if kind == "interaction":
-        return interaction(l, 0, l - 1, 0, *default_kernels(Fraction(1)), M)
-    if kind == "gating":
-        return gating(l, l // 2, "prefix", M)
-    if kind == "addition":
-        if l % 2:
-            raise UserError(f"addition needs an even number of tokens (l = 2D), got {l}")
-        return addition([Fraction(1, 2)] * (l // 2), max(M, Fraction(2)))
-    if kind == "replace":
-        return replace(l, M)
-    raise UserError(f"unknown block kind {kind!r}; expected one of {', '.join(KINDS)}")
-
-
 @app.command("parallel")
 @handle_errors
 def parallel_cmd(
@@ -300,7 +241,7 @@ def parallel_cmd(
 
     Example: tmcheck lemma parallel --left interaction --right gating --l1 8 --l2 8
     """
-    from tmcheck.theory.lemmas.parallel import parallelize
+    from tmcheck.theory.lemmas.parallel import build_kind, parallelize
 
     Mf = num(M, "--M")
     c = parallelize(build_kind(left, l1, Mf), build_kind(right, l2, Mf))
@@ -327,12 +268,7 @@ def lemma1_cmd(
     exact: ExactOpt = False,
     points: int = typer.Option(2000, "--points", min=1, help="Size of the dense sample (exact: at most 200)."),
     trials: TrialsOpt = 4,
-    size_limit: int = typer.Option(
-        SIZE_LIMIT,
-        "--size-limit",
-        callback=positive_int,
-        help="Refuse networks with more tokens or heads than this (checked before building).",
-    ),
+    size_limit: SizeLimitOpt = SIZE_LIMIT,
     export: ExportOpt = None,
     json_: JsonOpt = False,
 ) -> None:

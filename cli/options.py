@@ -205,6 +205,14 @@ DeviceOpt = Annotated[
     str, typer.Option("--device", callback=device_name, help="auto (CUDA when present), cpu, cuda or cuda:N.")
 ]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples (0: none).")]
+SizeLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--size-limit",
+        callback=positive_int,
+        help="Refuse networks with more tokens or heads than this (checked before building).",
+    ),
+]
 MaxParamsOpt = Annotated[
     int | None,
     typer.Option(

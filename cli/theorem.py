@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from tmcheck.cli.common import console, finish_construction, handle_errors, resource_table
-from tmcheck.cli.options import ExportOpt, JsonOpt, TrialsOpt, positive_finite, positive_int
+from tmcheck.cli.options import ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt, positive_finite, positive_int
 from tmcheck.theory.construction import SIZE_LIMIT
 
 app = typer.Typer(
@@ -44,12 +44,7 @@ def theorem2_cmd(
     ),
     points: int = typer.Option(300, "--points", min=1, help="Manifold sample size for the error."),
     trials: TrialsOpt = 2,
-    size_limit: int = typer.Option(
-        SIZE_LIMIT,
-        "--size-limit",
-        callback=positive_int,
-        help="Refuse networks with more tokens or heads than this (checked before building).",
-    ),
+    size_limit: SizeLimitOpt = SIZE_LIMIT,
     export: ExportOpt = None,
     json_: JsonOpt = False,
 ) -> None:

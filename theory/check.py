@@ -10,7 +10,8 @@ Properties, each reported by name:
   entry, within the derived bound of `float_error.blockwise` (a running error analysis of each block).
 
 `verify` adds the construction's accuracy claim (max |T - f| <= ε) and, for a float64 claim (the paper's
-sinusoidal vectors), the tolerance FLOAT_CLAIM_TOL.
+sinusoidal vectors), the tolerance FLOAT_CLAIM_TOL; `construction_report` is the report of one building block
+(`tmcheck lemma`) around that verdict.
 """
 
 from __future__ import annotations
@@ -173,6 +174,35 @@ def verify(
     out["verdict"] = "HOLDS" if out["ok"] else "FAILS"
     out["failed"] = rep.failed + ([] if eps is None or out["within_eps"] else ["error > ε"])
     return out
+
+
+def measured_resources(c: Construction) -> dict:
+    """The resources measured from a construction's weights, as a building block's report lists them
+    (kappa over the heads and FFNs only: the embedding is the standalone network's, not the lemma's)."""
+    r = c.resources()
+    return {"l": r.l, "m": r.m, "L_T": r.L_T, "L_FFN": r.L_FFN, "w_FFN": r.w_FFN, "kappa": r.kappa_blocks}
+
+
+def construction_report(
+    c: Construction, trials: int, exact: bool = True, extra: dict | None = None, extra_ok: bool = True
+) -> dict:
+    """What `tmcheck lemma` reports about one building block (Lemmas 3-7): its claim, constants, stated and
+    measured resources, `verify`'s verdict over `trials` inputs in the chosen arithmetic, then `extra` (what
+    the lemma adds); extra_ok (a further float64 claim, e.g. the sinusoidal head's) joins the verdict."""
+    res = verify(c, trials, exact, extra_ok=extra_ok)
+    return {
+        "name": c.name,
+        "paper": c.paper,
+        "claim": c.claim,
+        "constants": c.constants,
+        "stated_kappa_bound": c.stated_kappa_bound,
+        "stated_resources": c.stated_resources,
+        "measured": measured_resources(c),
+        "trials": trials,
+        "backend": "exact" if exact else "float64",
+        **res,
+        **(extra or {}),
+    }
 
 
 def verdict_lines(rep: dict) -> list[str]:

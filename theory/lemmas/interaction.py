@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.backends import run_blocks
+from tmcheck.theory.check import FLOAT_CLAIM_TOL
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.heads import (
     check_indices,
@@ -171,6 +172,32 @@ def default_kernels(kappa) -> tuple[list, list]:
     Q = [[kappa, 0, 0, 0, 0], [0, kappa, 0, 0, kappa]]
     K = [[0, kappa, 0, 0, 0], [kappa, 0, 0, 0, 0]]
     return Q, K
+
+
+def interaction_extra(
+    c: Construction, Q_data, K_data, M, trials: int, exact: bool, vectors: bool = False, pattern: bool = False
+) -> tuple[dict, bool]:
+    """What `tmcheck lemma interaction` adds to the construction's report, and the float64 verdict.
+
+    With exact=False the paper's own vectors cos(tπ/2l), sin(tπ/2l) are checked at their own threshold C*
+    (`threshold` in float64): their C*, their `float_error` over the critical input and `trials` random ones,
+    and the verdict err <= FLOAT_CLAIM_TOL (the second value; True in exact arithmetic, where nothing is
+    rounded). `vectors` adds the interaction vectors I_t of that arithmetic, `pattern` the non-zero entries
+    (t, k) of the attention pattern on `pattern_input` (the lemma allows only (t1, t2)).
+    """
+    l, t1, t2 = c.network.l, c.constants["t1"], c.constants["t2"]
+    extra, ok = {}, True
+    if not exact:
+        thf = threshold(l, t1, t2, Q_data, K_data, float(M), "float64")
+        err = float_error(l, t1, t2, Q_data, K_data, M, thf.C, np.random.default_rng(0), trials)
+        extra.update({"sinusoidal C*": thf.C, "sinusoidal float64 error": err})
+        ok = err <= FLOAT_CLAIM_TOL
+    if vectors:
+        extra["interaction_vectors"] = interaction_vectors(l, "exact" if exact else "float64")
+    if pattern:
+        P = attention_pattern(c, pattern_input(c, Q_data, K_data))
+        extra["pattern_nonzero"] = [[int(a), int(b)] for a, b in np.argwhere(P != 0)]
+    return extra, ok
 
 
 def attention_pattern(c: Construction, H: np.ndarray) -> np.ndarray:

@@ -22,7 +22,10 @@ import numpy as np
 
 from tmcheck.theory.construction import Construction
 from tmcheck.theory.lemmas import standalone_network, with_positional
-from tmcheck.theory.lemmas.gating import pivot
+from tmcheck.theory.lemmas.addition import addition
+from tmcheck.theory.lemmas.gating import gating, pivot
+from tmcheck.theory.lemmas.interaction import default_kernels, interaction
+from tmcheck.theory.lemmas.replace import replace
 from tmcheck.theory.network import Layer, interaction_vectors, zeros
 from tmcheck.theory.sparse import PositionalFFN, SparseBlock, realize
 
@@ -199,6 +202,28 @@ def _at(blk: SparseBlock, offset: int) -> SparseBlock:
             return inner.layers(l, off + offset, M)
 
     return SparseBlock(blk.interactions, Shifted(), blk.M, blk.dense, blk.name)
+
+
+KINDS = ("interaction", "gating", "addition", "replace")
+
+
+def build_kind(kind: str, l: int, M) -> Construction:
+    """A default construction of one kind on l tokens with data bound M (what `tmcheck lemma parallel` combines):
+    interaction t1 = 0 reads t2 = l - 1 into row 0 (κ = 1 kernels), gating keeps the prefix t < l/2, addition
+    subtracts c = (1/2, ..., 1/2) from D = l/2 entries (M raised to 2, the lemma's least), replace copies row 1.
+    """
+    M = Fraction(M)
+    if kind == "interaction":
+        return interaction(l, 0, l - 1, 0, *default_kernels(Fraction(1)), M)
+    if kind == "gating":
+        return gating(l, l // 2, "prefix", M)
+    if kind == "addition":
+        if l % 2:
+            raise ValueError(f"addition needs an even number of tokens (l = 2D), got {l}")
+        return addition([Fraction(1, 2)] * (l // 2), max(M, Fraction(2)))
+    if kind == "replace":
+        return replace(l, M)
+    raise ValueError(f"unknown block kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
 def parallelize(c1: Construction, c2: Construction) -> Construction:
