@@ -55,65 +55,12 @@ GROUPS = [
 ]
 
 
-def renames() -> tuple[dict, dict]:
-    """The renamed options and commands every group module declares, merged.
-
-    A group module may define ``RENAMED_OPTIONS = {(group, command, ...): {"--old": "--new"}}`` and
-    ``RENAMED_COMMANDS = {("old", "path"): ("new", "path")}``; the old spellings keep working one release."""
-    options: dict[tuple[str, ...], dict[str, str]] = {}
-    commands: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for _, module in GROUPS:
-        for path, table in getattr(module, "RENAMED_OPTIONS", {}).items():
-            options.setdefault(tuple(path), {}).update(table)
-        commands.update({tuple(k): tuple(v) for k, v in getattr(module, "RENAMED_COMMANDS", {}).items()})
-    return options, commands
-
-
-def rewrite_deprecated(args: list[str]) -> tuple[list[str], list[str]]:
-    """argv with every deprecated spelling replaced by the current one, and one warning line per rewrite.
-
-    The command path is the leading run of words before the first option. A renamed command is replaced
-    by its new path; an option is renamed when its table's path (old or new spelling of the command) is
-    a prefix of the command path. Arguments after ``--`` are never touched."""
-    options, commands = renames()
-    args = list(args)
-    n_path = next((i for i, a in enumerate(args) if a.startswith("-")), len(args))
-    path = tuple(args[:n_path])
-    warnings: list[str] = []
-    old_path = path
-    for old in sorted(commands, key=len, reverse=True):
-        if path[: len(old)] == old:
-            new = commands[old]
-            args[: len(old)] = list(new)
-            warnings.append(f"tmcheck: '{' '.join(old)}' is deprecated; use 'tmcheck {' '.join(new)}'")
-            path = new + path[len(old) :]
-            break
-    table: dict[str, str] = {}
-    for key, renamed in options.items():
-        if path[: len(key)] == key or old_path[: len(key)] == key:
-            table.update(renamed)
-    if table:
-        start = len(path)
-        for i in range(start, len(args)):
-            arg = args[i]
-            if arg == "--":
-                break
-            name, eq, value = arg.partition("=")
-            if name in table:
-                args[i] = table[name] + eq + value
-                warnings.append(f"tmcheck: '{name}' is deprecated; use '{table[name]}'")
-    return args, warnings
-
-
 class OneLineErrorsGroup(TyperGroup):
     """The root group: a usage error (bad option value, unknown command) is one line on stderr, exit 2.
 
     Typer would draw a multi-line box; scripts and the fuzz tests need `error: ...` on one line."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        args, warnings = rewrite_deprecated(sys.argv[1:] if args is None else list(args))
-        for line in warnings:
-            sys.stderr.write(line + "\n")
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

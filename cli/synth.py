@@ -4,10 +4,9 @@
   tmcheck synth tune DIR --preset cpu --d 2 --beta 1 --n 100,10000     choose the transformer's settings
   tmcheck synth tuned FILE --preset cpu                                check tuned settings against a preset
 
-The sweep is `tmcheck sweep synthetic DIR` and its report `tmcheck report DIR`; the old spellings
-`synth regress` and `synth report` keep working one release (RENAMED_COMMANDS), as does `--seed` for
-the sweep's seeds and `--out` for this command's file (RENAMED_OPTIONS).
-Library: tmcheck.empirics.synthetic.problem (data, Hölder fields, baselines), tmcheck.empirics.synthetic.tune
+The sweep is `tmcheck sweep synthetic DIR` and its report `tmcheck report DIR` (the old spellings
+`synth regress`, `synth report` and `--out` ended with this release: docs/changelog.md names each).
+Library: tmcheck.empirics.synthetic.problem (data, Hölder fields, baselines), tmcheck.empirics.sweep.tune
 (the settings chosen on validation data drawn from the training pool, never the test split).
 """
 
@@ -21,8 +20,6 @@ from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import BetaOpt, JsonOpt, beta_value, nonneg_finite, nonneg_int, parse_list, positive_int
 
 app = typer.Typer(no_args_is_help=True, help="Synthetic manifold regression with known d and β (eq. 2-4).")
-RENAMED_COMMANDS = {("synth", "regress"): ("sweep", "synthetic"), ("synth", "report"): ("report",)}
-RENAMED_OPTIONS = {("synth", "data"): {"--out": "--output"}}
 
 
 @app.command("data")

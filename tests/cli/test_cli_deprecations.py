@@ -1,49 +1,79 @@
-"""Old option and command spellings keep working one release, with one deprecation line on stderr."""
+"""Old spellings end: every renamed option and command that docs/changelog.md names is refused with one
+line on stderr and exit code 2, and its new spelling is accepted. No argv rewriter is left."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from typer.testing import CliRunner
 
 from tmcheck.cli import main as cli_main
 
-
-@pytest.fixture
-def renamed(monkeypatch):
-    module = cli_main.GROUPS[0][1]
-    monkeypatch.setattr(module, "RENAMED_OPTIONS", {("synth", "regress"): {"--seed": "--seeds"}}, raising=False)
-    monkeypatch.setattr(module, "RENAMED_COMMANDS", {("synth", "regress"): ("sweep", "synthetic")}, raising=False)
+ROOT = Path(__file__).resolve().parents[2]
+CHANGELOG = ROOT / "docs" / "changelog.md"
+ROW = re.compile(r"^\| `tmcheck ([\w -]+)` \| `([^`]+)` \| `([^`]+)` \|$")
+runner = CliRunner()
 
 
-def test_old_command_and_option_are_rewritten_with_one_line_each(renamed):
-    args, warnings = cli_main.rewrite_deprecated(["synth", "regress", "D", "--seed", "0,1", "--json"])
-    assert args == ["sweep", "synthetic", "D", "--seeds", "0,1", "--json"]
-    assert warnings == [
-        "tmcheck: 'synth regress' is deprecated; use 'tmcheck sweep synthetic'",
-        "tmcheck: '--seed' is deprecated; use '--seeds'",
-    ]
+def renamed() -> list[tuple[tuple[str, ...], str, str]]:
+    """(command path, old spelling, new spelling) for each row of the changelog's table."""
+    rows = []
+    for line in CHANGELOG.read_text().splitlines():
+        m = ROW.match(line)
+        if m:
+            rows.append((tuple(m[1].split()), m[2], m[3]))
+    return rows
 
 
-def test_equals_form_and_the_new_spelling(renamed):
-    args, _ = cli_main.rewrite_deprecated(["synth", "regress", "--seed=3"])
-    assert args == ["sweep", "synthetic", "--seeds=3"]
-    args, warnings = cli_main.rewrite_deprecated(["sweep", "synthetic", "--seeds", "3"])
-    assert args == ["sweep", "synthetic", "--seeds", "3"] and warnings == []
+def _is_command(spelling: str) -> bool:
+    return not spelling.startswith("-")
 
 
-def test_other_commands_and_values_after_the_separator_are_untouched(renamed):
-    assert cli_main.rewrite_deprecated(["sweep", "data", "--seed", "1"]) == (["sweep", "data", "--seed", "1"], [])
-    args, _ = cli_main.rewrite_deprecated(["sweep", "synthetic", "--", "--seed"])
-    assert args == ["sweep", "synthetic", "--", "--seed"]
+def test_the_changelog_names_the_renames():
+    rows = renamed()
+    assert len(rows) >= 20, rows
+    assert ("synth regress", "sweep synthetic") in [r[1:] for r in rows]
 
 
-def test_the_root_group_prints_the_line_on_stderr(renamed, capsys):
-    with pytest.raises(SystemExit):
-        cli_main.app(["synth", "regress", "--help"])
-    assert "'synth regress' is deprecated" in capsys.readouterr().err
+@pytest.mark.parametrize("path,old,new", renamed(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+def test_old_spelling_is_refused_and_the_new_one_accepted(path, old, new):
+    if _is_command(old):
+        res = runner.invoke(cli_main.app, [*old.split(), "--help"])
+        assert res.exit_code == 2, res.output
+        assert len(res.stderr.strip().splitlines()) == 1 and "No such command" in res.stderr
+        res = runner.invoke(cli_main.app, [*new.split(), "--help"])
+        assert res.exit_code == 0, res.output
+        return
+    res = runner.invoke(cli_main.app, [*path, old, "1"])
+    assert res.exit_code == 2, res.output
+    line = res.stderr.strip()
+    assert len(line.splitlines()) == 1 and f"No such option: {old}" in line, line
+    help_text = runner.invoke(cli_main.app, [*path, "--help"], terminal_width=200).stdout
+    spelling = new.split()[0]
+    assert re.search(rf"(^|\s){re.escape(spelling)}(\s|,|$)", help_text, re.M), (spelling, help_text)
+    if spelling == "--set":  # the field named by the new spelling is one the preset has
+        from tmcheck.empirics.sweep import overrides
+        from tmcheck.empirics.sweep.kinds import preset_class
+
+        field = new.split()[1].split("=")[0]
+        assert field in overrides.settable(preset_class("synthetic")), field
+
+
+def test_no_rewriter_is_left():
+    """The argv rewriter and the tables it read are gone from every group module."""
+    assert not hasattr(cli_main, "rewrite_deprecated") and not hasattr(cli_main, "renames")
+    for _, module in cli_main.GROUPS:
+        assert not hasattr(module, "RENAMED_OPTIONS") and not hasattr(module, "RENAMED_COMMANDS"), module
+
+
+def test_a_row_that_is_still_accepted_fails_the_check():
+    """Mutation: a 'renamed' option that the command still has is not refused, so the check would fail."""
+    res = runner.invoke(cli_main.app, ["fit", "--output", "1"])  # fit still has --output: no refusal of it
+    assert "No such option" not in res.stderr
 
 
 def test_shell_completion_is_installable():
-    from typer.testing import CliRunner
-
-    out = CliRunner().invoke(cli_main.app, ["--help"]).output
+    out = runner.invoke(cli_main.app, ["--help"]).output
     assert "--install-completion" in out

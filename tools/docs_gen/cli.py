@@ -48,9 +48,6 @@ def cli_reference() -> str:
     """Every command of the Typer app: its help, usage, and every argument and option with its help."""
     from typer._click import Context
 
-    from tmcheck.cli.main import renames
-
-    renamed_options, renamed_commands = renames()
     parts = []
     for path, cmd in command_tree():
         name = " ".join(("tmcheck", *path))
@@ -63,19 +60,7 @@ def cli_reference() -> str:
         if getattr(cmd, "commands", None):
             parts += [f"Commands: {', '.join(f'`{s}`' for s in cmd.commands)}.", ""]
         parts += _options_table(cmd, ctx)
-        old = renamed_options.get(path, {})
-        if old:
-            parts.append(
-                "Deprecated spellings (they work for one release, with a line on stderr): "
-                + ", ".join(f"`{o}` → `{n}`" for o, n in sorted(old.items()))
-                + "."
-            )
-            parts.append("")
-    if renamed_commands:
-        parts += ["## Renamed commands", ""]
-        for old, new in sorted(renamed_commands.items()):
-            parts.append(f"- `tmcheck {' '.join(old)}` → `tmcheck {' '.join(new)}`")
-        parts.append("")
+    parts += ["Options and commands renamed in this release (the old spellings are refused): [changelog](changelog.md).", ""]
     return "\n".join(parts)
 
 
