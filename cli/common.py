@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import sys
 from collections.abc import Callable
-from fractions import Fraction
 from typing import Any
 
-import numpy as np
 import typer
 from rich.console import Console
+
+from tmcheck.util.jsonable import plain as to_jsonable  # the one normaliser; the CLI name kept for its callers
 
 console = Console()
 err_console = Console(stderr=True)
@@ -112,26 +111,6 @@ def handle_errors(func: Callable) -> Callable:
             fail(line)
 
     return wrapper
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Fractions become 'p/q' strings, numpy scalars and arrays plain Python, non-finite floats strings."""
-    if isinstance(obj, Fraction):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        f = float(obj)
-        return f if math.isfinite(f) else str(f)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    return obj
 
 
 def print_json(obj: Any) -> None:

@@ -8,9 +8,9 @@ with a verdict; `totals` and `gaps` count outcomes; `outcome_json` is one obliga
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from tmcheck.proofs_check.registry import SECTIONS, Outcome, Verdict, all_obligations, run
+from tmcheck.util.jsonable import plain
 
 # the --verdict filter's words
 VERDICT_NAMES = {
@@ -91,27 +91,6 @@ def refuted(outs) -> int:
         for o in outs
         if o.result is not None and o.result.verdict is not Verdict.HOLDS and o.result.kind.value == "statement"
     )
-
-
-def plain(obj: Any) -> Any:
-    """JSON-ready: Fractions as 'p/q', numpy plain; anything else unknown (sympy, mpmath) as its string."""
-    from fractions import Fraction
-
-    import numpy as np
-
-    if isinstance(obj, Fraction):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {str(k): plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        return plain(obj.item())
-    if isinstance(obj, float):
-        return obj if obj == obj and abs(obj) != float("inf") else str(obj)
-    return obj if obj is None or isinstance(obj, (bool, int, str)) else str(obj)
 
 
 def outcome_json(o: Outcome) -> dict:
