@@ -1,7 +1,9 @@
 """Hypothesis profiles: `ci` (derandomised, bounded; selected by .ci/run via HYPOTHESIS_PROFILE=ci)
 and `dev` (random, more examples). The default is `dev`. Also puts tests/theory on sys.path so
-tests can import the independent file-format implementation, and tools/ for the docs generators."""
+tests can import the independent file-format implementation, and tools/ for the docs generators.
+The fixture `cli_json` runs a command with --json for any test folder."""
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 # trainer's default thread count honours it), else the workers oversubscribe the cores many times over.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent / "theory"))
@@ -26,3 +29,21 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(scope="session")
+def cli_json():
+    """`cli_json(args, code=0)`: `tmcheck ARGS --json` through Typer's runner; asserts the exit code (`code`: 0,
+    1 for a verdict that FAILS, or a tuple of those allowed) and returns the JSON document printed on stdout."""
+    from typer.testing import CliRunner
+
+    from tmcheck.cli.main import app
+
+    runner = CliRunner()
+
+    def run(args, code: int | tuple[int, ...] = 0):
+        res = runner.invoke(app, [*map(str, args), "--json"])
+        assert res.exit_code in (code if isinstance(code, tuple) else (code,)), res.output
+        return json.loads(res.stdout)
+
+    return run

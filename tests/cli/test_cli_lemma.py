@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
 import pytest
@@ -16,35 +15,9 @@ from tmcheck.theory.lemmas import sample_structured
 runner = CliRunner()
 
 
-def _json(args):
-    res = runner.invoke(app, ["lemma", *args, "--json"])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout)
-
-
-def test_interaction_json_and_export(tmp_path):
+def test_interaction_json_and_export(cli_json, tmp_path):
     f = tmp_path / "head.json"
-    d = _json(
-        [
-            "interaction",
-            "--l",
-            "64",
-            "--t1",
-            "3",
-            "--t2",
-            "40",
-            "--i",
-            "1",
-            "--kappa",
-            "1",
-            "--M",
-            "2",
-            "--trials",
-            "5",
-            "--export",
-            str(f),
-        ]
-    )
+    d = cli_json([*"lemma interaction --l 64 --t1 3 --t2 40 --i 1 --kappa 1 --M 2 --trials 5 --export".split(), f])
     assert (
         d["verdict"] == "HOLDS"
         and d["constants"]["t1"] == 3
@@ -60,22 +33,19 @@ def test_interaction_json_and_export(tmp_path):
     assert {(int(r), int(t)) for _, r, t in zip(*diff.nonzero(), strict=True)} <= {(1, 3)}
 
 
-def test_interaction_float_and_pattern():
-    d = _json(["interaction", "--l", "16", "--t1", "0", "--t2", "15", "--float", "--trials", "3"])
+def test_interaction_float_and_pattern(cli_json):
+    d = cli_json("lemma interaction --l 16 --t1 0 --t2 15 --float --trials 3".split())
     assert d["backend"] == "float64" and d["sinusoidal float64 error"] <= 1e-9 and d["verdict"] == "HOLDS"
     res = runner.invoke(
         app, ["lemma", "interaction", "--l", "10", "--t1", "2", "--t2", "7", "--show-pattern", "--trials", "2"]
     )
     assert res.exit_code == 0 and "non-zero entries (t, k): [(2, 7)]" in res.stdout
-    d = _json(["interaction", "--l", "40", "--t1", "39", "--t2", "0", "--show-pattern", "--trials", "2"])
+    d = cli_json("lemma interaction --l 40 --t1 39 --t2 0 --show-pattern --trials 2".split())
     assert d["pattern_nonzero"] == [[39, 0]]
 
 
-def test_interaction_with_too_small_C_fails():
-    res = runner.invoke(
-        app, ["lemma", "interaction", "--l", "8", "--t1", "1", "--t2", "5", "--C", "1", "--trials", "3", "--json"]
-    )
-    assert res.exit_code == 1 and json.loads(res.stdout)["verdict"] == "FAILS"
+def test_interaction_with_too_small_C_fails(cli_json):
+    assert cli_json("lemma interaction --l 8 --t1 1 --t2 5 --C 1 --trials 3".split(), code=1)["verdict"] == "FAILS"
 
 
 @pytest.mark.parametrize(
@@ -87,8 +57,8 @@ def test_interaction_with_too_small_C_fails():
         ["parallel", "--left", "addition", "--right", "gating", "--l1", "4", "--l2", "5"],
     ],
 )
-def test_other_lemmas(args):
-    d = _json([*args, "--trials", "4"])
+def test_other_lemmas(cli_json, args):
+    d = cli_json(["lemma", *args, "--trials", "4"])
     assert d["verdict"] == "HOLDS" and all(v["passed"] for v in d["check"]["results"].values())
 
 

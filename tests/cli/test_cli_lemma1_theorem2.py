@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from typer.testing import CliRunner
 
@@ -16,51 +14,15 @@ runner = CliRunner()
 def test_lemma1_table_and_export(tmp_path):
     out = tmp_path / "l1.json"
     r = runner.invoke(
-        app,
-        [
-            "lemma",
-            "1",
-            "--d",
-            "2",
-            "--eps",
-            "0.3",
-            "--target",
-            "sin(3*x0)*x1",
-            "--beta",
-            "1",
-            "--hf",
-            "3",
-            "--export",
-            str(out),
-        ],
+        app, [*"lemma 1 --d 2 --eps 0.3 --target sin(3*x0)*x1 --beta 1 --hf 3 --export".split(), str(out)]
     )
     assert r.exit_code == 0, r.output
     assert "resources" in r.output and "within ε" in r.output and "verdict: HOLDS" in r.output
     assert netfile.load(out).meta["name"] == "lemma1"
 
 
-def test_lemma1_json_exact():
-    r = runner.invoke(
-        app,
-        [
-            "lemma",
-            "1",
-            "--d",
-            "1",
-            "--eps",
-            "0.3",
-            "--target",
-            "x0^2",
-            "--hf",
-            "2",
-            "--exact",
-            "--points",
-            "30",
-            "--json",
-        ],
-    )
-    assert r.exit_code == 0, r.output
-    data = json.loads(r.stdout)
+def test_lemma1_json_exact(cli_json):
+    data = cli_json("lemma 1 --d 1 --eps 0.3 --target x0^2 --hf 2 --exact --points 30".split())
     assert data["error"]["exact_mismatches"] == 0
     assert data["N"] == len(data["grid_points"]) and data["within_eps"]
     assert {row["quantity"] for row in data["resources"]} >= {"L_T", "m", "l", "L_FFN", "kappa"}
@@ -69,29 +31,23 @@ def test_lemma1_json_exact():
     assert {r["quantity"]: r["ratio"] for r in data["resources"]}["kappa"] == 1  # the spec's κ is the measured one
 
 
-def test_lemma1_below_the_grid_fails_with_exit_1():
+def test_lemma1_below_the_grid_fails_with_exit_1(cli_json):
     """N = 3 is far below the N = 30 that ε = 0.1 needs: the error exceeds ε, the verdict is FAILS, exit 1."""
-    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.1", "--target", "sin(3*x0)*x1", "--N", "3"])
+    args = "lemma 1 --d 2 --eps 0.1 --target sin(3*x0)*x1 --N 3".split()
+    r = runner.invoke(app, args)
     assert r.exit_code == 1, r.output
     assert "NOT within" in r.output and "verdict: FAILS" in r.output and "error > ε" in r.output
-    r = runner.invoke(app, ["lemma", "1", "--d", "2", "--eps", "0.1", "--target", "sin(3*x0)*x1", "--N", "3", "--json"])
-    assert r.exit_code == 1 and json.loads(r.stdout)["verdict"] == "FAILS"
+    assert cli_json(args, code=1)["verdict"] == "FAILS"
 
 
-def test_lemma1_scientific_notation_target():
-    r = runner.invoke(
-        app, ["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "1e-3*x0 + 2.5E-1", "--hf", "1", "--json"]
-    )
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["verdict"] == "HOLDS"
+def test_lemma1_scientific_notation_target(cli_json):
+    data = cli_json(["lemma", "1", "--d", "1", "--eps", "0.3", "--target", "1e-3*x0 + 2.5E-1", "--hf", "1"])
+    assert data["verdict"] == "HOLDS"
 
 
-def test_lemma1_paper_grid_is_larger():
-    r = runner.invoke(
-        app, ["lemma", "1", "--d", "1", "--eps", "0.5", "--target", "x0", "--hf", "1", "--grid", "paper", "--json"]
-    )
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["N"] == 1 * (2 * 1 / 0.5) + 1  # d (2^d H/ε)^{1/β} + 1 = 5
+def test_lemma1_paper_grid_is_larger(cli_json):
+    data = cli_json("lemma 1 --d 1 --eps 0.5 --target x0 --hf 1 --grid paper".split())
+    assert data["N"] == 1 * (2 * 1 / 0.5) + 1  # d (2^d H/ε)^{1/β} + 1 = 5
 
 
 @pytest.mark.parametrize(
@@ -111,32 +67,11 @@ def test_lemma1_errors_are_one_line(args, msg):
     assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.output
 
 
-def test_theorem2_json_and_export(tmp_path):
+def test_theorem2_json_and_export(cli_json, tmp_path):
     out = tmp_path / "t2.json"
-    r = runner.invoke(
-        app,
-        [
-            "theorem",
-            "2",
-            "--manifold",
-            "circle",
-            "--D",
-            "3",
-            "--eps",
-            "0.9",
-            "--target",
-            "x0*x1",
-            "--N",
-            "4",
-            "--points",
-            "50",
-            "--export",
-            str(out),
-            "--json",
-        ],
+    data = cli_json(
+        [*"theorem 2 --manifold circle --D 3 --eps 0.9 --target x0*x1 --N 4 --points 50 --export".split(), out]
     )
-    assert r.exit_code == 0, r.output
-    data = json.loads(r.stdout)
     assert data["C_M"] > 0 and data["E2_max"] == 0 and data["N"] == 4 and len(data["grid_points"]) == 4
     assert data["measured"]["L_T"] == 6 and data["measured"]["l"] == data["C_M"] * (3 + 1 + 1 + 4 + 2 * 4)
     assert data["verdict"] == "HOLDS" and not data["proven"]
@@ -160,63 +95,22 @@ def test_theorem2_errors_are_one_line(args, msg):
     assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_theorem2_below_the_grid_fails_with_exit_1():
+def test_theorem2_below_the_grid_fails_with_exit_1(cli_json):
     """N = 2 on the circle cannot reach ε = 0.05 (error > ε): FAILS and exit 1, the verdict of `lemma 1 --N 3`."""
-    r = runner.invoke(
-        app,
-        [
-            "theorem",
-            "2",
-            "--manifold",
-            "circle",
-            "--D",
-            "3",
-            "--eps",
-            "0.05",
-            "--target",
-            "x0",
-            "--N",
-            "2",
-            "--points",
-            "40",
-            "--json",
-        ],
-    )
-    assert r.exit_code == 1, r.output
-    data = json.loads(r.stdout)
+    data = cli_json("theorem 2 --manifold circle --D 3 --eps 0.05 --target x0 --N 2 --points 40".split(), code=1)
     assert data["verdict"] == "FAILS" and "error > ε" in data["failed"] and data["check"]["ok"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("manifold,D,eps,N", [("circle", 3, 0.3, None), ("sphere", 4, 0.5, 2), ("torus", 5, 0.5, 2)])
-def test_bound_and_builder_report_the_same_counts(manifold, D, eps, N):
+def test_bound_and_builder_report_the_same_counts(cli_json, manifold, D, eps, N):
     """Done-when of the issue: `bound theorem2` and `theorem 2` agree on N, l, m, L_T (the circle at the proven N)."""
-    grid = [] if N is None else ["--N", str(N)]
-    b = runner.invoke(
-        app,
-        ["bound", "theorem2", "--manifold", manifold, "--D", str(D), "--eps", str(eps), "--H-f", "1", "--json", *grid],
+    grid = [] if N is None else ["--N", N]
+    bo = cli_json(["bound", "theorem2", "--manifold", manifold, "--D", D, "--eps", eps, "--H-f", 1, *grid])
+    to = cli_json(
+        ["theorem", "2", "--manifold", manifold, "--D", D, "--eps", eps, "--target", "x0", "--points", 40, *grid],
+        (0, 1),
     )
-    t = runner.invoke(
-        app,
-        [
-            "theorem",
-            "2",
-            "--manifold",
-            manifold,
-            "--D",
-            str(D),
-            "--eps",
-            str(eps),
-            "--target",
-            "x0",
-            "--points",
-            "40",
-            "--json",
-            *grid,
-        ],
-    )
-    assert b.exit_code == 0 and t.exit_code in (0, 1), (b.output, t.output)
-    bo, to = json.loads(b.stdout), json.loads(t.stdout)
     assert [bo[k] for k in ("N", "l", "m", "L_T")] == [to[k] for k in ("N", "l", "m", "L_T")]
     if N is None:
         assert to["proven"] and to["verdict"] == "HOLDS"

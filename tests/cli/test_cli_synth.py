@@ -86,32 +86,11 @@ def test_report_of_a_directory_that_is_not_a_sweep_or_lacks_fields(tmp_path):
     one_line("preset.ns: expected a valid array, got 'many'")
 
 
-def test_data_command_writes_points_on_the_manifold(tmp_path):
+def test_data_command_writes_points_on_the_manifold(cli_json, tmp_path):
     path = tmp_path / "x.npz"
-    res = runner.invoke(
-        app,
-        [
-            "synth",
-            "data",
-            "--output",
-            str(path),
-            "--n",
-            "300",
-            "--d",
-            "3",
-            "--D",
-            "10",
-            "--manifold",
-            "sphere",
-            "--target",
-            "kinks",
-            "--beta",
-            "0.5",
-            "--json",
-        ],
+    summary = cli_json(
+        ["synth", "data", "--output", path, *"--n 300 --d 3 --D 10 --manifold sphere --target kinks --beta 0.5".split()]
     )
-    assert res.exit_code == 0, res.output
-    summary = json.loads(res.stdout)
     assert summary["max_residual"] < 1e-12
     with np.load(path) as z:
         assert z["X"].shape == (300, 10) and z["y"].shape == (300,)

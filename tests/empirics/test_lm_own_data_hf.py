@@ -139,34 +139,15 @@ def test_export_hf_loads_offline_generates_and_round_trips(trained, tmp_path):
     assert res.exit_code == 2 and "exists" in res.stderr
 
 
-def test_init_from_fine_tunes_the_exported_model(trained, my_text, tmp_path):
+def test_init_from_fine_tunes_the_exported_model(cli_json, trained, my_text, tmp_path):
     from tmcheck.empirics.lm.hf import export_hf
 
     out, row = trained
     hf_dir = tmp_path / "hf"
     export_hf(out, hf_dir)
     ft = tmp_path / "ft"
-    res = runner.invoke(
-        app,
-        [
-            "train",
-            "--text",
-            str(my_text),
-            "--init-from",
-            str(hf_dir),
-            "--block-size",
-            "32",
-            "--max-steps",
-            "15",
-            "--threads",
-            "1",
-            "--out",
-            str(ft),
-            "--json",
-        ],
-    )
-    assert res.exit_code == 0, res.output
-    tuned = json.loads(res.stdout)
+    steps = "--block-size 32 --max-steps 15 --threads 1".split()
+    tuned = cli_json(["train", "--text", my_text, "--init-from", hf_dir, *steps, "--out", ft])
     assert tuned["init_from"] == str(hf_dir.resolve()) and tuned["model_config"] == row["model_config"]
     # starting from trained weights, the first validation loss is already near the trained model's
     history = json.loads((ft / "result.json").read_text())["history"]
