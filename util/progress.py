@@ -12,11 +12,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-MODES = ("auto", "always", "never")
-
 
 def enabled() -> bool:
-    """Whether progress is drawn, from TMCHECK_PROGRESS (unknown values count as auto)."""
+    """Whether progress is drawn, from TMCHECK_PROGRESS: auto (when stderr is a terminal), always or never
+    (unknown values count as auto)."""
     mode = os.environ.get("TMCHECK_PROGRESS", "auto").strip().lower()
     if mode == "never":
         return False

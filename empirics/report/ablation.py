@@ -34,8 +34,6 @@ from tmcheck.empirics.lm.embed import (
 from tmcheck.empirics.report.common import caption as wrap_caption
 from tmcheck.empirics.report.common import pyplot, save_figure
 
-PANELS = ("params", "width", "layer", "position")
-
 
 @dataclass
 class AblateOptions:

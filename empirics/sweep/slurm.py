@@ -43,20 +43,6 @@ from tmcheck.empirics.sweep.executors import (
 from tmcheck.util import atomic
 
 JOB_ID = re.compile(r"^\d+(?:_\d+)?$")
-ACTIVE = (
-    "PENDING",
-    "RUNNING",
-    "CONFIGURING",
-    "COMPLETING",
-    "REQUEUED",
-    "RESIZING",
-    "SUSPENDED",
-    "REQUEUE_HOLD",
-    "REQUEUE_FED",
-    "SIGNALING",
-    "STAGE_OUT",
-    "STOPPED",
-)
 
 
 def minutes(text: str | int) -> int:
