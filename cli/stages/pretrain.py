@@ -12,17 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tmcheck.cli.common import console
-from tmcheck.cli.stages.replay import committed, fits_side_by_side, replay_sample, replay_words, run_full
+from tmcheck.cli.stages.replay import committed_stage, fits_side_by_side, run_full
 
 
 def stage(out: Path, quick: bool, full: bool = False, results: Path | None = None) -> str | tuple[str, bool]:
-    exp = committed(results, "pretrain")
-    if exp is None:
-        return tiny_sweep(out)
-    if full:
-        return full_run(exp, out)
-    res = replay_sample(exp, out, quick)
-    return "results/pretrain: " + replay_words(res), res["equal"]
+    return committed_stage("pretrain", out, quick, full, results, tiny_sweep, full_run)
 
 
 def tiny_sweep(out: Path) -> str:

@@ -23,6 +23,20 @@ def committed(results: Path | None, name: str):
     return next((e for e in experiments(root) if e.name == name), None)
 
 
+def committed_stage(
+    name: str, out: Path, quick: bool, full: bool, results: Path | None, tiny_sweep, full_run
+) -> str | tuple[str, bool]:
+    """A demo stage backed by the committed experiment `name`: without one, `tiny_sweep(out)`; with --full,
+    `full_run(exp, out)`; else the demo's sample of it trained again, and whether it equals the committed rows."""
+    exp = committed(results, name)
+    if exp is None:
+        return tiny_sweep(out)
+    if full:
+        return full_run(exp, out)
+    res = replay_sample(exp, out, quick)
+    return f"results/{name}: " + replay_words(res), res["equal"]
+
+
 def replay_sample(exp, out: Path, quick: bool) -> dict:
     """Train the demo's sample of `exp` again under out/<name>-replay (made anew) and print the table."""
     from tmcheck.empirics.report.reproduce import REPLAY_RTOL, committed_rows, replay, sample

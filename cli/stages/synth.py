@@ -15,17 +15,11 @@ from pathlib import Path
 
 from tmcheck.cli.common import console
 from tmcheck.cli.stages.pretrain import offset_summary
-from tmcheck.cli.stages.replay import committed, fits_side_by_side, replay_sample, replay_words, run_full
+from tmcheck.cli.stages.replay import committed_stage, fits_side_by_side, run_full
 
 
 def stage(out: Path, quick: bool, full: bool = False, results: Path | None = None) -> str | tuple[str, bool]:
-    exp = committed(results, "synth")
-    if exp is None:
-        return tiny_sweep(out)
-    if full:
-        return full_run(exp, out)
-    res = replay_sample(exp, out, quick)
-    return "results/synth: " + replay_words(res), res["equal"]
+    return committed_stage("synth", out, quick, full, results, tiny_sweep, full_run)
 
 
 def _transformer_lines(rep: dict) -> str:

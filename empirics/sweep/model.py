@@ -32,7 +32,7 @@ from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec
 from tmcheck.empirics.sweep.kinds import module_kind
 from tmcheck.empirics.sweep.preset import Corpus, Preset, Vocabulary, check_model, check_train, named
-from tmcheck.empirics.sweep.pretrain import corpus_tag
+from tmcheck.empirics.sweep.pretrain import corpus_tag, run_data_dir
 
 NAME = "{tag}-l{n_layer}-w{n_embd}-n{n}-s{seed}"
 DESCRIPTION = "model scaling: test loss against non-embedding parameters N (Figure 3)"
@@ -192,10 +192,8 @@ def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
 
 def run(ctx: Context, spec: RunSpec) -> dict:
     p = spec.params
-    if p["tag"] != corpus_tag(p["corpus"]):
-        raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
     sized = ctx.preset.sized(p["n_layer"], p["n_embd"])
-    row = train_lm(sized, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress)
+    row = train_lm(sized, run_data_dir(ctx, spec), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress)
     capped = row["steps"] >= sized.train.max_steps and not row["stopped_early"]
     return {
         **row,

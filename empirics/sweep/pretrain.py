@@ -196,6 +196,15 @@ def corpus_tag(corpus: str) -> str:
     return f"{kind}-{slug}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
 
 
+def run_data_dir(ctx: Context, spec: RunSpec) -> Path:
+    """The prepared data directory a language-model run spec (pretrain or model kind) trains on, once its tag
+    is checked to be its corpus's: a spec whose tag names another corpus's data is refused."""
+    p = spec.params
+    if p["tag"] != corpus_tag(p["corpus"]):
+        raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
+    return ctx.sweep.data_dir(p["tag"])
+
+
 def run_name(params: Mapping) -> str:
     return layout.run_name(NAME, params)
 
@@ -230,11 +239,7 @@ def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
 
 def run(ctx: Context, spec: RunSpec) -> dict:
     p = spec.params
-    if p["tag"] != corpus_tag(p["corpus"]):
-        raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
-    row = train_lm(
-        ctx.preset, ctx.sweep.data_dir(p["tag"]), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress
-    )
+    row = train_lm(ctx.preset, run_data_dir(ctx, spec), p["n"], p["seed"], ctx.sweep.run_dir(spec.run), ctx.progress)
     return {**row, "stop": stop_reason(row["stopped_early"]), "max_steps": ctx.preset.train.max_steps}
 
 

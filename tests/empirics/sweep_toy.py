@@ -5,7 +5,8 @@ resumes from it), logs every start in attempts.log and every step in steps.log, 
 `fail-<run>` exists in the sweep directory. While a file `die-<run>` exists, the process running it
 prints a line and dies: by SIGKILL if the file says `kill`, else with the exit code the file holds.
 Worker processes import this module by name (the tests
-put tests/empirics on PYTHONPATH); its KIND names ToyPreset, the class `preset_from_dict` reads.
+put tests/empirics on PYTHONPATH); its KIND names ToyPreset, the class `preset_from_dict` reads. The tests
+take their helpers from here too: `quiet`, `strip` (rows without timing) and `attempts`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,25 @@ def run(ctx, spec):
     )
     x = spec.params["x"]
     return {"x": x, "y": x * x + ctx.preset.steps, "seconds": time.time() % 1}
+
+
+# the helpers the executor tests share (local pool and SLURM)
+TIMING = ("seconds", "wall_s", "tokens_per_s")  # what differs between two runs of one spec
+
+
+def quiet(s):
+    """A log that prints nothing."""
+
+
+def strip(rows):
+    """Rows without their timing: equal whichever executor ran them, and however often."""
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+def attempts(sweep, run):
+    """The process ids that started `run` (its attempts.log), first first."""
+    f = sweep.run_dir(run) / "attempts.log"
+    return f.read_text().split() if f.exists() else []
 
 
 def expected(preset):

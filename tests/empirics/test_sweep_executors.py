@@ -24,9 +24,9 @@ from tmcheck.empirics.sweep.status import sweep_status
 
 sys.path.insert(0, str(Path(__file__).parent))
 import sweep_toy
+from sweep_toy import attempts, quiet, strip
 
 runner = CliRunner()
-TIMING = ("seconds", "wall_s", "tokens_per_s")
 PRESET = sweep_toy.ToyPreset(name="toy")
 
 
@@ -35,19 +35,6 @@ def toy(monkeypatch):
     register_kind(sweep_toy.KIND)
     here = str(Path(__file__).parent)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
-
-
-def quiet(s):
-    pass
-
-
-def strip(rows):
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
-
-
-def attempts(sweep, run):
-    f = sweep.run_dir(run) / "attempts.log"
-    return f.read_text().split() if f.exists() else []
 
 
 def test_pool_of_two_gives_the_serial_rows_and_splits_the_cores(tmp_path):

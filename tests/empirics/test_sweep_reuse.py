@@ -8,7 +8,9 @@ pool every split is the first n of). Each check below has a mutated input that f
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -21,32 +23,13 @@ from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.core import reuse_runs
 from tmcheck.empirics.sweep.synthetic import plan_specs, run_identity
 from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
-from tmcheck.empirics.sweep.synthetic_preset import SynthPreset, SynthTuned
+from tmcheck.empirics.sweep.synthetic_preset import SynthTuned
 from tmcheck.util import atomic
 
-MICRO = SynthPreset(
-    name="micro",
-    dims=(1,),
-    betas=(1.0, 0.5),
-    ns=(40, 80),
-    seeds=(0,),
-    D=4,
-    n_test=300,
-    min_val=8,
-    d_embd=5,
-    n_blocks=1,
-    n_heads=1,
-    ffn_width=8,
-    min_steps=60,
-    max_steps=60,
-    eval_every=20,
-    patience=50,
-    baselines=("knn",),
-    model_dims=(1,),
-    model_betas=(1.0,),
-    model_widths=(2, 4),
-    model_n=80,
-)
+sys.path.insert(0, str(Path(__file__).parent))
+import micro  # noqa: E402
+
+MICRO = replace(micro.MICRO, betas=(1.0, 0.5))
 
 
 def quiet(_s):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,10 +19,13 @@ from tmcheck.empirics.report.synthetic import build_tables
 from tmcheck.empirics.sweep import SweepBusy, SweepDir
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
 from tmcheck.empirics.sweep.synthetic import plan_specs, theory_width
-from tmcheck.empirics.sweep.synthetic_preset import PRESETS, SynthPreset
+from tmcheck.empirics.sweep.synthetic_preset import PRESETS
 from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
 from tmcheck.util import atomic
+
+sys.path.insert(0, str(Path(__file__).parent))
+from micro import MICRO  # noqa: E402
 
 
 def run_sweep(path, preset, log):
@@ -30,31 +34,6 @@ def run_sweep(path, preset, log):
 
 def plan(p):
     return [{**s.params, "run": s.run} for s in plan_specs(p)]
-
-
-MICRO = SynthPreset(
-    name="micro",
-    dims=(1,),
-    betas=(1.0,),
-    ns=(40, 80),
-    seeds=(0,),
-    D=4,
-    n_test=300,
-    min_val=8,
-    d_embd=5,
-    n_blocks=1,
-    n_heads=1,
-    ffn_width=8,
-    min_steps=60,
-    max_steps=60,
-    eval_every=20,
-    patience=50,
-    baselines=("knn",),
-    model_dims=(1,),
-    model_betas=(1.0,),
-    model_widths=(2, 4),
-    model_n=80,
-)
 
 
 def test_presets_are_valid_and_cover_the_issue_grid():

@@ -25,9 +25,9 @@ from tmcheck.empirics.sweep.status import sweep_status
 TOY_DIR = Path(__file__).parents[1] / "empirics"
 sys.path.insert(0, str(TOY_DIR))
 import sweep_toy  # noqa: E402
+from sweep_toy import attempts, quiet, strip  # noqa: E402
 
 pytestmark = pytest.mark.slurm
-TIMING = ("seconds", "wall_s")
 
 
 @pytest.fixture
@@ -37,19 +37,6 @@ def toy(slurm_scratch, monkeypatch):
     register_kind(sweep_toy.KIND)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TOY_DIR), os.environ.get("PYTHONPATH", "")]))
     return slurm_scratch
-
-
-def quiet(s):
-    pass
-
-
-def strip(rows):
-    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
-
-
-def attempts(sweep, run):
-    f = sweep.run_dir(run) / "attempts.log"
-    return f.read_text().split() if f.exists() else []
 
 
 def executor(log=quiet):
