@@ -44,13 +44,13 @@ def test_the_readme_is_short():
 def test_the_architecture_map_names_modules_that_exist():
     text = README.read_text(encoding="utf-8")
     names = architecture_names(text)
-    assert ("empirics/", "id/") in names and ("empirics/", "presets.py") in names and len(names) > 20
+    assert ("empirics/", "id/") in names and ("empirics/", "schema.py") in names and len(names) > 20
     assert absent(text) == []
 
 
 def test_a_module_that_does_not_exist_is_caught():
-    text = README.read_text(encoding="utf-8").replace("`ablate.py`", "`ablation.py`")
-    assert absent(text) == ["empirics/ablation.py"]
+    text = README.read_text(encoding="utf-8").replace("`device.py`", "`devices.py`")
+    assert absent(text) == ["empirics/devices.py"]
 
 
 def test_relative_links_resolve():
