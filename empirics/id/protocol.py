@@ -13,17 +13,23 @@
 
 from __future__ import annotations
 
+import importlib
+import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics.id.core import ESTIMATORS as CORE_ESTIMATORS
-from tmcheck.empirics.id.gride import ESTIMATORS as GRIDE_ESTIMATORS
 from tmcheck.empirics.id.points import check_points
 
-# every named estimator, by name: each declares its record beside its fit class (``registry.Estimator``);
-# a new fit module adds its tuple here
-ESTIMATORS = {r.name: r for r in (*CORE_ESTIMATORS, *GRIDE_ESTIMATORS)}
+FIT_MODULES = tuple(  # the modules of this package that declare estimators: a top-level `ESTIMATORS = (`
+    p.stem
+    for p in sorted(Path(__file__).parent.glob("*.py"))
+    if re.search(r"^ESTIMATORS = \(", p.read_text("utf-8"), re.M)
+)
+# every named estimator, by name: each fit module declares its records beside its fit class
+# (``registry.Estimator``), and is found by the rule above: a new estimator touches its own module only
+ESTIMATORS = {r.name: r for m in FIT_MODULES for r in importlib.import_module(f"{__package__}.{m}").ESTIMATORS}
 PROTOCOLS = ("full", "paper")
 MAX_FULL_POINTS = 200_000  # a useful cap for the full protocol: its exact search is N^2 D, a minute here on 2 cores
 
