@@ -1,8 +1,10 @@
 """The record of one named ID estimator (paper Section 5, "Estimating the ID of text").
 
 Each estimator declares its ``Estimator`` record once, beside its fit class (``core.ESTIMATORS``,
-``gride.ESTIMATORS``); ``protocol.ESTIMATORS`` gathers them, and ``estimate_id``, the scikit-learn
-estimators (``estimators.sklearn_class``), the CLI's ``--estimator`` help and the tests read them there.
+``gride.ESTIMATORS``); ``protocol.ESTIMATORS`` gathers them from every module of the package that
+assigns a top-level ``ESTIMATORS = (...)`` (so a new fit module is found without a list), and
+``estimate_id``, the scikit-learn estimators (``estimators.sklearn_class``), the CLI's ``--estimator``
+help and the tests read them there.
 Its parameters, their defaults and their validation are the fit class's own (``__init__`` only stores
 them, scikit-learn's rule, so ``inspect.signature`` lists them; ``_n_neighbors_needed`` validates);
 the record says which of the protocol's options (k, bootstrap, seed) reach it, what it fixes, and
