@@ -15,6 +15,7 @@ from tmcheck.theory.lemmas.theorem2 import (
     theorem2_network,
     theorem2_plan,
 )
+from tmcheck.theory.manifolds import Manifold
 from tmcheck.theory.network import Network, resources
 from tmcheck.theory.sparse import grid_points
 from tmcheck.theory.targets import TargetError
@@ -37,6 +38,7 @@ def resource_table(plan: Theorem2Plan, net: Network, measured=None) -> list[dict
     return resources_spec.resource_rows(sp, res, paper)
 
 
+# theorem2_plan's parameters again, spelled out: this is the library call `tmcheck theorem 2` wraps
 def theorem2_report(
     manifold: str,
     D: int,
@@ -66,13 +68,9 @@ def theorem2_report(
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
     if max_tokens is None:  # the size guard, before the grid values are computed (--max-tokens lowers N instead)
-        resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed, with_kappa=False).check_size(
-            limit
-        )
+        _check_size(m, eps, H_f, R, N, deep, seed, limit)
     plan = theorem2_plan(m, target, eps, N, max_tokens, deep, seed, H_f=H_f, R=R)
-    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=plan.N, deep=deep, seed=seed, with_kappa=False).check_size(
-        limit
-    )
+    _check_size(m, eps, H_f, R, plan.N, deep, seed, limit)
     net = theorem2_network(plan, "exact")
     measured = resources(net)
     X = m.sample(n_points, np.random.default_rng(seed + 7))
@@ -102,6 +100,34 @@ def theorem2_report(
         "l": net.l,
         "m": measured.m,
         "L_T": measured.L_T,
+        **_error_fields(plan, T, split, err, eps, n_points),
+        "grid_points": [str(t) for t in grid_points(plan.N)],
+        "resources": resource_table(plan, net, measured),
+        # the closing fields of lemma1_report's too (what cli.common.finish_construction reads); a shared
+        # helper would belong beside check.verify and report_json
+        "measured": measured.as_dict(),
+        "verdict": verdict["verdict"],
+        "ok": verdict["ok"],
+        "check": verdict["check"],
+        "failed": verdict["failed"],
+        "network": net,
+        "plan": plan,
+    }
+
+
+def _check_size(
+    m: Manifold, eps: float, H_f: float, R: float, N: int | None, deep: bool, seed: int, limit: int
+) -> None:
+    """The spec's size estimate at grid N (`theory.spec.theorem2_spec`, without κ) checked against the limit."""
+    resources_spec.theorem2_spec(m, eps=eps, H_f=H_f, R=R, N=N, deep=deep, seed=seed, with_kappa=False).check_size(
+        limit
+    )
+
+
+def _error_fields(plan: Theorem2Plan, T, split: dict, err: float, eps: float, n_points: int) -> dict:
+    """The report's error on the manifold and its split (Step 3): max |T - f| against ε, the network
+    against the claimed T, max E_n1, E_n2 = 0 (exact projection), max E_n3 and the bound μ (E_1 + E_3)."""
+    return {
         "error": err,
         "within_eps": err <= eps,
         "n_points": n_points,
@@ -110,13 +136,4 @@ def theorem2_report(
         "E2_max": 0.0,
         "E3_max": float(split["E3"].max()),
         "bound_mu_E": plan.multiplicity * float(split["E1"].max() + split["E3"].max()),
-        "grid_points": [str(t) for t in grid_points(plan.N)],
-        "resources": resource_table(plan, net, measured),
-        "measured": measured.as_dict(),
-        "verdict": verdict["verdict"],
-        "ok": verdict["ok"],
-        "check": verdict["check"],
-        "failed": verdict["failed"],
-        "network": net,
-        "plan": plan,
     }
