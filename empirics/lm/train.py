@@ -215,7 +215,21 @@ _RESUME_FIELDS = {
 }
 
 
-def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
+@dataclass
+class _State:
+    """Where a run stands: what last.pt stores beside the model and optimizer (`_RESUME_FIELDS` in order)."""
+
+    step: int = 0  # optimizer steps done
+    best_val: float = math.inf
+    best_step: int = -1
+    bad_evals: int = 0  # evaluations since the best one
+    tokens: int = 0
+    seconds: float = 0.0  # time in training steps (evaluations and checkpoints excluded)
+    history: list = field(default_factory=list)
+    decay_start: int = -1  # schedule "plateau": the step at which the cooldown began
+
+
+def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> _State:
     """Model, optimizer and RNG state from last.pt, every part checked; CheckpointError naming what is wrong."""
     ck = load_checkpoint(path)
     for name, kind in _RESUME_FIELDS.items():
@@ -227,7 +241,7 @@ def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> tuple:
     load_model_state(model, ck.get("model"), path)
     load_optimizer(opt, ck.get("optimizer"), path)
     set_rng(ck.get("torch_rng"), path)
-    return (*(ck[name] for name in _RESUME_FIELDS), decay_start)
+    return _State(*(ck[name] for name in _RESUME_FIELDS), decay_start)
 
 
 def train(
@@ -255,6 +269,52 @@ def train(
     if cfg.schedule == "plateau" and cfg.cooldown < 1:
         raise ValueError("schedule 'plateau' needs cooldown >= 1 steps")
     rank, world = _dist()
+    device = _prepare_process(cfg, world)
+    model.to(device).train()
+    opt = make_optimizer(model, cfg)
+    last = out_dir / LAST
+    st = _resume(last, model, opt) if last.exists() else _State()
+    net = _wrap(model, cfg, world, device)
+    stopped = _stopped(cfg, st.step, st.bad_evals, st.decay_start)
+    progress = _progress(cfg.progress and rank == 0)
+    with progress:
+        task = progress.add_task(out_dir.name, total=cfg.max_steps, completed=st.step, loss=float("nan"), tps=0.0)
+        t_last, tok_last = time.perf_counter(), 0
+        while st.step < cfg.max_steps and not stopped:
+            for g in opt.param_groups:
+                g["lr"] = lr_at(st.step, cfg, st.decay_start)
+            t0 = time.perf_counter()
+            loss_sum, step_tokens = _optimizer_step(
+                model, net, opt, batches, loss_fn, cfg, device, st.step, rank, world
+            )
+            st.tokens += step_tokens
+            tok_last += step_tokens
+            st.step += 1
+            st.seconds += time.perf_counter() - t0
+            now = time.perf_counter()
+            progress.update(task, completed=st.step, loss=loss_sum, tps=tok_last / max(now - t_last, 1e-9))
+            if st.step % cfg.eval_every == 0 or st.step == cfg.max_steps:
+                stopped = _evaluate_and_save(
+                    model, opt, loss_fn, val_batches, cfg, device, st, loss_sum, out_dir, meta, rank
+                )
+                t_last, tok_last = time.perf_counter(), 0
+    result = TrainResult(
+        best_val=st.best_val,
+        best_step=st.best_step,
+        steps=st.step,
+        stopped_early=stopped and st.step < cfg.max_steps,
+        tokens=st.tokens,
+        seconds=st.seconds,
+        history=st.history,
+        stop=stop_reason(stopped and st.step < cfg.max_steps),
+    )
+    if rank == 0:
+        atomic.write_json(done, {"schema_version": schema.RESULT_VERSION, **asdict(result)})
+    return result
+
+
+def _prepare_process(cfg: TrainConfig, world: int) -> torch.device:
+    """The device (this rank's GPU under torchrun), torch seeded, and on the CPU the thread count and malloc set."""
     device = resolve_device(cfg.device)
     if world > 1 and device.type == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
@@ -262,101 +322,106 @@ def train(
     if device.type == "cpu":
         torch.set_num_threads(cpu_threads(cfg.threads))
         reuse_large_allocations()  # the step's large tensors from the heap, not fresh mappings (util/memory.py)
-    model.to(device).train()
-    opt = make_optimizer(model, cfg)
-    step, best_val, best_step, bad_evals, tokens, seconds, history = 0, math.inf, -1, 0, 0, 0.0, []
-    decay_start = -1  # schedule "plateau": the step at which the cooldown began
-    last = out_dir / LAST
-    if last.exists():
-        step, best_val, best_step, bad_evals, tokens, seconds, history, decay_start = _resume(last, model, opt)
+    return device
+
+
+def _wrap(model: nn.Module, cfg: TrainConfig, world: int, device: torch.device) -> nn.Module:
+    """The module the steps run: the model, compiled if asked, in DistributedDataParallel with several processes."""
     net = torch.compile(model) if cfg.compile else model
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
         net = DistributedDataParallel(net, device_ids=[device.index] if device.type == "cuda" else None)
-    stopped = _stopped(cfg, step, bad_evals, decay_start)
-    progress = _progress(cfg.progress and rank == 0)
-    with progress:
-        task = progress.add_task(out_dir.name, total=cfg.max_steps, completed=step, loss=float("nan"), tps=0.0)
-        t_last, tok_last = time.perf_counter(), 0
-        while step < cfg.max_steps and not stopped:
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step, cfg, decay_start)
-            t0 = time.perf_counter()
-            loss_sum = 0.0
-            for micro in range(cfg.grad_accum):
-                batch = to_device(batches(step, micro * world + rank), device)
-                sync = contextlib.nullcontext() if (world == 1 or micro == cfg.grad_accum - 1) else net.no_sync()
-                with sync:  # skip DDP's gradient all-reduce on all but the last micro-batch
-                    with _autocast(device):
-                        loss = loss_fn(net, batch) / cfg.grad_accum
-                    loss.backward()
-                loss_sum += float(loss.detach())
-                tokens += batch_tokens(batch) * world
-                tok_last += batch_tokens(batch) * world
-            if cfg.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-            step += 1
-            seconds += time.perf_counter() - t0
-            now = time.perf_counter()
-            progress.update(task, completed=step, loss=loss_sum, tps=tok_last / max(now - t_last, 1e-9))
-            if step % cfg.eval_every == 0 or step == cfg.max_steps:
-                val = evaluate(model, loss_fn, val_batches(), device)
-                history.append(
-                    {
-                        "step": step,
-                        "train_loss": loss_sum,
-                        "val_loss": val,
-                        "tokens": tokens,
-                        "lr": lr_at(step - 1, cfg, decay_start),
-                    }
-                )
-                if val < best_val:
-                    best_val, best_step, bad_evals = val, step, 0
-                    if rank == 0:
-                        save_checkpoint(
-                            out_dir / BEST, {"model": model.state_dict(), "step": step, "val": val, "meta": meta or {}}
-                        )
-                else:
-                    bad_evals += 1
-                if cfg.schedule == "plateau" and decay_start < 0 and bad_evals >= cfg.patience > 0:
-                    decay_start = step  # the plateau: cool down from here, then stop
-                stopped = _stopped(cfg, step, bad_evals, decay_start)
-                if rank == 0:
-                    save_checkpoint(
-                        last,
-                        {
-                            "model": model.state_dict(),
-                            "optimizer": opt.state_dict(),
-                            "step": step,
-                            "best_val": best_val,
-                            "best_step": best_step,
-                            "bad_evals": bad_evals,
-                            "tokens": tokens,
-                            "seconds": seconds,
-                            "history": history,
-                            "torch_rng": torch.get_rng_state(),
-                            "meta": meta or {},
-                            "decay_start": decay_start,
-                            "train_config": asdict(cfg),
-                        },
-                    )
-                t_last, tok_last = time.perf_counter(), 0
-    result = TrainResult(
-        best_val=best_val,
-        best_step=best_step,
-        steps=step,
-        stopped_early=stopped and step < cfg.max_steps,
-        tokens=tokens,
-        seconds=seconds,
-        history=history,
-        stop=stop_reason(stopped and step < cfg.max_steps),
+    return net
+
+
+def _optimizer_step(
+    model: nn.Module,
+    net: nn.Module,
+    opt: torch.optim.Optimizer,
+    batches: Callable[[int, int], Any],
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    cfg: TrainConfig,
+    device: torch.device,
+    step: int,
+    rank: int,
+    world: int,
+) -> tuple[float, int]:
+    """One optimizer step over cfg.grad_accum micro-batches (this rank's share), clipped; returns the
+    step's training loss and the tokens it saw over all ranks."""
+    loss_sum, tokens = 0.0, 0
+    for micro in range(cfg.grad_accum):
+        batch = to_device(batches(step, micro * world + rank), device)
+        sync = contextlib.nullcontext() if (world == 1 or micro == cfg.grad_accum - 1) else net.no_sync()
+        with sync:  # skip DDP's gradient all-reduce on all but the last micro-batch
+            with _autocast(device):
+                loss = loss_fn(net, batch) / cfg.grad_accum
+            loss.backward()
+        loss_sum += float(loss.detach())
+        tokens += batch_tokens(batch) * world
+    if cfg.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss_sum, tokens
+
+
+def _evaluate_and_save(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    val_batches: Callable[[], Iterable],
+    cfg: TrainConfig,
+    device: torch.device,
+    st: _State,
+    loss_sum: float,
+    out_dir: Path,
+    meta: dict | None,
+    rank: int,
+) -> bool:
+    """An evaluation: the validation loss into the history, best.pt when it improves, the patience and
+    plateau counters updated, last.pt written (rank 0 only); returns whether training stops here."""
+    val = evaluate(model, loss_fn, val_batches(), device)
+    st.history.append(
+        {
+            "step": st.step,
+            "train_loss": loss_sum,
+            "val_loss": val,
+            "tokens": st.tokens,
+            "lr": lr_at(st.step - 1, cfg, st.decay_start),
+        }
     )
+    if val < st.best_val:
+        st.best_val, st.best_step, st.bad_evals = val, st.step, 0
+        if rank == 0:
+            save_checkpoint(
+                out_dir / BEST, {"model": model.state_dict(), "step": st.step, "val": val, "meta": meta or {}}
+            )
+    else:
+        st.bad_evals += 1
+    if cfg.schedule == "plateau" and st.decay_start < 0 and st.bad_evals >= cfg.patience > 0:
+        st.decay_start = st.step  # the plateau: cool down from here, then stop
+    stopped = _stopped(cfg, st.step, st.bad_evals, st.decay_start)
     if rank == 0:
-        atomic.write_json(done, {"schema_version": schema.RESULT_VERSION, **asdict(result)})
-    return result
+        save_checkpoint(
+            out_dir / LAST,
+            {
+                "model": model.state_dict(),
+                "optimizer": opt.state_dict(),
+                "step": st.step,
+                "best_val": st.best_val,
+                "best_step": st.best_step,
+                "bad_evals": st.bad_evals,
+                "tokens": st.tokens,
+                "seconds": st.seconds,
+                "history": st.history,
+                "torch_rng": torch.get_rng_state(),
+                "meta": meta or {},
+                "decay_start": st.decay_start,
+                "train_config": asdict(cfg),
+            },
+        )
+    return stopped
 
 
 def _stopped(cfg: TrainConfig, step: int, bad_evals: int, decay_start: int) -> bool:
