@@ -137,6 +137,18 @@ def alpha_cell(fit: dict, form: str) -> str:
     return cell
 
 
+def curvature_cell(fit: dict) -> str:
+    """'floor (p = …)' or 'none (p = …)': the curvature test (offset law against the power law); 'n/a' without it."""
+    rep = fit["exponent"]
+    curv = rep["curvature"] if rep else None
+    return f"{'floor' if curv['floor'] else 'none'} (p = {curv['p_value']:.2g})" if curv else "n/a"
+
+
+def capped_cell(fit: dict) -> str:
+    """'n = … (capped/runs), …' for the sizes with runs on the step cap (left out of the fits), else 'none'."""
+    return ", ".join(f"n = {x['n']:,.0f} ({x['capped']}/{x['runs']})" for x in fit["capped"]) or "none"
+
+
 def prediction_cell(fit: dict, form: str, name: str | None = None) -> str:
     """'α̂ − α_pred [lo, hi], p; verdict' of one form's prediction test."""
     t = prediction_of(fit, form, name)

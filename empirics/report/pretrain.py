@@ -29,8 +29,10 @@ from tmcheck.empirics.report.common import (
     alpha_cell,
     cached_entry,
     cached_id,
+    capped_cell,
     capped_words,
     caption,
+    curvature_cell,
     fit_exponent,
     format_interval,
     id_difference,
@@ -138,16 +140,8 @@ def corpus_id(
             lm.model.to(resolve_device(device))
             docs = test_documents(sweep.data_dir(corpus_tag(corpus)), preset.id_docs)
             X = embed_documents(lm, docs, embed)
-            res = estimate_id(
-                X,
-                estimator=ids.estimator,
-                k=ids.k,
-                protocol=ids.protocol,
-                batch_size=ids.batch_size,
-                bootstrap=ids.bootstrap,
-                device=device,
-                seed=embed.seed,
-            )
+            # exactly the ID options the protocol records
+            res = estimate_id(X, **{k: getattr(ids, k) for k in ID_KEYS}, device=device, seed=embed.seed)
             d = float(res.dimension)
             ci = [float(v) for v in res.ci] if res.ci is not None else None
             return {
@@ -342,13 +336,9 @@ def fits_table(report: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for c, e in report["table"].items():
-        rep = e["exponent"]
-        curv = rep["curvature"] if rep else None
-        ctext = f"{'floor' if curv['floor'] else 'none'} (p = {curv['p_value']:.2g})" if curv else "n/a"
-        left = ", ".join(f"n = {x['n']:,.0f} ({x['capped']}/{x['runs']})" for x in e["capped"]) or "none"
         lines.append(
             f"| {c} | {len(e['fitted_sizes'])} of {len(e['sizes'])} | {alpha_cell(e, 'loglog')} | "
-            f"{alpha_cell(e, 'offset')} | {ctext} | {left} |"
+            f"{alpha_cell(e, 'offset')} | {curvature_cell(e)} | {capped_cell(e)} |"
         )
     return "\n".join(lines)
 

@@ -26,8 +26,10 @@ from tmcheck.empirics.report.common import (
     Outputs,
     alpha_cell,
     cached_id,
+    capped_cell,
     capped_words,
     caption,
+    curvature_cell,
     fit_exponent,
     format_interval,
     law_band,
@@ -417,13 +419,9 @@ def data_table(data: list[dict]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for e in sorted((e for e in data if e["method"] == "transformer"), key=_key):
-        rep = e["exponent"]
-        curv = rep["curvature"] if rep else None
-        ctext = f"{'floor' if curv['floor'] else 'none'} (p = {curv['p_value']:.2g})" if curv else "n/a"
-        left = ", ".join(f"n = {x['n']:,.0f} ({x['capped']}/{x['runs']})" for x in e["capped"]) or "none"
         lines.append(
             f"| {e['d']} | {e['beta']:g} | {len(e['fitted_sizes'])} of {len(e['sizes'])} | "
-            f"{alpha_cell(e, 'loglog')} | {alpha_cell(e, 'offset')} | {ctext} | {left} |"
+            f"{alpha_cell(e, 'loglog')} | {alpha_cell(e, 'offset')} | {curvature_cell(e)} | {capped_cell(e)} |"
         )
     return "\n".join(lines)
 
@@ -621,30 +619,10 @@ def _own_grids_text(p: dict) -> str:
 
 
 def markdown(report: dict) -> str:
+    """report.md: the setting, the transformer against the baselines, the data-scaling fits and tests,
+    the model-scaling table, the ID estimates and the reading."""
     p = report["preset"]
-    parts = [
-        f"# Synthetic manifold regression: preset `{p['name']}`",
-        "",
-        f"Data: {p['manifold']} of dimension d in R^{p['D']}, {p['density']} density, target `{p['target']}` "
-        f"(β-Hölder, normalised to variance 1), label noise σ = {p['noise']}; n = {', '.join(map(str, p['ns']))}"
-        + _own_grids_text(p)
-        + f" (validation split {p['val_fraction']:g} of n, at least {p['min_val']}); seeds {list(p['seeds'])}; "
-        f"test MSE against f on {p['n_test']:,} held-out points. Transformer: Definition 1 with one token per "
-        f"coordinate (l = D = {p['D']}), d_embd = {p['d_embd']}, L_T = {p['n_blocks']}, m = {p['n_heads']}, "
-        f"w_FFN = {p['ffn_width']} ({p['size']} size), {p['attention']} attention; AdamW lr {p['lr']:g}, batch "
-        f"{p['batch_size']}, " + _schedule_text(p) + ".",
-        "",
-        f"Preset notes: {p['notes']}.",
-        "",
-    ]
-    if p.get("tuned"):
-        parts += [
-            "Each (d, β) trains under its own setting, chosen by `tmcheck synth tune` on validation data drawn "
-            "from the training pool (never the test split); these replace the fields above:",
-            "",
-            tuned_table(p),
-            "",
-        ]
+    parts = _setting_lines(p)
     parts += [
         "## The transformer against the trivial predictor and the baselines, per n",
         "",
@@ -686,24 +664,64 @@ def markdown(report: dict) -> str:
         "",
     ]
     if report["model_scaling"]:
+        parts += _model_scaling_lines(report["model_scaling"], p)
+    parts += _closing_lines(report)
+    return "\n".join(parts)
+
+
+def _setting_lines(p: dict) -> list[str]:
+    """The report's title and its setting: data, transformer and training, the preset's notes, and the
+    per-(d, β) tuned settings when the preset has them."""
+    parts = [
+        f"# Synthetic manifold regression: preset `{p['name']}`",
+        "",
+        f"Data: {p['manifold']} of dimension d in R^{p['D']}, {p['density']} density, target `{p['target']}` "
+        f"(β-Hölder, normalised to variance 1), label noise σ = {p['noise']}; n = {', '.join(map(str, p['ns']))}"
+        + _own_grids_text(p)
+        + f" (validation split {p['val_fraction']:g} of n, at least {p['min_val']}); seeds {list(p['seeds'])}; "
+        f"test MSE against f on {p['n_test']:,} held-out points. Transformer: Definition 1 with one token per "
+        f"coordinate (l = D = {p['D']}), d_embd = {p['d_embd']}, L_T = {p['n_blocks']}, m = {p['n_heads']}, "
+        f"w_FFN = {p['ffn_width']} ({p['size']} size), {p['attention']} attention; AdamW lr {p['lr']:g}, batch "
+        f"{p['batch_size']}, " + _schedule_text(p) + ".",
+        "",
+        f"Preset notes: {p['notes']}.",
+        "",
+    ]
+    if p.get("tuned"):
         parts += [
-            "## Model scaling: predicted α_N = 2β/d against observed α̂_N",
+            "Each (d, β) trains under its own setting, chosen by `tmcheck synth tune` on validation data drawn "
+            "from the training pool (never the test split); these replace the fields above:",
             "",
-            f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])} at each (d, β)'s own depth"
-            + (
-                "; and the (L_T, w_FFN) shapes " + ", ".join(f"({b}, {w})" for b, w in p["model_shapes"])
-                if p.get("model_shapes")
-                else ""
-            )
-            + ". N counts every trained parameter of the run.",
-            "",
-            model_table(report["model_scaling"]),
-            "",
-            "![test MSE against N](fig_model.png)",
+            tuned_table(p),
             "",
         ]
+    return parts
+
+
+def _model_scaling_lines(model: list[dict], p: dict) -> list[str]:
+    """The model-scaling section: its setting (n, widths, shapes), the α̂_N table and its figure."""
+    return [
+        "## Model scaling: predicted α_N = 2β/d against observed α̂_N",
+        "",
+        f"n = {p['model_n']}, no label noise, widths {list(p['model_widths'])} at each (d, β)'s own depth"
+        + (
+            "; and the (L_T, w_FFN) shapes " + ", ".join(f"({b}, {w})" for b, w in p["model_shapes"])
+            if p.get("model_shapes")
+            else ""
+        )
+        + ". N counts every trained parameter of the run.",
+        "",
+        model_table(model),
+        "",
+        "![test MSE against N](fig_model.png)",
+        "",
+    ]
+
+
+def _closing_lines(report: dict) -> list[str]:
+    """The ID estimates from the same x, the reading, and the rows' stops and times."""
     ids = report["id_estimates"]
-    parts += [
+    return [
         "## Intrinsic dimension from the same x",
         "",
         "| true d | MLE d̂ (K=20) [95% CI] | points |",
@@ -720,4 +738,3 @@ def markdown(report: dict) -> str:
         f"wall time of all rows {report['wall_seconds'] / 60:.1f} min.",
         "",
     ]
-    return "\n".join(parts)
