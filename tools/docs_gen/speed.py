@@ -82,34 +82,61 @@ def _goal_row(what, ours, anchor, ratio, goal, met) -> str:
 
 def _knn_goal_rows(knn: dict) -> list[str]:
     """The ID engine's goals (bench_knn): in-process MLE against its anchors and its limit, MiniLM, threads."""
-    rows: list[str] = []
+    m, mm = knn.get("mle_32768", {}), knn.get("minilm_8192", {})
+    return [
+        _speedup_goal_row(m, "exact MLE, K = 20, N = 32768, D = 768, in-process", "skdim", "scikit-dimension", 5),
+        _speedup_goal_row(m, "the same, against faiss-cpu exact search + the same MLE", "faiss", "faiss-cpu", 2),
+        _half_gram_goal_row(m),
+        _speedup_goal_row(
+            mm,
+            f"kNN alone, all-MiniLM-L6-v2 token embeddings, N = 8192 ({fmt(get(mm, 'tmcheck', 'n_recomputed'))} "
+            "rows recomputed)",
+            "faiss",
+            "faiss-cpu",
+            1,
+        ),
+        _speedup_goal_row(
+            get(mm, "mle"),
+            "MLE on the same embeddings (scikit-dimension's estimate: "
+            f"{fmt(get(mm, 'mle', 'skdim', 'dimension'))}, tmcheck's: {fmt(get(mm, 'mle', 'tmcheck', 'dimension'))}, "
+            "after removing duplicate tokens)",
+            "skdim",
+            "scikit-dimension",
+            2,
+        ),
+        _speedup_goal_row(
+            knn.get("one_thread_32768", {}), "kNN on one thread, N = 32768, D = 768", "faiss", "faiss-cpu", 1.5
+        ),
+        _speedup_goal_row(
+            knn.get("whole_process_32768", {}),
+            "whole process `tmcheck id estimate X.npy --json` (its defaults)",
+            "skdim",
+            "scikit-dimension's process",
+            4,
+        ),
+    ]
 
-    def row(*cells):
-        rows.append(_goal_row(*cells))
 
-    m = knn.get("mle_32768", {})
-    r = get(m, "speedup_vs_skdim", "best")
-    row(
-        "exact MLE, K = 20, N = 32768, D = 768, in-process",
-        get(m, "tmcheck", "best"),
-        f"scikit-dimension {fmt(get(m, 'skdim', 'best'))} s",
+def _speedup_goal_row(part: dict | None, what: str, anchor: str, anchor_words: str, least: float) -> str:
+    """A goal row "tmcheck's best time at least `least` times faster than the anchor's" (part's `tmcheck`,
+    `<anchor>` and `speedup_vs_<anchor>` entries, bench_knn's layout)."""
+    r = get(part, f"speedup_vs_{anchor}", "best")
+    return _goal_row(
+        what,
+        get(part, "tmcheck", "best"),
+        f"{anchor_words} {fmt(get(part, anchor, 'best'))} s",
         r,
-        "≥ 5×",
-        r is not None and r >= 5,
+        f"≥ {least:g}×",
+        r is not None and r >= least,
     )
-    r = get(m, "speedup_vs_faiss", "best")
-    row(
-        "the same, against faiss-cpu exact search + the same MLE",
-        get(m, "tmcheck", "best"),
-        f"faiss-cpu {fmt(get(m, 'faiss', 'best'))} s",
-        r,
-        "≥ 2×",
-        r is not None and r >= 2,
-    )
+
+
+def _half_gram_goal_row(m: dict) -> str:
+    """The MLE fit's time against its limit: the half-Gram GEMM of the whole-space search at the measured rate."""
     lim, best = get(m, "limit", "half_gram_seconds"), get(m, "tmcheck", "best")
     r = best / lim if lim and best else None
     kind = get(m, "limit", "type") or "bfloat16"  # entries before the type was recorded measured bf16
-    row(
+    return _goal_row(
         f"that MLE fit (engine and estimator) against the {kind} half-Gram time (the whole-space search's "
         "GEMM) at the measured GEMM rate",
         best,
@@ -118,58 +145,11 @@ def _knn_goal_rows(knn: dict) -> list[str]:
         "within 2.5×",
         r is not None and r <= 2.5,
     )
-    mm = knn.get("minilm_8192", {})
-    r = get(mm, "speedup_vs_faiss", "best")
-    row(
-        f"kNN alone, all-MiniLM-L6-v2 token embeddings, N = 8192 ({fmt(get(mm, 'tmcheck', 'n_recomputed'))} rows "
-        "recomputed)",
-        get(mm, "tmcheck", "best"),
-        f"faiss-cpu {fmt(get(mm, 'faiss', 'best'))} s",
-        r,
-        "≥ 1×",
-        r is not None and r >= 1,
-    )
-    r = get(mm, "mle", "speedup_vs_skdim", "best")
-    row(
-        "MLE on the same embeddings (scikit-dimension's estimate: "
-        f"{fmt(get(mm, 'mle', 'skdim', 'dimension'))}, tmcheck's: {fmt(get(mm, 'mle', 'tmcheck', 'dimension'))}, "
-        "after removing duplicate tokens)",
-        get(mm, "mle", "tmcheck", "best"),
-        f"scikit-dimension {fmt(get(mm, 'mle', 'skdim', 'best'))} s",
-        r,
-        "≥ 2×",
-        r is not None and r >= 2,
-    )
-    o = knn.get("one_thread_32768", {})
-    r = get(o, "speedup_vs_faiss", "best")
-    row(
-        "kNN on one thread, N = 32768, D = 768",
-        get(o, "tmcheck", "best"),
-        f"faiss-cpu {fmt(get(o, 'faiss', 'best'))} s",
-        r,
-        "≥ 1.5×",
-        r is not None and r >= 1.5,
-    )
-    w = knn.get("whole_process_32768", {})
-    r = get(w, "speedup_vs_skdim", "best")
-    row(
-        "whole process `tmcheck id estimate X.npy --json` (its defaults)",
-        get(w, "tmcheck", "best"),
-        f"scikit-dimension's process {fmt(get(w, 'skdim', 'best'))} s",
-        r,
-        "≥ 4×",
-        r is not None and r >= 4,
-    )
-    return rows
 
 
 def _training_goal_rows() -> list[str]:
     """The trainer's goals (bench_train) against transformers' GPT2LMHeadModel."""
     rows: list[str] = []
-
-    def row(*cells):
-        rows.append(_goal_row(*cells))
-
     # (section, its case key, the row's words, goal, threshold): the tools as each runs, then the models
     # in one process
     training = [
@@ -195,13 +175,15 @@ def _training_goal_rows() -> list[str]:
             c = part.get(key.format(preset), {})
             r = c.get("speedup")
             ours = get(c, "tokens_per_s", "ours")
-            row(
-                words.format(preset),
-                None if ours is None else f"{ours:,.0f} tok/s",
-                f"GPT2LMHeadModel {get(c, 'tokens_per_s', 'GPT2LMHeadModel') or 0:,.0f} tok/s",
-                r,
-                goal,
-                r is not None and r >= least,
+            rows.append(
+                _goal_row(
+                    words.format(preset),
+                    None if ours is None else f"{ours:,.0f} tok/s",
+                    f"GPT2LMHeadModel {get(c, 'tokens_per_s', 'GPT2LMHeadModel') or 0:,.0f} tok/s",
+                    r,
+                    goal,
+                    r is not None and r >= least,
+                )
             )
     return rows
 
