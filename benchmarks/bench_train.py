@@ -220,6 +220,30 @@ def main(
     are added to those already in the results file (each case keeps its own load record).
     alone_presets: also timed with each model in processes of its own (``alone``), as each library runs."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    out = _start(merge)
+    for preset in [p for p in presets if p]:
+        for t in threads_list:
+            _case(out, preset, t, quick, steps, repeats, compiled=not quick and preset in compile_presets)
+    if vmap:
+        _vmap_cases(out, quick)
+    for preset in [p for p in alone_presets if p]:
+        r = alone(preset, steps=3 if quick else steps, repeats=3 if quick else repeats, rounds=1 if quick else 2)
+        out["alone"][f"preset {preset}, every core"] = r
+        if not quick:
+            write_json(RESULTS, out)
+        print(
+            f"{preset:10s} alone, every core: tmcheck's trainer {r['tokens_per_s']['ours']:9,.0f} tok/s, "
+            f"GPT2LMHeadModel {r['tokens_per_s']['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x",
+            flush=True,
+        )
+    out["machine"]["load_average_at_end"] = os.getloadavg()
+    if not quick:
+        write_json(RESULTS, out)
+    return out
+
+
+def _start(merge: bool) -> dict:
+    """The results of this run before any case: the machine, and with merge what the results file holds."""
     out = {
         "machine": {
             "platform": platform.platform(),
@@ -236,42 +260,45 @@ def main(
     if merge and RESULTS.exists():
         old = json.loads(RESULTS.read_text())
         out = {**old, "runs": [*old.get("runs", [old["machine"]]), out["machine"]], "machine": out["machine"]}
+    return out
 
-    def case(preset: str, t: int) -> None:
-        p = get_preset(preset)
-        cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
-        threads = cpu_threads(t)
-        r = measure(
-            cfg,
-            p.batch_size,
-            steps=3 if quick else steps,
-            repeats=3 if quick else repeats,
-            threads=threads,
-            compiled=not quick and preset in compile_presets,
-        )
-        out["cases"][f"preset {preset}, {threads} threads"] = r
-        if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
-            write_json(RESULTS, out)
-        tps = r["tokens_per_s"]
-        print(
-            f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, "
-            f"GPT2LMHeadModel {tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
-            + (
-                f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
-                f"compile {r['compile_seconds']:.0f} s)"
-                if "ours compiled" in tps
-                else ""
-            )
-            + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}",
-            flush=True,
-        )
 
-    for preset in [p for p in presets if p]:
-        for t in threads_list:
-            case(preset, t)
+def _case(out: dict, preset: str, t: int, quick: bool, steps: int, repeats: int, compiled: bool) -> None:
+    """One preset at t threads in one process (`measure`), into out["cases"], saved and printed."""
+    p = get_preset(preset)
+    cfg = GPTConfig(**{**p.model.__dict__, "vocab_size": p.vocab_size})
+    threads = cpu_threads(t)
+    r = measure(
+        cfg,
+        p.batch_size,
+        steps=3 if quick else steps,
+        repeats=3 if quick else repeats,
+        threads=threads,
+        compiled=compiled,
+    )
+    out["cases"][f"preset {preset}, {threads} threads"] = r
+    if not quick:  # after every case: a run cut short by a loaded machine keeps what it measured
+        write_json(RESULTS, out)
+    tps = r["tokens_per_s"]
+    print(
+        f"{preset:10s} threads={threads}: ours {tps['ours']:9,.0f} tok/s, "
+        f"GPT2LMHeadModel {tps['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x"
+        + (
+            f"; compiled {tps['ours compiled']:9,.0f} tok/s ({r['ratios']['ours compiled']:.2f}x, "
+            f"compile {r['compile_seconds']:.0f} s)"
+            if "ours compiled" in tps
+            else ""
+        )
+        + f"; load {min(r['load_1min_per_repeat']):.1f}-{max(r['load_1min_per_repeat']):.1f}",
+        flush=True,
+    )
+
+
+def _vmap_cases(out: dict, quick: bool) -> None:
+    """k seeds of the tiny preset, vmapped against one after another (`vmap_seeds`), into out["vmap_seeds"]."""
     tiny = get_preset("tiny")
     tcfg = GPTConfig(**{**tiny.model.__dict__, "vocab_size": tiny.vocab_size})
-    for k in ((2,) if quick else (2, 4, 8)) if vmap else ():
+    for k in (2,) if quick else (2, 4, 8):
         v = vmap_seeds(tcfg, tiny.batch_size, k, steps=3 if quick else 10, repeats=3 if quick else 5, threads=1)
         out["vmap_seeds"][f"tiny, k={k}, 1 thread"] = v
         print(
@@ -279,20 +306,6 @@ def main(
             f"{v['tokens_per_s']['sequential']:9,.0f} tok/s, ratio {v['vmap_over_sequential']:.2f}x",
             flush=True,
         )
-    for preset in [p for p in alone_presets if p]:
-        r = alone(preset, steps=3 if quick else steps, repeats=3 if quick else repeats, rounds=1 if quick else 2)
-        out["alone"][f"preset {preset}, every core"] = r
-        if not quick:
-            write_json(RESULTS, out)
-        print(
-            f"{preset:10s} alone, every core: tmcheck's trainer {r['tokens_per_s']['ours']:9,.0f} tok/s, "
-            f"GPT2LMHeadModel {r['tokens_per_s']['GPT2LMHeadModel']:9,.0f} tok/s, ratio {r['speedup']:.2f}x",
-            flush=True,
-        )
-    out["machine"]["load_average_at_end"] = os.getloadavg()
-    if not quick:
-        write_json(RESULTS, out)
-    return out
 
 
 def _ints(text: str) -> tuple[int, ...]:

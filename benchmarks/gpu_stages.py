@@ -32,7 +32,7 @@ CHECKS = (
     "embed_fp32",
     "synth_forward_fp32",
 )
-# sizes: the real run / the CPU smoke run
+# sizes: the real run / the CPU smoke run, two whole tables with the same keys so that each run's sizes read together
 SIZES = {
     False: {
         "knn_n": 4000,
@@ -152,18 +152,27 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     """Each CUDA path against the CPU path on the same small inputs; on the smoke run dev is the CPU."""
     import torch
 
-    from tmcheck.empirics.id import estimate_id, validation_points
-    from tmcheck.empirics.id.knn import kneighbors
-    from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
-    from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
-    from tmcheck.empirics.lm.train import TrainConfig, evaluate, make_optimizer
-    from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
+    from tmcheck.empirics.id import validation_points
 
     s = SIZES[small]
-    cpu = torch.device("cpu")
     torch.set_float32_matmul_precision("highest")  # float32 means float32 (no TF32) on both sides
-    checks = {}
     X = validation_points("sphere", s["knn_n"], d=8, D=s["knn_dim"], noise=0.01, seed=1)
+    checks = {**_knn_checks(dev, X, s["knn_tile"], faults), **_id_checks(dev, X, faults)}
+    g = torch.Generator().manual_seed(0)  # the GPT's tokens, then the regression transformer's inputs
+    model_cpu, model_dev, x, y = _gpt_pair(dev, s, g)
+    checks.update(_gpt_checks(dev, model_cpu, model_dev, x, y, faults))
+    # token embeddings as `tmcheck id corpus` takes them (before training changes the weights)
+    checks["embed_fp32"] = _embed_check(model_cpu, model_dev, x, s["gpt"][1], faults)
+    checks["adamw_steps"] = _adamw_check(model_cpu, model_dev, x, y, faults)
+    checks["synth_forward_fp32"] = _synth_check(dev, g, faults)
+    return {"device": str(dev), "reference": "cpu", "checks": checks}
+
+
+def _knn_checks(dev, X, tile: int, faults: set) -> dict:
+    """The kNN search and re-ranking on both devices: the default tiles, then small tiles with margin 0."""
+    from tmcheck.empirics.id.knn import kneighbors
+
+    checks = {}
 
     def knn(name, **kw):
         ref = kneighbors(X, K, device="cpu", **kw)
@@ -178,7 +187,15 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
         }
 
     knn("knn_default")
-    knn("knn_small_tiles", block_size=s["knn_tile"], margin=0)  # margin 0: certificate fails, range query runs
+    knn("knn_small_tiles", block_size=tile, margin=0)  # margin 0: certificate fails, range query runs
+    return checks
+
+
+def _id_checks(dev, X, faults: set) -> dict:
+    """The MLE and TwoNN estimates, with their bootstrap intervals, on both devices."""
+    from tmcheck.empirics.id import estimate_id
+
+    checks = {}
     for name, est in (("id_mle", "mle"), ("id_twonn", "twonn")):
         ref = estimate_id(X, est, k=K, bootstrap=50, device="cpu", seed=0)
         got = estimate_id(X, est, k=K, bootstrap=50, device=str(dev), seed=0)
@@ -186,6 +203,15 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
         c = close_scalars(ref.dimension, dim, 1e-9)
         ci = close_arrays(ref.ci, got.ci, 1e-9)
         checks[name] = {**c, "passed": c["passed"] and ci["passed"], "ci_cpu": list(ref.ci), "ci_device": list(got.ci)}
+    return checks
+
+
+def _gpt_pair(dev, s: dict, g) -> tuple:
+    """One GPT (seed 0) on the CPU and its copy on dev, in eval mode, and a batch of tokens x from g with
+    their shifted targets y."""
+    import torch
+
+    from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 
     vocab, block, layers, heads, width = s["gpt"]
     torch.manual_seed(0)
@@ -193,28 +219,52 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     model_cpu = GPT(cfg).eval()
     model_dev = GPT(cfg).to(dev).eval()
     model_dev.load_state_dict(model_cpu.state_dict())
-    g = torch.Generator().manual_seed(0)
     x = torch.randint(0, vocab, (s["batch"], block), generator=g)
     y = torch.roll(x, -1, dims=1)
+    return model_cpu, model_dev, x, y
+
+
+def _gpt_checks(dev, model_cpu, model_dev, x, y, faults: set) -> dict:
+    """The GPT's logits in float32, and its loss as the trainer evaluates it (bf16 autocast on CUDA)."""
+    import torch
+
+    from tmcheck.empirics.lm.gpt import lm_loss
+    from tmcheck.empirics.lm.train import evaluate
+
+    checks = {}
     with torch.no_grad():
         ref, got = model_cpu(x)[0].numpy(), model_dev(x.to(dev))[0].float().cpu().numpy()
     checks["gpt_logits_fp32"] = close_arrays(ref, _fault("gpt_logits_fp32", faults, got, 1e-2), 1e-4, 1e-4)
     # the trainer's evaluation: bf16 autocast on CUDA, float32 on the CPU
+    cpu = torch.device("cpu")
     l_cpu, l_dev = evaluate(model_cpu, lm_loss, [(x, y)], cpu), evaluate(model_dev, lm_loss, [(x, y)], dev)
     checks["gpt_loss_bf16"] = close_scalars(l_cpu, _fault("gpt_loss_bf16", faults, l_dev, 1.0), 2e-2)
     checks["gpt_loss_bf16"]["autocast"] = "bf16" if dev.type == "cuda" else "none (CPU)"
+    return checks
 
-    # token embeddings as `tmcheck id corpus` takes them (before training changes the weights)
+
+def _embed_check(model_cpu, model_dev, x, block: int, faults: set) -> dict:
+    """The token embeddings of the rows of x as documents, on both devices, in float32."""
+    from tmcheck.empirics.lm.embed import EmbedOptions, LanguageModel, embed_documents
+
     docs = [np.asarray(x[i]) for i in range(len(x))]
     opts = EmbedOptions(context=block, tokens_per_doc=8, seed=0)
     e_cpu = embed_documents(LanguageModel(model_cpu, "tmcheck"), docs, opts)
     e_dev = embed_documents(LanguageModel(model_dev, "tmcheck"), docs, opts)
-    checks["embed_fp32"] = close_arrays(e_cpu, _fault("embed_fp32", faults, e_dev, 1e-2), 1e-4, 1e-4)
+    return close_arrays(e_cpu, _fault("embed_fp32", faults, e_dev, 1e-2), 1e-4, 1e-4)
 
-    # three AdamW steps (fused kernels on both devices), float32, no autocast, then the loss. Weights
-    # are compared to 3 lr only: Adam's step is lr * g / (|g| + eps), so a gradient within float32
-    # rounding of zero may take opposite signs on the two devices and move a weight by up to 2 lr;
-    # the loss after the steps is what must agree closely.
+
+def _adamw_check(model_cpu, model_dev, x, y, faults: set) -> dict:
+    """Three fused AdamW steps on each device from the same weights, then the loss and the weights compared.
+
+    Float32, no autocast. Weights are compared to 3 lr only: Adam's step is lr * g / (|g| + eps), so a
+    gradient within float32 rounding of zero may take opposite signs on the two devices and move a weight
+    by up to 2 lr; the loss after the steps is what must agree closely."""
+    import torch
+
+    from tmcheck.empirics.lm.gpt import lm_loss
+    from tmcheck.empirics.lm.train import TrainConfig, make_optimizer
+
     lr, steps, after = 1e-3, 3, {}
     for where, m in (("cpu", model_cpu), ("dev", model_dev)):
         m.train()
@@ -230,13 +280,20 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     weights = close_arrays(after["cpu"][0], _fault("adamw_steps", faults, after["dev"][0], 1.0), steps * lr)
     loss = close_scalars(after["cpu"][1], after["dev"][1], 1e-4)
     diff = np.abs(after["cpu"][0] - after["dev"][0])
-    checks["adamw_steps"] = {
+    return {
         "passed": weights["passed"] and loss["passed"],
         "loss_after": loss,
         "weights_max_abs_diff": weights["max_abs_diff"],
         "weights_diff_99_9th_percentile": float(np.quantile(diff, 0.999)),
         "tolerance": f"loss atol 1e-4 after {steps} steps; weights atol {steps} lr = {steps * lr:g}",
     }
+
+
+def _synth_check(dev, g, faults: set) -> dict:
+    """The synthetic-regression transformer's forward pass (seed 0, inputs from g) in float32 on both devices."""
+    import torch
+
+    from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer
 
     torch.manual_seed(0)
     scfg = ModelConfig(D=8, d_embd=8, n_blocks=2, n_heads=2, ffn_width=32)
@@ -246,8 +303,7 @@ def stage_parity(dev, small: bool, faults: set) -> dict:
     xs = torch.randn(256, 8, generator=g)
     with torch.no_grad():
         ref, got = reg_cpu(xs).numpy(), reg_dev(xs.to(dev)).cpu().numpy()
-    checks["synth_forward_fp32"] = close_arrays(ref, _fault("synth_forward_fp32", faults, got, 1e-2), 1e-5, 1e-5)
-    return {"device": str(dev), "reference": "cpu", "checks": checks}
+    return close_arrays(ref, _fault("synth_forward_fp32", faults, got, 1e-2), 1e-5, 1e-5)
 
 
 def _flops_per_token(model, cfg) -> int:
