@@ -14,6 +14,7 @@ executors, slurm, status).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -34,13 +35,33 @@ app = typer.Typer(no_args_is_help=True, help="Sweeps: data and model scaling (Se
 DEFAULT_DIR = Path("runs/sweep")
 SYNTHETIC_DIR = Path("synth-out")
 MIN_FIT_SIZES = 3  # the report fits a curve only on at least this many converged sizes (report.common)
+SweepDirArg = Annotated[Path | None, typer.Argument(help="Sweep directory (created, or resumed); the same as --out.")]
+
+
+def _sweep(path: Path, kind: str, preset, executor: ExecutorSpec, json_: bool, **kw) -> list:
+    """Run (or resume) a sweep (`run_sweep`'s keywords in kw) with the executor its options name, its progress
+    printed unless --json; failed runs: one line on stderr and exit 1."""
+    from tmcheck.empirics.sweep import run_sweep
+
+    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
+    ex = executor.make(log)
+    with run_failures():
+        return run_sweep(path, kind, preset, log=log, executor=ex, **kw)
+
+
+def _finished(rows: list, path: Path, json_: bool, note: str = "") -> None:
+    """The rows as JSON, or how many runs finished and where their results are."""
+    if json_:
+        print_json(rows)
+    else:
+        console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}{note}")
 
 
 @app.command(cls=RegistryHelp)
 @handle_errors
 @executor_options
 def data(
-    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    sweep_dir: SweepDirArg = None,
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
     preset: str | None = typer.Option(
         None,
@@ -54,18 +75,9 @@ def data(
     json_: JsonOpt = False,
 ) -> None:
     """Train at a geometric grid of training-set sizes n and seeds; test loss at the best-val checkpoint."""
-    from tmcheck.empirics.sweep import run_sweep
-
     path = sweep_directory(sweep_dir, out, DEFAULT_DIR)
     corpora = [c for item in corpus for c in parse_list(item, "--corpus")] if corpus else None
-    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = executor.make(log)
-    with run_failures():
-        rows = run_sweep(path, "pretrain", preset, {"corpora": corpora}, log=log, executor=ex)
-    if json_:
-        print_json(rows)
-    else:
-        console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}")
+    _finished(_sweep(path, "pretrain", preset, executor, json_, options={"corpora": corpora}), path, json_)
 
 
 def check_report_can_be_made(p) -> None:
@@ -90,7 +102,7 @@ def check_report_can_be_made(p) -> None:
 @handle_errors
 @executor_options
 def synthetic(
-    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    sweep_dir: SweepDirArg = None,
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {SYNTHETIC_DIR})."),
     preset: str = typer.Option(
         "tiny",
@@ -122,22 +134,16 @@ def synthetic(
 ) -> None:
     """Run (or resume) the data- and model-scaling sweeps and compare α̂_D, α̂_N with 2β/(2β+d), 2β/d."""
     from tmcheck.empirics.report import build_report, summary
-    from tmcheck.empirics.sweep import overrides, run_sweep
+    from tmcheck.empirics.sweep import overrides
     from tmcheck.empirics.sweep.kinds import get_preset
 
     path = sweep_directory(sweep_dir, out, SYNTHETIC_DIR)
     p = overrides.apply(get_preset(preset, "synthetic"), settings or ())
     if report:
         check_report_can_be_made(p)
-    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = executor.make(log)
-    with run_failures():
-        rows = run_sweep(path, "synthetic", p, log=log, executor=ex, reuse=reuse)
+    rows = _sweep(path, "synthetic", p, executor, json_, reuse=reuse)
     if not report:
-        if json_:
-            print_json(rows)
-        else:
-            console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}")
+        _finished(rows, path, json_)
         return
     rep = build_report(path, bootstrap)
     if json_:
@@ -178,7 +184,7 @@ MODEL_DIR = Path("runs/sweep-model")
 @handle_errors
 @executor_options
 def model(
-    sweep_dir: Path | None = typer.Argument(None, help="Sweep directory (created, or resumed); the same as --out."),
+    sweep_dir: SweepDirArg = None,
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {MODEL_DIR})."),
     preset: str | None = typer.Option(
         None,
@@ -190,16 +196,6 @@ def model(
     json_: JsonOpt = False,
 ) -> None:
     """Train a width x depth grid of GPTs at a fixed n (and a data arm); test loss at the best-val checkpoint."""
-    from tmcheck.empirics.sweep import run_sweep
-
     path = sweep_directory(sweep_dir, out, MODEL_DIR)
-    log = (lambda s: None) if json_ else (lambda s: console.print(s, highlight=False))
-    ex = executor.make(log)
-    with run_failures():
-        rows = run_sweep(path, "model", preset, {"corpus": corpus}, log=log, executor=ex)
-    if json_:
-        print_json(rows)
-    else:
-        console.print(
-            f"{len(rows)} runs finished; results in {path / 'results.jsonl'}; `tmcheck report {path}` fits alpha-hat_N"
-        )
+    rows = _sweep(path, "model", preset, executor, json_, options={"corpus": corpus})
+    _finished(rows, path, json_, f"; `tmcheck report {path}` fits alpha-hat_N")

@@ -210,31 +210,31 @@ def n_params(c: TransformerClass) -> int:
     return c.L_T * (3 * c.d_embd**2 * c.m + ffn)
 
 
-def log_CT_statement(c: TransformerClass) -> float:
-    """log of 2^{L²+1} L_FFN M^{3L} d^{18L²} w^{18L² L_FFN} κ^{6L² L_FFN} m^{L²} l^{L²} (Lemma 2 as stated)."""
+def _log_CT(c: TransformerClass, d_exp: int, w_exp: int) -> float:
+    """log of 2^{L²+1} L_FFN M^{3L} d^{d_exp} w^{w_exp} κ^{6L² L_FFN} m^{L²} l^{L²}: C_T with the exponents of d and
+    w, the only factors on which the statement and the proof's last line differ, left open."""
     L, LF = c.L_T, c.L_FFN
     return (
         (L * L + 1) * LN2
         + math.log(LF)
         + 3 * L * math.log(c.M)
-        + 18 * L * L * math.log(c.d_embd)
-        + 18 * L * L * LF * math.log(c.w)
+        + d_exp * math.log(c.d_embd)
+        + w_exp * math.log(c.w)
         + 6 * L * L * LF * math.log(c.kappa)
         + L * L * (math.log(c.m) + math.log(c.l))
     )
+
+
+def log_CT_statement(c: TransformerClass) -> float:
+    """log of 2^{L²+1} L_FFN M^{3L} d^{18L²} w^{18L² L_FFN} κ^{6L² L_FFN} m^{L²} l^{L²} (Lemma 2 as stated)."""
+    L, LF = c.L_T, c.L_FFN
+    return _log_CT(c, d_exp=18 * L * L, w_exp=18 * L * L * LF)
 
 
 def log_CT_proof(c: TransformerClass) -> float:
     """log of C_T as the last line of the proof in F.2 writes it (d^{18L² L_FFN}, no w factor)."""
     L, LF = c.L_T, c.L_FFN
-    return (
-        (L * L + 1) * LN2
-        + math.log(LF)
-        + 3 * L * math.log(c.M)
-        + 18 * L * L * LF * math.log(c.d_embd)
-        + 6 * L * L * LF * math.log(c.kappa)
-        + L * L * (math.log(c.m) + math.log(c.l))
-    )
+    return _log_CT(c, d_exp=18 * L * L * LF, w_exp=0)
 
 
 def log_covering_as_written(c: TransformerClass, delta: float) -> float:

@@ -16,6 +16,7 @@ from scipy import stats
 
 from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method, coverage
 from tmcheck.empirics.fit.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
+from tmcheck.empirics.fit.law import check_pairs
 from tmcheck.empirics.fit.prediction import prediction_test
 from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
 
@@ -32,12 +33,7 @@ def check_rows(sizes, losses, form: str) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"unknown form {form!r}; choose from {', '.join(N_PARAMS)}")
     n = np.asarray(sizes, dtype=np.float64).ravel()
     y = np.asarray(losses, dtype=np.float64).ravel()
-    if len(n) != len(y):
-        raise ValueError(f"sizes and losses differ in length ({len(n)} vs {len(y)})")
-    if not (np.all(np.isfinite(n)) and np.all(np.isfinite(y))):
-        raise ValueError("sizes and losses must be finite (found NaN or inf)")
-    if np.any(n <= 0) or np.any(y <= 0):
-        raise ValueError("sizes and losses must be positive (the laws are fitted in log space)")
+    check_pairs(n, y, "sizes and losses")
     k = len(np.unique(n))
     if k < N_PARAMS[form]:
         raise ValueError(f"the {form} law needs at least {N_PARAMS[form]} distinct sizes, got {k}")

@@ -208,6 +208,17 @@ def _refine(form, theta0, logx, logy, loss, delta):
     )
 
 
+def check_pairs(x, y, names: str = "x and y") -> None:
+    """x and y (arrays) of equal length, finite and positive, as a law fitted in log space needs; the
+    ValueError names them ("sizes and losses" for the exponent fits)."""
+    if len(x) != len(y):
+        raise ValueError(f"{names} differ in length ({len(x)} vs {len(y)})")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError(f"{names} must be finite (found NaN or inf)")
+    if np.any(x <= 0) or np.any(y <= 0):
+        raise ValueError(f"{names} must be positive (the laws are fitted in log space)")
+
+
 def _check_xy(x, y, form):
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -216,12 +227,7 @@ def _check_xy(x, y, form):
             raise ValueError("the joint law needs x with two columns (N, D)")
     else:
         x = x.ravel()
-    if len(x) != len(y):
-        raise ValueError(f"x and y differ in length ({len(x)} vs {len(y)})")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError("x and y must be finite (found NaN or inf)")
-    if np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("x and y must be positive (the laws are fitted in log space)")
+    check_pairs(x, y)
     n_params = {"offset": 3, "power": 2, "loglog": 2, "joint": 5}[form]
     distinct = len(np.unique(x, axis=0))
     if distinct < n_params:

@@ -10,18 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tmcheck.empirics.id import validation_points
 from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, load_model
-from tmcheck.empirics.lm.gpt import GPT, GPTConfig, to_hf
+from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 from tmcheck.empirics.report import ablation as ab
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_embed_models import TEXTS, make_bert, save_ours
+from test_embed_models import TEXTS, make_bert, make_gpt2, save_ours
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -71,16 +70,8 @@ def test_bad_options():
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    from transformers import PreTrainedTokenizerFast
-
-    from tmcheck.empirics.data.tokens import train_tokenizer
-
     root = tmp_path_factory.mktemp("ablate-models")
-    tok = train_tokenizer(TEXTS, 300)
-    torch.manual_seed(0)
-    gpt = GPT(GPTConfig(vocab_size=300, block_size=64, n_layer=2, n_head=2, n_embd=16)).eval()
-    to_hf(gpt).save_pretrained(root / "gpt2")
-    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>").save_pretrained(root / "gpt2")
+    make_gpt2(root / "gpt2", TEXTS, block_size=64)
     make_bert(root / "bert16", TEXTS, layers=2, width=16)
     make_bert(root / "bert32", TEXTS, layers=2, width=32)
     (root / "text.txt").write_text("\n\n".join(TEXTS * 3))

@@ -25,6 +25,21 @@ def save_ours(model: GPT, path):
     save_checkpoint(path, {"model": model.state_dict(), "meta": {"model_config": dict(model.config.__dict__)}})
 
 
+def make_gpt2(path, texts, block_size=32):
+    """A tiny GPT of ours (seed 0) and a BPE tokenizer trained on texts, saved together as a transformers GPT-2
+    directory; returns both."""
+    from transformers import PreTrainedTokenizerFast
+
+    from tmcheck.empirics.data.tokens import train_tokenizer
+
+    tok = train_tokenizer(texts, 300)
+    torch.manual_seed(0)
+    gpt = GPT(GPTConfig(vocab_size=300, block_size=block_size, n_layer=2, n_head=2, n_embd=16)).eval()
+    to_hf(gpt).save_pretrained(path)
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>").save_pretrained(path)
+    return gpt, tok
+
+
 def make_bert(path, texts, layers=2, width=32):
     """A tiny BertModel with a WordPiece tokenizer trained on texts, saved as a transformers directory."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
@@ -64,18 +79,9 @@ def make_bert(path, texts, layers=2, width=32):
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    from transformers import PreTrainedTokenizerFast
-
-    from tmcheck.empirics.data.tokens import train_tokenizer
-
     root = tmp_path_factory.mktemp("models")
-    tok = train_tokenizer(TEXTS, 300)
-    torch.manual_seed(0)
-    ours = GPT(GPTConfig(vocab_size=300, block_size=32, n_layer=2, n_head=2, n_embd=16)).eval()
+    ours, tok = make_gpt2(root / "hf", TEXTS)
     save_ours(ours, root / "best.safetensors")
-    hf_dir = root / "hf"
-    to_hf(ours).save_pretrained(hf_dir)
-    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>").save_pretrained(hf_dir)
     (root / "tokenizer.json").write_text(tok.to_str())
     make_bert(root / "bert", TEXTS)
     return root, ours
