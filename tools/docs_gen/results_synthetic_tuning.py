@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+PAGES = ("docs/results/synthetic-tuning.md",)
 ROOT = Path(__file__).resolve().parents[2]
 TUNE = ROOT / "results" / "synth-tune"
 GRID = (100, 316, 1000, 3162, 10_000)  # the proposed deciding grid: 5 sizes over 2 decades
