@@ -115,7 +115,7 @@ def test_embed_our_checkpoint(sweep, tmp_path):
             str(run),
             "--text",
             str(text),
-            "--out",
+            "--output",
             str(tmp_path / "e.npy"),
             "--tokens-per-doc",
             "4",
