@@ -16,9 +16,8 @@ from scipy import stats
 
 from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method, coverage
 from tmcheck.empirics.fit.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
-from tmcheck.empirics.fit.law import check_pairs
 from tmcheck.empirics.fit.prediction import prediction_test
-from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, fit_batch
+from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, check_pairs, fit_batch
 
 FORMS_1D = ("loglog", "offset")
 NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"

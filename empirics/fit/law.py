@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from tmcheck.empirics.fit.varpro import check_pairs
 from tmcheck.theory.bounds import id_from_alpha_D
 
 FORMS = ("offset", "power", "loglog", "joint")
@@ -206,17 +207,6 @@ def _refine(form, theta0, logx, logy, loss, delta):
         max_nfev=2000,
         **kw,
     )
-
-
-def check_pairs(x, y, names: str = "x and y") -> None:
-    """x and y (arrays) of equal length, finite and positive, as a law fitted in log space needs; the
-    ValueError names them ("sizes and losses" for the exponent fits)."""
-    if len(x) != len(y):
-        raise ValueError(f"{names} differ in length ({len(x)} vs {len(y)})")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
-        raise ValueError(f"{names} must be finite (found NaN or inf)")
-    if np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError(f"{names} must be positive (the laws are fitted in log space)")
 
 
 def _check_xy(x, y, form):

@@ -167,3 +167,14 @@ def predict(form: str, params: dict, n) -> np.ndarray:
     """The 1-D law's value at n."""
     n = np.asarray(n, dtype=np.float64)
     return params.get("E", 0.0) + params["B"] * n ** -params["alpha"]
+
+
+def check_pairs(x, y, names: str = "x and y") -> None:
+    """x and y (arrays) of equal length, finite and positive, as a law fitted in log space needs; the
+    ValueError names them ("sizes and losses" for the exponent fits)."""
+    if len(x) != len(y):
+        raise ValueError(f"{names} differ in length ({len(x)} vs {len(y)})")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError(f"{names} must be finite (found NaN or inf)")
+    if np.any(x <= 0) or np.any(y <= 0):
+        raise ValueError(f"{names} must be positive (the laws are fitted in log space)")
