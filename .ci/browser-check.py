@@ -26,6 +26,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# why kept: ROOT and a list of literal strings, like tests' module lists: alike in shape, nothing shared
 ROOT = Path(__file__).resolve().parents[1]
 FLAGS = [
     "--headless",

@@ -63,6 +63,7 @@ def _print_1d(name: str, form: str, r: dict) -> None:
             console.print(f"{key}: {r[key]['words']}", highlight=False, soft_wrap=True)
 
 
+# why kept: one Annotated alias per option, as in id and embed: alike in shape, each its own flag and help
 FileOpt = Annotated[Path, typer.Argument(help="CSV file with a header row.")]
 XOpt = Annotated[str, typer.Option("--x", help="Column of the size variable; for --form joint two columns, e.g. N,D.")]
 YOpt = Annotated[str, typer.Option("--y", help="Column of the loss.")]
@@ -139,6 +140,7 @@ def command(
     loss: LossOpt = None,
     huber_delta: HuberDeltaOpt = None,
     level: LevelOpt = 0.95,
+    # why kept: the options exponent_report takes, listed for Typer and passed on by name
     d: DOpt = None,
     d_ci: DCiOpt = None,
     kind: KindOpt = "D",

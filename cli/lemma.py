@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -23,6 +24,8 @@ from tmcheck.theory.lemmas.parallel import KINDS
 from tmcheck.theory.network import NetworkError, to_fraction
 
 MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention patterns (exact rationals)
+
+DataBoundOpt = Annotated[str, typer.Option("--M", help="Bound on the data rows (>= 1).")]  # gating, parallel
 
 app = typer.Typer(no_args_is_help=True, help="Appendix G building blocks: Lemmas 3-7 as exact, verified constructions.")
 
@@ -167,7 +170,8 @@ def gating_cmd(
         8, "--t-cut", help="Split point: prefix keeps t < t_cut, suffix keeps t >= t_cut (0-based)."
     ),
     keep: str = typer.Option("prefix", "--keep", help="prefix or suffix."),
-    M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
+    M: DataBoundOpt = "2",
+    # why kept: Typer reads a command's options from its own signature: each lemma lists the shared aliases
     exact: ExactOpt = True,
     trials: TrialsOpt = 20,
     export: ExportOpt = None,
@@ -231,7 +235,7 @@ def parallel_cmd(
     right: str = typer.Option("gating", "--right", help=f"Second block: {', '.join(KINDS)}."),
     l1: int = typer.Option(8, "--l1", min=1, max=MAX_L, help="Tokens of the first block."),
     l2: int = typer.Option(8, "--l2", min=1, max=MAX_L, help="Tokens of the second block."),
-    M: str = typer.Option("2", "--M", help="Bound on the data rows (>= 1)."),
+    M: DataBoundOpt = "2",
     exact: ExactOpt = True,
     trials: TrialsOpt = 20,
     export: ExportOpt = None,

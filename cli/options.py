@@ -205,6 +205,7 @@ DeviceOpt = Annotated[
     str, typer.Option("--device", callback=device_name, help="auto (CUDA when present), cpu, cuda or cuda:N.")
 ]
 BootstrapOpt = Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples (0: none).")]
+WindowOpt = Annotated[str, typer.Option("--window", help="random (paper text) or prefix (paper code).")]
 SizeLimitOpt = Annotated[
     int,
     typer.Option(
@@ -257,6 +258,7 @@ def _executor_name(value: str) -> str:
 class ExecutorSpec:
     """The executor options of a sweep command, parsed; `make(log)` builds the executor they name."""
 
+    # why kept: the parsed options as fields, one a line, as a preset schema's: declarations alike in shape only
     executor: str = "local"
     workers: int | None = None
     max_failures: int | None = None

@@ -62,6 +62,7 @@ def _finished(rows: list, path: Path, json_: bool, note: str = "") -> None:
 @executor_options
 def data(
     sweep_dir: SweepDirArg = None,
+    # why kept: sweep model takes the same options, with its own default directory and presets in their help
     out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
     preset: str | None = typer.Option(
         None,

@@ -24,6 +24,7 @@ def theorem2_cmd(
     D: int = typer.Option(3, "--D", callback=positive_int, help="Ambient dimension D."),
     eps: float = typer.Option(0.3, "--eps", help="Accuracy ε in (0, 1)."),
     target: str = typer.Option("x0", "--target", help="f as a sympy expression in x0..x{D-1} (Lipschitz, β = 1)."),
+    # why kept: options declared in the signature, like id ablate's: alike in shape, each its own flag
     H_f: float = typer.Option(
         1.0,
         "--H-f",
@@ -42,6 +43,7 @@ def theorem2_cmd(
     shallow: bool = typer.Option(
         False, "--shallow-indicator", help="One-layer indicator with weight 1/Δ instead of the deep bounded one."
     ),
+    # why kept: Typer reads options from each signature: this tail of aliases is lemma 1's too
     points: int = typer.Option(300, "--points", min=1, help="Manifold sample size for the error."),
     trials: TrialsOpt = 2,
     size_limit: SizeLimitOpt = SIZE_LIMIT,

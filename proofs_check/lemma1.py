@@ -359,6 +359,7 @@ def network_phi_slot(n: tuple[int, ...], d: int, N: int) -> int:
 SIZES = tuple((d, N) for d in range(1, 4) for N in range(2, 5))
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma1.token_index_products",
     "Appendix E.1, Step 3: the slots of the partial products",

@@ -518,6 +518,7 @@ def embedding_bound(xs=(F(1, 2), F(0), F(2), F(-3, 2)), relation: str = "==") ->
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma2.parameter_count",
     "Appendix F.2, proof of Lemma 2: the number of parameters",

@@ -116,6 +116,7 @@ def lipschitz_constant(kappas=KAPPAS, Ms=MS, tower: bool = True) -> Evidence:
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma2.intermediate_inequalities_corrected",
     "Appendix F.2, proof of Lemma 2: the corrected intermediate bounds, measured",

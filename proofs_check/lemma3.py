@@ -145,6 +145,7 @@ def case1b(cases=CASES + [(64, 0, 63), (64, 20, 21)], max_pairs=None) -> Evidenc
     return case_evidence("1b", cases, max_pairs=max_pairs)
 
 
+# why kept: one obligation per case of the proof, each its own claim; the check they share is case_evidence
 @obligation(
     "lemma3.case2a",
     f"{LOC}, case 2a",
@@ -202,6 +203,7 @@ def case2b_rotation(heads=((4, 1, 3), (4, 3, 1), (5, 2, 2), (8, 1, 6))) -> Evide
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma3.numerator_bound",
     f"{LOC}, case 1b",
@@ -330,6 +332,7 @@ def weight_bound(ls=(4, 8, 16, 32, 64, 128)) -> Evidence:
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma3.threshold_tight",
     "Appendix G, Lemma 3 ('for sufficiently large C')",

@@ -50,6 +50,7 @@ def _mp_pivot(I, k: int):
     return (b / n, -a / n)  # clockwise quarter turn of the normalised bisector
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma4.pivot_sign",
     LOC,
@@ -230,6 +231,7 @@ def pivot_bound(ls=(2, 3, 5, 16, 64)) -> Evidence:
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma4.weight_bound",
     "Appendix G, Lemma 4 (statement)",

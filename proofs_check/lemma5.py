@@ -152,6 +152,7 @@ def weight_bound(Ds=(1, 2, 4, 8, 16, 32), Ms=(Fraction(2),)) -> Evidence:
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "lemma5.statement",
     "Appendix G, Lemma 5 (statement)",

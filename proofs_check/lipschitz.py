@@ -89,6 +89,7 @@ def _ratio(measured: float, log_bound: float) -> float:
 class Ratios:
     """measured / bound (paper's expression and corrected one); > 1 refutes that bound."""
 
+    # why kept: one ratio per bound and version (paper, corrected): fields alike in shape, each its own bound
     attn_paper: float = 0.0
     attn_corr: float = 0.0
     mha_out_paper: float = 0.0

@@ -72,6 +72,7 @@ def network_claim(n_points: int = 6) -> Evidence:
     )
 
 
+# why kept: an obligation is declared as data (id, place, claim, method, note, kind): alike in shape, each its own claim
 @obligation(
     "theorem2.network_error_split",
     "Appendix E.2, Step 2 and Step 3",

@@ -222,6 +222,7 @@ def _check_request(xs: list[str], form: str, loss, huber_delta, level: float) ->
         )
 
 
+# why kept: the fit settings exponent_report takes, repeated as this public signature's keywords (the CLI's)
 def fit_table(
     path: Path,
     xs: list[str],

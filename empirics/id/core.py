@@ -112,6 +112,7 @@ class IDFit:
             raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
 
 
+# why kept: MLEScalingFit, MLECurveFit, TwoNNFit repeat these parameters: scikit-learn reads each signature
 class MLEFit(IDFit):
     """The arithmetic of ``estimators.MLE`` (parameters there)."""
 

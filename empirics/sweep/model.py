@@ -104,6 +104,7 @@ class ModelPreset(Preset):
 
 
 PRESET = ModelPreset
+# why kept: a preset spells out its settings as keyword data: alike in shape to the other presets, not in value
 PRESETS: dict[str, ModelPreset] = named(
     ModelPreset(
         name="tiny",

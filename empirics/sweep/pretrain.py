@@ -84,6 +84,7 @@ class PretrainPreset(Preset):
 
 PRESET = PretrainPreset
 THREE = ("code", "prose", "stories")  # the built-in corpora every preset but tiny sweeps
+# why kept: a preset spells out its settings as keyword data: alike in shape to the other presets, not in value
 PRESETS: dict[str, PretrainPreset] = named(
     PretrainPreset(
         name="tiny",

@@ -25,6 +25,7 @@ class SynthTuned:
 
     d: Count
     beta: SynthBeta
+    # why kept: a schema's optional fields, one a line, as ExecutorSpec's: declarations alike in shape only
     lr: PositiveFloat | None = None
     weight_decay: NonNegativeFloat | None = None
     batch_size: Count | None = None
@@ -188,6 +189,7 @@ class SynthPreset(Preset):
         """The regression transformer of this preset with FFN width `width`."""
         from tmcheck.empirics.synthetic.model import ModelConfig
 
+        # why kept: the preset's fields passed on by name, as other calls pass theirs: alike in shape only
         return ModelConfig(
             D=self.D,
             d_embd=self.d_embd,
@@ -251,6 +253,7 @@ CPU_DECIDE = replace(
 # n x n kernel). d = 1, 2 keep cpu-decide's grid and settings, so their runs are cpu-decide's (--reuse).
 D4_NS = (1000, 3162, 10_000, 31_623, 100_000)
 
+# why kept: a preset spells out its settings as keyword data: alike in shape to the other presets, not in value
 PRESETS: dict[str, SynthPreset] = named(
     SynthPreset(
         name="tiny",

@@ -91,6 +91,7 @@ def test_lemma1_bound_is_the_builders_count():
     assert (out["N"], out["l"], out["m"], out["L_T"], out["L_FFN"], out["w_FFN"]) == (30, 2 + 60 + 1800, 1800, 5, 2, 5)
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args",
     [

@@ -67,6 +67,7 @@ def test_batch_size_1_and_16_identical(setup, model, kind):
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args,message",
     [

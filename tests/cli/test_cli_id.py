@@ -124,6 +124,7 @@ def test_progress_on_stderr_also_under_json(points, monkeypatch):
     assert res.exit_code == 0 and len(shown) == 1
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args,message",
     [

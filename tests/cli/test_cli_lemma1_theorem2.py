@@ -50,6 +50,7 @@ def test_lemma1_paper_grid_is_larger(cli_json):
     assert data["N"] == 1 * (2 * 1 / 0.5) + 1  # d (2^d H/ε)^{1/β} + 1 = 5
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args,msg",
     [

@@ -31,6 +31,7 @@ def test_prediction_test_verdicts():
     assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74", "--id-ci", "0.5,4") != "inconsistent"
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args",
     [

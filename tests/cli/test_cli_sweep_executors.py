@@ -85,6 +85,7 @@ def test_the_slurm_options_reach_the_slurm_executor(tmp_path, calls, monkeypatch
     assert calls["run_sweep"][3] == "the-slurm-executor"
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args,message",
     [

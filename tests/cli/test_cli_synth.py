@@ -46,6 +46,7 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
     assert res.stderr.strip() == ""
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "args,message",
     [

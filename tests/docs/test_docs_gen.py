@@ -24,6 +24,7 @@ def test_fill_replaces_the_body_and_reports_the_change():
     assert again == new and changed == []
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "text,match",
     [

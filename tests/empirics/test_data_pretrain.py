@@ -56,6 +56,7 @@ def test_code_corpus_is_the_stdlib():
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     out = tmp_path_factory.mktemp("ds")
+    # why kept: a test-sized dataset, spelt out by keyword like the presets' settings but with other values
     spec = DatasetSpec(
         corpus="stories",
         vocab_size=300,

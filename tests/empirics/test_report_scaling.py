@@ -134,6 +134,7 @@ def test_capped_sizes_and_unrecorded_stops():
 
 # The designs of the committed reports (results/pretrain: cpu-demo, results/synth: cpu), with laws and noise
 # like theirs; the interval the reports use (report.common.METHODS) must cover >= 93% at each.
+# why kept: fit/test_exponent.py builds other designs (its n grid, int sizes) and laws for another check
 CPU_DEMO = Design(tuple(float(n) for n in PRETRAIN["cpu-demo"].grid(32_000)), len(PRETRAIN["cpu-demo"].seeds))
 SYNTH_CPU = Design(tuple(float(n) for n in SYNTHETIC["cpu"].ns), len(SYNTHETIC["cpu"].seeds))
 DESIGNS = [

@@ -10,6 +10,7 @@ import torch.nn as nn
 
 from tmcheck.empirics.lm.train import STOPS, TrainConfig, load_checkpoint, lr_at, stop_reason, train
 
+# why kept: a test-sized plateau schedule, spelt out like cpu-demo's TrainConfig but with other values
 PLATEAU = TrainConfig(
     max_steps=400,
     lr=5e-2,

@@ -227,6 +227,7 @@ def construction_of(plan: Lemma1Plan, net: Network) -> Construction:
         return out
 
     bound = tight_error_bound(plan.d, H, beta, plan.N) + 2.0**-41
+    # why kept: a Construction's fields by keyword, as theorem2's network gives its own: alike in shape only
     return Construction(
         name="lemma1.network",
         paper="Appendix E.1, Lemma 1",

@@ -51,6 +51,7 @@ def test_unsafe_or_unknown_syntax_is_refused(text):
         fit_expr.evaluate(text, COLS)
 
 
+# why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
     "spec,message",
     [
