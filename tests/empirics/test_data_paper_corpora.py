@@ -4,8 +4,7 @@ unprepared optional corpus is refused in one line naming the command."""
 
 import pytest
 
-from tmcheck.empirics.data.corpora import paper_corpora
-from tmcheck.empirics.data.corpora import is_prepared, prepared_path, require_prepared
+from tmcheck.empirics.data.corpora import is_prepared, paper_corpora, prepared_path, require_prepared
 
 
 def test_sql_replaces_code_only_when_prepared(tmp_path):

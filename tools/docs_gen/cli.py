@@ -60,7 +60,10 @@ def cli_reference() -> str:
         if getattr(cmd, "commands", None):
             parts += [f"Commands: {', '.join(f'`{s}`' for s in cmd.commands)}.", ""]
         parts += _options_table(cmd, ctx)
-    parts += ["Options and commands renamed in this release (the old spellings are refused): [changelog](changelog.md).", ""]
+    parts += [
+        "Options and commands renamed in this release (the old spellings are refused): [changelog](changelog.md).",
+        "",
+    ]
     return "\n".join(parts)
 
 
