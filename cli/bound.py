@@ -13,7 +13,7 @@ import math
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, positive_finite, positive_int
+from tmcheck.cli.options import BetaOpt, ExactOpt, JsonOpt, RegistryHelp, positive_finite, positive_int
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -166,10 +166,10 @@ def lemma1(
     _print_spec(sp, f"Lemma 1 at d = {d}, ε = {eps:g}, H_f = {H_f:g}, β = {beta:g} ({grid} grid)")
 
 
-@app.command("theorem2")
+@app.command("theorem2", cls=RegistryHelp)
 @handle_errors
 def theorem2(
-    manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus: its atlas gives C_M and μ."),
+    manifold: str = typer.Option("circle", "--manifold", help="{manifolds:atlas}: its atlas gives C_M and μ."),
     D: int = typer.Option(3, "--D", min=1, help="D, the ambient dimension."),
     eps: float = typer.Option(0.3, "--eps", callback=positive_finite, help="ε, the target accuracy in L∞."),
     H_f: float = typer.Option(

@@ -20,7 +20,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from tmcheck.util.jsonable import plain as to_jsonable  # the one normaliser; the CLI name kept for its callers
+from tmcheck.util.jsonable import plain
 
 console = Console()
 err_console = Console(stderr=True)
@@ -114,7 +114,7 @@ def handle_errors(func: Callable) -> Callable:
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(to_jsonable(obj), indent=2) + "\n")
+    sys.stdout.write(json.dumps(plain(obj), indent=2) + "\n")
     sys.stdout.flush()
 
 

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tmcheck.cli.common import console, err_console, handle_errors, print_json, to_jsonable
+from tmcheck.cli.common import console, err_console, handle_errors, print_json
 from tmcheck.cli.options import (
     BetaOpt,
     BootstrapOpt,
@@ -27,6 +27,7 @@ from tmcheck.cli.options import (
     positive_finite,
     positive_int,
 )
+from tmcheck.util.jsonable import plain
 
 
 def _warn(label: str, status: str, flags: list) -> None:
@@ -192,7 +193,7 @@ def command(
     if output is not None:
         from tmcheck.util.atomic import write_text
 
-        write_text(output, json.dumps(to_jsonable(payload), indent=2) + "\n")
+        write_text(output, json.dumps(plain(payload), indent=2) + "\n")
     _show(payload, file, form, group, plot, json_)
     if any(v == "inconsistent" for v in verdicts(payload)):
         raise typer.Exit(1)

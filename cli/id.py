@@ -19,11 +19,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from tmcheck.cli.common import console, err_console, handle_errors, print_json, to_jsonable
+from tmcheck.cli.common import console, err_console, handle_errors, print_json
 from tmcheck.cli.options import (
     BootstrapOpt,
     DeviceOpt,
     JsonOpt,
+    RegistryHelp,
     SeedOpt,
     WindowOpt,
     beta_value,
@@ -33,6 +34,7 @@ from tmcheck.cli.options import (
 )
 from tmcheck.empirics.id.protocol import ESTIMATORS, MAX_FULL_POINTS
 from tmcheck.empirics.id.registry import help_text
+from tmcheck.util.jsonable import plain
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension of point clouds (paper Sec. 5).")
 
@@ -159,7 +161,7 @@ def estimate(
 
         from tmcheck.util.atomic import write_text
 
-        write_text(output, json.dumps(to_jsonable(payload), indent=2) + "\n")
+        write_text(output, json.dumps(plain(payload), indent=2) + "\n")
     if json_:
         print_json(payload)
         return
@@ -196,10 +198,10 @@ def _table(file: Path, shape, estimator: str, result) -> None:
     console.print(table)
 
 
-@app.command()
+@app.command(cls=RegistryHelp)
 @handle_errors
 def synth(
-    manifold: str = typer.Option("sphere", "--manifold", help="linear, sphere, swissroll, torus, cube-image."),
+    manifold: str = typer.Option("sphere", "--manifold", help="{manifolds:validation}."),
     d: int | None = typer.Option(None, "--d", help="Intrinsic dimension (default: the manifold's)."),
     ambient: int = typer.Option(
         768, "--D", callback=positive_int, help="Ambient dimension D (random isometric embedding)."

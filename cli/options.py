@@ -115,9 +115,10 @@ def parse_list(
 # A help text may name what a registry holds through a placeholder, filled in when the help is read
 # (so that `tmcheck --help` imports no preset module): {presets:KIND} lists a sweep kind's presets with the
 # first clause of their notes, {fields:KIND} the fields `--set FIELD=VALUE` can change on its presets
-# (from the schema), {manifolds} the manifolds of tmcheck.theory.manifolds. A command whose options use
-# them is declared with `@app.command(cls=RegistryHelp)`.
-_PLACEHOLDER = re.compile(r"\{(presets|fields):([\w-]+)\}|\{(manifolds)\}")
+# (from the schema), {manifolds} the manifolds of tmcheck.theory.manifolds, {manifolds:atlas} those Theorem 2
+# builds an atlas for, {manifolds:validation} the ID validation sets. A command whose options use them is
+# declared with `@app.command(cls=RegistryHelp)`.
+_PLACEHOLDER = re.compile(r"\{(presets|fields):([\w-]+)\}|\{(manifolds)(?::(atlas|validation))?\}")
 
 
 @functools.cache
@@ -140,10 +141,15 @@ def field_words(kind: str) -> str:
     return ", ".join(f"{k} ({overrides.type_words(t)})" for k, t in overrides.settable(preset_class(kind)).items())
 
 
-def manifold_words() -> str:
-    from tmcheck.theory.manifolds import MANIFOLDS
-
-    return ", ".join(MANIFOLDS)
+def manifold_words(which: str | None = None) -> str:
+    """The manifolds of a registry: all of tmcheck.theory.manifolds, the atlas ones, or the ID validation sets."""
+    if which == "validation":
+        from tmcheck.empirics.id.validation import VALIDATION_SETS as names
+    elif which == "atlas":
+        from tmcheck.theory.manifolds import ATLAS_MANIFOLDS as names
+    else:
+        from tmcheck.theory.manifolds import MANIFOLDS as names
+    return ", ".join(names)
 
 
 def fill_help(text: str | None) -> str | None:
@@ -153,7 +159,7 @@ def fill_help(text: str | None) -> str | None:
 
     def one(m: re.Match) -> str:
         if m[3]:
-            return manifold_words()
+            return manifold_words(m[4])
         return preset_words(m[2]) if m[1] == "presets" else field_words(m[2])
 
     return _PLACEHOLDER.sub(one, text)
@@ -198,9 +204,6 @@ ExportOpt = Annotated[
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output directory (created, or resumed).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
 BetaOpt = Annotated[float, typer.Option("--beta", callback=beta_value, help="Hölder smoothness β in (0, 1].")]
-OptionalBetaOpt = Annotated[
-    float | None, typer.Option("--beta", callback=beta_value, help="Hölder smoothness β in (0, 1].")
-]
 DeviceOpt = Annotated[
     str, typer.Option("--device", callback=device_name, help="auto (CUDA when present), cpu, cuda or cuda:N.")
 ]

@@ -17,19 +17,28 @@ from pathlib import Path
 import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
-from tmcheck.cli.options import BetaOpt, JsonOpt, beta_value, nonneg_finite, nonneg_int, parse_list, positive_int
+from tmcheck.cli.options import (
+    BetaOpt,
+    JsonOpt,
+    RegistryHelp,
+    beta_value,
+    nonneg_finite,
+    nonneg_int,
+    parse_list,
+    positive_int,
+)
 
 app = typer.Typer(no_args_is_help=True, help="Synthetic manifold regression with known d and β (eq. 2-4).")
 
 
-@app.command("data")
+@app.command("data", cls=RegistryHelp)
 @handle_errors
 def data(
     output: Path = typer.Option(..., "--output", help="Output .npz file with X (n, D), y (n,) and f (n,)."),
     n: int = typer.Option(1000, "--n", callback=positive_int, help="Number of points."),
     d: int = typer.Option(2, "--d", callback=positive_int, help="Intrinsic dimension d."),
     D: int = typer.Option(16, "--D", callback=positive_int, help="Ambient dimension D."),
-    manifold: str = typer.Option("torus", "--manifold", help="torus, sphere or cube."),
+    manifold: str = typer.Option("torus", "--manifold", help="{manifolds}."),
     target: str = typer.Option("holder", "--target", help="holder, kinks or relu."),
     beta: BetaOpt = 1.0,
     density: str = typer.Option("uniform", "--density", help="uniform or tilted."),

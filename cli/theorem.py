@@ -9,7 +9,15 @@ from __future__ import annotations
 import typer
 
 from tmcheck.cli.common import console, finish_construction, handle_errors, resource_table
-from tmcheck.cli.options import ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt, positive_finite, positive_int
+from tmcheck.cli.options import (
+    ExportOpt,
+    JsonOpt,
+    RegistryHelp,
+    SizeLimitOpt,
+    TrialsOpt,
+    positive_finite,
+    positive_int,
+)
 from tmcheck.theory.construction import SIZE_LIMIT
 
 app = typer.Typer(
@@ -17,10 +25,10 @@ app = typer.Typer(
 )
 
 
-@app.command("2")
+@app.command("2", cls=RegistryHelp)
 @handle_errors
 def theorem2_cmd(
-    manifold: str = typer.Option("circle", "--manifold", help="circle, sphere or torus (rotated into R^D)."),
+    manifold: str = typer.Option("circle", "--manifold", help="{manifolds:atlas} (rotated into R^D)."),
     D: int = typer.Option(3, "--D", callback=positive_int, help="Ambient dimension D."),
     eps: float = typer.Option(0.3, "--eps", help="Accuracy ε in (0, 1)."),
     target: str = typer.Option("x0", "--target", help="f as a sympy expression in x0..x{D-1} (Lipschitz, β = 1)."),
