@@ -4,12 +4,17 @@
 `root`, with a wall-clock alarm, and returns an `Outcome`: exit code, stderr, whether a traceback
 escaped, the seconds taken, and the files that appeared or changed under `root` outside that working
 directory (none may: a command writes only where it is told, and the fuzzer only tells it the cwd).
+
+`invoke(args)` and `one_line(args, message)` run the app in the test's own directory, for cases that
+set up their files themselves; `run_process(argv)` runs it in a process of its own, as a user does.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +25,7 @@ from typer.testing import CliRunner
 from tmcheck.cli.main import app
 
 CASE_SECONDS = 30  # the alarm per case: a case that runs longer is a hang (the bar is 10 s to refuse)
+SECRET = "precious contents\n"  # what a file no command may write holds (the target of every hostile link)
 
 
 class Hang(Exception):
@@ -112,3 +118,23 @@ def check(o: Outcome, bad_input: bool = False) -> None:
     if bad_input:
         assert o.exit_code == 2, o.describe()
         assert len(o.stderr.strip().splitlines()) == 1, o.describe()
+
+
+def invoke(args: list):
+    """The app on args (paths or strings) in this process and directory: typer's result."""
+    return _runner.invoke(app, [str(a) for a in args])
+
+
+def one_line(args: list, message: str, code: int = 2):
+    """`invoke(args)` exits with `code`, and its stderr is one line holding `message`."""
+    res = invoke(args)
+    assert res.exit_code == code, res.output
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    return res
+
+
+def run_process(argv: list, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a process of its own, as a user runs it: a crash of the process shows as a signal, and work
+    inside C that Python's alarm cannot stop is stopped by the timeout."""
+    cmd = [sys.executable, "-c", "from tmcheck.cli.main import app; app()", *(str(a) for a in argv)]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)

@@ -6,10 +6,10 @@ measured start-up of the interpreter and the app (`tmcheck --version`) on this m
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 
 import pytest
+from harness import run_process
 
 CASES = [
     ["lemma", "1", "--target", "10**10**10"],
@@ -19,12 +19,11 @@ CASES = [
     ["network", "info", "{net_huge_exponent.json}"],
     ["network", "eval", "{net_good.json}", "1e100000000", "1", "1", "1", "1", "1"],
 ]
-CMD = [sys.executable, "-c", "from tmcheck.cli.main import app; app()"]
 
 
 def _wall(argv, cwd) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    p = subprocess.run([*CMD, *argv], cwd=cwd, capture_output=True, text=True, timeout=120)
+    p = run_process(argv, cwd)
     return time.perf_counter() - t0, p
 
 

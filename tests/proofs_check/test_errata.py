@@ -1,5 +1,5 @@
 """The errata (docs/theory/claims.md, block theory.errata) are generated from the full registry, name the kind of
-every finding, and are current."""
+every finding (a corrected statement as one whose corrected form holds), and are current."""
 
 import importlib.util
 import re
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tmcheck.proofs_check import errata
-from tmcheck.proofs_check.registry import Evidence, Kind, Obligation, Outcome, Result, Unevaluable, Witness
+from tmcheck.proofs_check.registry import Evidence, Kind, Obligation, Outcome, Result, Unevaluable, Verdict, Witness
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = ROOT / "docs" / "theory" / "claims.md"
@@ -42,6 +42,15 @@ def test_render_lists_findings_with_their_kind():
     assert "(definition or notation; NOT-EVALUABLE)" in text and "  - True: the first one" in text
     assert "5 obligations: 1 hold, 2 fail as written, 1 hold after correction, 1 are not evaluable" in text
     assert "2 are gaps in a proof" in text and "1 concern a statement as written" in text
+
+
+def test_a_corrected_statement_says_the_corrected_one_holds():
+    ev = Evidence("a search", [Witness({"x": 0}, 3, 2)], [Witness({"x": 0}, 1, 2)], "the fixed claim")
+    res = Result(ev, Kind.STATEMENT)
+    assert res.verdict is Verdict.CORRECTED and not res.gap
+    assert errata._finding(res) == "the statement as written does not hold, the corrected one does"
+    failed = Result(Evidence("a search", [Witness({"x": 0}, 3, 2)]), Kind.STATEMENT)
+    assert errata._finding(failed) == "the statement as written does not hold"
 
 
 def test_replace_section():

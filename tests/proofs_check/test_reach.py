@@ -1,5 +1,6 @@
 """The static reach scan (proofs_check/reach.py): every obligation's check reaches tmcheck.theory, and so does every
-re-check of a finding; the scan itself sees a function that reaches none."""
+re-check of a finding; the scan itself sees a function that reaches none, reads keyword-only defaults, and follows a
+function imported from a sibling proofs_check module."""
 
 from __future__ import annotations
 
@@ -36,6 +37,33 @@ def test_the_scan_on_source_with_and_without_theory(tmp_path):
     )
     assert reach.file_reach(src, "uses") == {"tmcheck.theory.bounds.alpha_D"}
     assert reach.file_reach(src, "alone") == set()
+
+
+def test_the_scan_reads_keyword_only_defaults(tmp_path):
+    """Keyword-only arguments with a default (read) and without one (nothing to read) in the same def."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from tmcheck.theory.bounds import alpha_D, alpha_N\n\n"
+        "def check(*, points=alpha_D(1, 1), n):\n    return points + n\n\n"
+        "def bare(*, n):\n    return alpha_N(n, 1)\n",
+        encoding="utf-8",
+    )
+    assert reach.file_reach(src, "check") == {"tmcheck.theory.bounds.alpha_D"}
+    assert reach.file_reach(src, "bare") == {"tmcheck.theory.bounds.alpha_N"}
+
+
+def test_the_scan_follows_a_function_imported_from_a_sibling(tmp_path):
+    """`from tmcheck.proofs_check.lemma2 import ffn_all_kappa`: the scan follows that function into lemma2, where
+    it runs tmcheck's exact backend."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "from tmcheck.proofs_check.lemma2 import ffn_all_kappa\n\n"
+        "def check(k):\n    return ffn_all_kappa([1, 1], k, k)\n",
+        encoding="utf-8",
+    )
+    found = reach.file_reach(src, "check")
+    assert "tmcheck.theory.backends.run_blocks" in found
+    assert found == reach.reach("tmcheck.proofs_check.lemma2", "ffn_all_kappa")
 
 
 def test_every_recheck_runs_theory_code():

@@ -1,5 +1,5 @@
-"""proofs_check/report.py (selection, counts, JSON records), errata.main and Witness.as_dict, on obligations made
-here (the registry's own are run by test_registry_verdicts.py)."""
+"""proofs_check/report.py (selection, counts, JSON records), errata.main, Witness.as_dict and registry.run's outcome
+of a check that crashes, on obligations made here (the registry's own are run by test_registry_verdicts.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tmcheck.proofs_check import errata, report
+from tmcheck.proofs_check import errata, registry, report
 from tmcheck.proofs_check.registry import Evidence, Kind, Obligation, Outcome, Result, Unevaluable, Verdict, Witness
 
 
@@ -88,6 +88,13 @@ def test_run_selected_in_paper_order_with_callbacks(fake_registry):
     assert report.gaps(outs) == 2  # the failing step and the corrected resource
     assert report.refuted(outs) == 0
     assert outs[-1].error == "RuntimeError: broken check"
+
+
+def test_a_crashing_check_is_reported_with_its_time():
+    out = registry.run(_obl("lemma1.crash", check=_boom))
+    assert isinstance(out, Outcome) and out.result is None
+    assert out.error == "RuntimeError: broken check" and out.label == "ERROR"
+    assert isinstance(out.seconds, float) and out.seconds >= 0
 
 
 def test_run_selected_section_and_verdict(fake_registry):

@@ -1,5 +1,5 @@
-"""Every field of the closed forms' reports (theory.bounds) recomputed from the paper's formulas, and the messages
-of their guards; plus small helpers whose results nothing else pins (tests added for surviving mutants)."""
+"""Every field of the closed forms' reports (theory.bounds) recomputed from the paper's formulas (Appendix F.1 for
+Theorem 1's), the messages of their guards, and the small helpers whose results nothing else pins."""
 
 from __future__ import annotations
 
@@ -12,6 +12,13 @@ import pytest
 from tmcheck.theory import bounds
 
 CLASS = dict(L_T=2, L_FFN=3, w=4, l=8, d_embd=5, m=3, kappa=2.0, M=1.5, D=7)
+
+
+def _simplified_log_N(d, eps, n, beta, C_M, D):
+    """(F.1): 900 (log d)² log(60 d³ ε^{-4d/β} n) C_M³ D d ε^{-d/β}."""
+    return (
+        900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d * eps ** (-d / beta)
+    )
 
 
 def test_covering_report_fields():
@@ -50,6 +57,7 @@ def test_theorem1_bound_fields(d, n, beta, D, R, C_M, M):
     out = bounds.theorem1_bound(d, n, beta, D=D, R=R, C_M=C_M, M=M)
     eps = n ** (-beta / (2 * beta + d))
     size = math.ceil(C_M * d * eps ** (-d / beta))
+    # F.1's class written out, not read from bounds.theorem1_class: an oracle that called it would check nothing
     want_class = dict(
         L_T=max(1, math.ceil(math.log2(d))),
         L_FFN=max(1, math.ceil(math.log2(1 / eps))),
@@ -74,9 +82,21 @@ def test_theorem1_bound_fields(d, n, beta, D, R, C_M, M):
         assert out[key]["variance"] == pytest.approx(104 * R**2 / (3 * n) * logn + tail, rel=1e-12)
         assert out[key]["total"] == pytest.approx(out["bias"] + out[key]["variance"], rel=1e-12)
     assert out["stated_rate"] == pytest.approx(D * d**2 * n ** (-2 * beta / (2 * beta + d)), rel=1e-12)
-    simplified = 900 * math.log(d) ** 2 * math.log(60 * d**3 * eps ** (-4 * d / beta) * n) * C_M**3 * D * d
-    assert out["paper_simplified_log_N"] == pytest.approx(simplified * eps ** (-d / beta), rel=1e-12)
+    assert out["paper_simplified_log_N"] == pytest.approx(_simplified_log_N(d, eps, n, beta, C_M, D), rel=1e-12)
     assert bounds.paper_simplified_log_N(1, eps, n) == 0.0
+
+
+def test_paper_simplified_log_N_known_answer_and_defaults():
+    """β = 1, C_M = 1 and D = 1 by default."""
+    for d, eps, n in ((2, 0.5, 100.0), (3, 0.25, 1e6)):
+        want = _simplified_log_N(d, eps, n, 1.0, 1.0, 1)
+        assert math.isclose(bounds.paper_simplified_log_N(d, eps, n), want, rel_tol=1e-12)
+        assert math.isclose(
+            bounds.paper_simplified_log_N(d, eps, n, 0.5, 2.0, 7),
+            _simplified_log_N(d, eps, n, 0.5, 2.0, 7),
+            rel_tol=1e-12,
+        )
+    assert bounds.paper_simplified_log_N(1, 0.5, 100.0) == 0.0
 
 
 def test_theorem1_class_defaults():

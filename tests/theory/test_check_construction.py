@@ -1,4 +1,5 @@
-"""The conformance suite: every lemma construction passes; broken constructions fail the right property."""
+"""The conformance suite: every lemma construction passes and names its network; broken constructions fail the right
+property."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def all_constructions():
 def test_every_lemma_passes(c):
     rep = check_construction(c, np.random.default_rng(0), n_inputs=8).raise_on_failure()
     assert set(rep.results) == set(PROPERTIES) and rep.ok
+
+
+def test_network_meta_names_its_construction():
+    """An exported network's meta name is the construction's name (its prefix for parametrised names)."""
+    for c in all_constructions():
+        assert c.network.meta["name"].startswith("lemma")
+        assert c.name.startswith(c.network.meta["name"]), (c.name, c.network.meta)
 
 
 def test_too_small_C_fails_exact():

@@ -10,6 +10,7 @@ import pytest
 
 from tmcheck.theory import spec
 from tmcheck.theory.backends import evaluate
+from tmcheck.theory.lemmas.theorem2_report import theorem2_report
 from tmcheck.theory.manifolds import ManifoldError, embed, make_manifold
 from tmcheck.theory.network import NetworkError, to_fraction
 from tmcheck.theory.targets import TargetError, parse_target, tight_N
@@ -106,3 +107,20 @@ def test_exact_bit_growth_and_float_overflow_are_refused():
     )
     with pytest.raises(NetworkError, match="overflowed"):
         evaluate(grow, x, backend="float64")
+
+
+def test_theorem2_report_checks_eps_before_building_the_atlas():
+    """ε = 0 is refused first, before the manifold is made or the target parsed (neither is valid here)."""
+    with pytest.raises(TargetError, match="ε must lie in \\(0, 1\\) as in Theorem 2, got 0"):
+        theorem2_report("no-such-manifold", 2, 0.0, "not a target (")
+
+
+def test_theorem2_report_size_guard_computes_no_kappa(monkeypatch):
+    """The size guard before the grid values refuses from the counts alone: κ is not computed for it."""
+
+    def no_kappa(*args, **kwargs):
+        raise AssertionError("κ computed by the size guard")
+
+    monkeypatch.setattr(spec, "_theorem2_kappa", no_kappa)
+    with pytest.raises(TargetError, match="the theorem2 network would have"):
+        theorem2_report("circle", 2, 0.5, "x0*x1", H_f=2.0, size_limit=10)

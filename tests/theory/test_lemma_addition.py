@@ -1,4 +1,5 @@
-"""Constant addition (Appendix G, Lemma 5, corrected) and replacing FFN (Lemma 6)."""
+"""Constant addition (Appendix G, Lemma 5, corrected): exact on any constants, the stated domain and constants, and
+the heads' threshold C growing like l²."""
 
 from __future__ import annotations
 
@@ -47,3 +48,22 @@ def test_head_C_grows_like_l_squared():
     per_l2 = [Cs[D] / (2 * D) ** 2 for D in sorted(Cs)]
     assert all(a < b for a, b in pairwise(per_l))
     assert max(per_l2) / min(per_l2) < 3
+
+
+def test_addition_expected_is_exact_on_integer_input():
+    """The claim x_i - c_i is computed exactly, also when H arrives as an integer array (no truncation)."""
+    c = addition([Fraction(1, 2), Fraction(-1, 3)], 2)
+    H = np.zeros((1, 5, 4), dtype=np.int64)
+    H[0, 0, :2] = [1, -1]
+    out = c.expected(H)
+    assert list(out[0, 0]) == [1, -1, Fraction(1, 2), Fraction(-2, 3)]
+
+
+def test_addition_states_its_domain_and_constants():
+    """Lemma 5's domain is ||x||_inf <= M/2 (the heads' threshold is sized for it); c is recorded as given."""
+    for c_, M in (([Fraction(1, 2)], 4), ([Fraction(-1), Fraction(3, 4)], 6)):
+        con = addition(c_, M)
+        assert con.claim.endswith(f"||x||_inf <= {Fraction(M, 2)}")
+        assert con.constants["c"] == c_ and con.constants["M"] == M
+        H = con.sample_inputs(np.random.default_rng(0), 40)
+        assert max(abs(v) for v in H[:, 0, :].reshape(-1)) == Fraction(M, 2)  # the edge is sampled

@@ -1,7 +1,9 @@
-"""Parallelisation (Appendix G, Lemma 7, corrected) on randomly composed blocks of Lemmas 3-6."""
+"""Parallelisation (Appendix G, Lemma 7, corrected) on randomly composed blocks of Lemmas 3-6, and the output bound
+of an FFN it sizes C with, sound and tight where an oracle's brute-force sup is exact."""
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -17,7 +19,7 @@ from tmcheck.theory.lemmas.gating import gating
 from tmcheck.theory.lemmas.interaction import interaction
 from tmcheck.theory.lemmas.parallel import output_bound, parallelize
 from tmcheck.theory.lemmas.replace import replace
-from tmcheck.theory.network import Block
+from tmcheck.theory.network import Block, Layer
 
 Q, K = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 1]], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]]
 
@@ -80,3 +82,35 @@ def test_rejects_multi_block():
     c.network.blocks = c.network.blocks * 2
     with pytest.raises(ValueError, match="single blocks"):
         parallelize(c, replace(3, 1))
+
+
+def _box_sup(ffn, Mz) -> list[Fraction]:
+    """sup |FFN(z)_r| over the structured box by brute force at the box's vertices (exact where the FFN is
+    monotone in each input, as below): z_0, z_1 in {-Mz, Mz}, z_2, z_3 in {0, 1}, z_4 = 1."""
+    best = [Fraction(0)] * 5
+    for z0, z1, z2, z3 in itertools.product((-Mz, Mz), (-Mz, Mz), (0, 1), (0, 1)):
+        h = np.array([z0, z1, z2, z3, 1], dtype=object)
+        for i, lay in enumerate(ffn):
+            h = lay.W @ h + lay.b
+            if i < len(ffn) - 1:
+                h = np.array([max(v, 0) for v in h], dtype=object)
+        best = [max(b, abs(v)) for b, v in zip(best, h, strict=True)]
+    return best
+
+
+def _layer(W, b) -> Layer:
+    return Layer(
+        np.array([[Fraction(v) for v in r] for r in W], dtype=object), np.array([Fraction(v) for v in b], dtype=object)
+    )
+
+
+def test_output_bound_is_tight_for_monotone_ffns():
+    """Interval propagation is exact when every weight is >= 0 (each output is monotone in each input): a hidden
+    unit σ(z_0/4) lies in [0, Mz/4], a unit with zero weights is 0, and the bound is that sup, not more
+    (clamping an upper end below 1 up to 1 would not be)."""
+    Mz = Fraction(2)
+    ffn = (
+        _layer([[Fraction(1, 4), 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 1, 0, 0]], [0, 0, 0]),
+        _layer([[1, 0, 0], [0, 3, 0], [0, 0, Fraction(1, 2)], [0, 0, 0], [0, 0, 0]], [0, 0, 0, 0, 0]),
+    )
+    assert output_bound(ffn, Mz) == _box_sup(ffn, Mz) == [Fraction(1, 2), 0, Fraction(1, 2), 0, 0]

@@ -1,4 +1,4 @@
-"""Replacing FFN (Appendix G, Lemma 6): row 0 becomes row 1 inside a block."""
+"""Replacing FFN (Appendix G, Lemma 6): row 0 becomes row 1 inside a block (or back), and the claim says which."""
 
 from __future__ import annotations
 
@@ -27,3 +27,9 @@ def test_replace_other_direction_and_errors():
         replace_ffn(2, 0)
     with pytest.raises(ValueError):
         replace_ffn(1, 1)
+
+
+def test_replace_claim_names_the_rows():
+    for src, dst in ((1, 0), (0, 1)):
+        claim = replace(3, 1, src, dst).claim
+        assert isinstance(claim, str) and f"row {dst} replaced by row {src}" in claim

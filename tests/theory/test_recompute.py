@@ -39,6 +39,7 @@ def oracle_log_covering(L_T, L_FFN, w, l, d, m, kappa, M, delta) -> float:
     return P * math.log(kappa * CT / delta + 1)
 
 
+# keyword draws like test_lipschitz.py's (and the kNN tests'), wider (l to 16): a closed form is cheap, no network runs
 @settings(max_examples=60, deadline=None)
 @given(
     L_T=st.integers(1, 3),

@@ -1,5 +1,6 @@
 """theory.spec: one source for the resources of Lemma 1 and Theorem 2 (Appendix E). Every count the spec
-states equals what `network.resources` measures on the network the builder makes, for every manifold."""
+states equals what `network.resources` measures on the network the builder makes, for every manifold; a spec by
+manifold name describes the default atlas; a grid too small is named."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tmcheck.theory.spec import (
     smallest_eps_within,
     theorem2_spec,
 )
-from tmcheck.theory.targets import parse_target, tight_N
+from tmcheck.theory.targets import TargetError, parse_target, tight_N
 
 COUNTS = ("l", "m", "L_T", "L_FFN", "w_FFN")
 
@@ -124,3 +125,17 @@ def test_spec_as_dict_and_weights():
     assert d["N"] == 5 and d["l"] == sp.l and d["orders"] == dict(sp.orders)
     assert sp.n_weights() == 75 * sum(n for _, n in sp.heads_per_block) + 5 * sp.l
     assert sp.n_weights() > 75 * sum(n for _, n in sp.heads_per_block)
+
+
+def test_theorem2_spec_by_name_is_the_default_atlas():
+    """theorem2_spec(name, D) describes the atlas make_manifold(name, D) builds by default (seed 0); in
+    R^6 the chart heads' κ depends on where the centres lie, so another seed's atlas states another κ."""
+    by_name = theorem2_spec("circle", 6, 0.5)
+    built = theorem2_spec(make_manifold("circle", 6), eps=0.5)
+    assert by_name.kappa == built.kappa and by_name.as_dict() == built.as_dict()
+    assert theorem2_spec("circle", 6, 0.5, seed=1).kappa != built.kappa
+
+
+def test_lemma1_spec_names_the_too_small_grid():
+    with pytest.raises(TargetError, match=r"^the grid needs N >= 2 points per axis, got 1$"):
+        lemma1_spec(1, 1)

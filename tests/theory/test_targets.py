@@ -1,4 +1,5 @@
-"""Safe target parsing, declared-constant checks, and the grids of Lemma 1 (Appendix E.1)."""
+"""Safe target parsing, declared-constant checks, the grids of Lemma 1 (Appendix E.1), and the sample a target is
+checked on."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from tmcheck.theory.targets import (
     TargetError,
+    check_sample,
     check_target,
     paper_error_bound,
     paper_N,
@@ -77,3 +79,16 @@ def test_constants_are_validated():
         args = {"d": 2, "H": 1.0, "beta": 1.0, "eps": 0.1} | bad
         with pytest.raises(TargetError):
             tight_N(**args)
+
+
+def test_check_sample_grid_is_capped_at_40000_points():
+    """The regular grid is dropped when it would hold more than 40,000 points (per_axis^d of them), and kept
+    up to that size: corners, grid, then the random points."""
+    rng = np.random.default_rng(0)
+    for d, per_axis in ((4, 15), (2, 201), (3, 35)):  # 50625, 40401, 42875 grid points
+        assert per_axis**d > 40000
+        assert check_sample(d, 3, rng, per_axis=per_axis).shape == (2**d + 3, d)
+    for d, per_axis in ((2, 200), (4, 14), (1, 40000)):  # 40000, 38416, 40000: kept
+        X = check_sample(d, 3, rng, per_axis=per_axis)
+        assert X.shape == (2**d + per_axis**d + 3, d)
+        assert ((X >= 0) & (X <= 1)).all()

@@ -1,15 +1,20 @@
-"""Theorem 2 (Appendix E.2) as one network: exact claim, exact projections (E_{n,2} = 0), the indicator
-FFNs, the error split, and an exported network read by an independent numpy implementation."""
+"""Theorem 2 (Appendix E.2) as one network and its report (`tmcheck theorem 2`, Section 2.4): exact claim, exact
+projections (E_{n,2} = 0), the indicator FFNs, the error split against Step 3's budget, an exported network read by
+an independent numpy implementation, the report's resource table against its printed formulas and the measured
+network, and the message naming the variables a target must use."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy as sp
+from printed_formula import formula  # tests/theory/printed_formula.py
 
 from tmcheck.theory import netfile
 from tmcheck.theory.backends import evaluate, run_blocks
@@ -24,18 +29,29 @@ from tmcheck.theory.lemmas.theorem2 import (
     rational,
     theorem2,
     theorem2_network,
+    theorem2_plan,
 )
-from tmcheck.theory.lemmas.theorem2_report import theorem2_report
+from tmcheck.theory.lemmas.theorem2_report import resource_table, theorem2_report
 from tmcheck.theory.manifolds import make_manifold
-from tmcheck.theory.network import Block, structured_positional
+from tmcheck.theory.network import Block, resources, structured_positional
 from tmcheck.theory.sparse import psi
-from tmcheck.theory.targets import parse_target
+from tmcheck.theory.targets import TargetError, parse_target
+
+SPEC_ROWS = ("L_T", "m", "l", "L_FFN", "w_FFN", "kappa")
 
 
 @functools.cache
 def circle_construction(N=3):
+    """f = x0 x1 + x1/2 on the circle in R^2 (d = 1, D = 2, C_M = 14) at grid N, built in exact arithmetic."""
     m = make_manifold("circle", 2)
     return theorem2(m, parse_target("x0*x1 + x1/2", 2), 0.5, N=N, arithmetic="exact", H_f=2.0)
+
+
+@functools.cache
+def torus_float():
+    """f = x0/2 on the torus in R^4 (d = 2, D = 4, C_M = 400) at N = 2, float64."""
+    plan = theorem2_plan(make_manifold("torus", 4), parse_target("x0/2", 4), 0.9, N=2)
+    return plan, theorem2_network(plan, "float64")
 
 
 def test_network_computes_the_claim_exactly():
@@ -99,6 +115,31 @@ def test_error_split_bounds_the_error():
     assert (es["E2"] == 0).all()
 
 
+def test_error_split_meets_step3_budget_on_the_proven_grid():
+    """Corrected Step 3: on the proven grid E_{n,1} = |f ρ_n - L_n∘φ_n| <= δ_1 and E_{n,3} <= δ_3 on U_n,
+    δ = ε/(2μ); and the recorded terms are those of f̃_n = f ρ_n, recomputed here on a few points."""
+    m = make_manifold("circle", 2)
+    f = parse_target("x0*x1 + x1/2", 2)
+    plan = theorem2_plan(m, f, 0.5, H_f=2.0)
+    assert plan.N == plan.N_proven
+    delta = 0.5 / (2 * plan.multiplicity)
+    X = m.sample(40, np.random.default_rng(3))
+    split = error_split(plan, X)
+    assert split["E1"].max() <= delta and split["E3"].max() <= delta
+    Y = X[:6]
+    split6 = error_split(plan, Y)
+    fx, rho, inside = f(Y).real, m.partition(Y), m.in_chart(Y)
+    E1, E3 = np.zeros(m.C_M), np.zeros(m.C_M)
+    for k, x in enumerate(Y):
+        for n, (Ln, ind, _) in enumerate(claim_parts(plan, [rational(v) for v in x])):
+            if inside[k, n]:
+                ft = fx[k] * rho[k, n]  # f̃_n(φ_n(x)) = (f ρ_n)(x)
+                E1[n] = max(E1[n], abs(ft - float(Ln)))
+                E3[n] = max(E3[n], abs(ft) * abs(1 - float(ind)))
+    assert np.allclose(split6["E1"], E1, rtol=0, atol=1e-15)
+    assert np.allclose(split6["E3"], E3, rtol=0, atol=1e-15)
+
+
 def test_check_construction_circle():
     m = make_manifold("circle", 2)
     c = theorem2(m, parse_target("x0", 2), 0.5, N=2, arithmetic="exact")
@@ -149,3 +190,64 @@ def test_exported_network_within_eps_by_independent_reader(tmp_path):
     for x in m.sample(np.random.default_rng(4), 6):
         assert abs(_numpy_eval(spec, x) - f(x[None]).real[0]) <= eps
     assert rep["error"] <= eps
+
+
+def test_plan_names_the_variables_a_target_must_use():
+    m = make_manifold("circle", 2)
+    with pytest.raises(TargetError, match=r"^the target must be a function of x0\.\.x1 \(D = 2\)$"):
+        theorem2_plan(m, parse_target("x0", 1), 0.5, N=3)
+
+
+# --------------------------------------------------------------------------------------------
+# the report's resource table (theory/lemmas/theorem2_report.py)
+
+
+@pytest.mark.parametrize("case", ["circle", "torus"])
+def test_paper_rows_are_their_printed_formulas(case):
+    """Each row after the spec's six states a formula and its value: the formula evaluated at the plan's
+    d, D, N, C_M, ε (β = 1) is that value (at d = 2 the O(log d) row is log2(2) + 5 = 6; the head count
+    is C_M (d N^d + d D), not the same form in D)."""
+    if case == "circle":
+        c = circle_construction()
+        plan, net = c.constants["plan"], c.network
+    else:
+        plan, net = torus_float()
+    rows = resource_table(plan, net, resources(net))
+    at = {"d": plan.d, "D": plan.D, "N": plan.N, "C": plan.manifold.C_M, "eps": plan.eps, "beta": 1}
+    paper = rows[len(SPEC_ROWS) :]
+    assert [r["quantity"] for r in paper] == [
+        "L_T (paper)",
+        "L_FFN (paper)",
+        "m (proof)",
+        "l / O(·)",
+        "m / O(·)",
+        "kappa / O(·)",
+    ]
+    for r in paper:
+        value = formula(r["formula"]).subs({sp.Symbol(k): v for k, v in at.items()})
+        assert value.is_number and math.isclose(float(value), r["value"], rel_tol=1e-12), r
+    if case == "torus":
+        assert paper[0]["value"] == 6.0
+
+
+def test_spec_rows_match_the_exact_network():
+    """On the exact network the spec, taken in the network's arithmetic, states every count it measures:
+    ratio 1 in all six spec rows, κ included (the float64 spec would state twice the exact C of each head)."""
+    c = circle_construction()
+    rows = resource_table(c.constants["plan"], c.network)
+    for r in rows[: len(SPEC_ROWS)]:
+        assert r["ratio"] == 1.0, r
+    kappa = rows[SPEC_ROWS.index("kappa")]
+    assert kappa["value"] == float(resources(c.network).kappa_blocks)
+
+
+def test_resource_table_reads_the_given_measurement():
+    """`measured`, when given, is what the table compares with; the network is not measured again."""
+    c = circle_construction()
+    res = resources(c.network)
+    shifted = dataclasses.replace(res, L_T=res.L_T + 1, m=res.m + 2, l=res.l + 3)
+    rows = {r["quantity"]: r for r in resource_table(c.constants["plan"], c.network, shifted)}
+    assert rows["L_T"]["measured"] == res.L_T + 1
+    assert rows["m"]["measured"] == res.m + 2
+    assert rows["l"]["measured"] == res.l + 3
+    assert rows["L_T (paper)"]["measured"] == res.L_T + 1

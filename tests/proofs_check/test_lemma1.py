@@ -1,5 +1,5 @@
-"""proofs_check's Lemma 1 helpers (Appendix E.1): the network's measured error, the one-block FFN runner and the
-proof's grid bound, against oracles written here, for the mutants mutation testing left alive."""
+"""proofs_check's Lemma 1 helpers (proofs_check/lemma1.py, lemma1_construction.py; Appendix E.1): the network's
+measured error, the one-block FFN runner and the proof's grid bound, against oracles written here."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""proofs_check.lemma2 and lemma2_lipschitz against oracles written here from Appendix F.2's formulas and Def. 5,
-at points the obligations' default searches do not visit: FFN widths that change between layers, M != 1 and
-m != 1 in the written bounds, grid steps η > 1, κ large enough that a deeper class's C_T overflows, and the
-stated C_T of the one-block class."""
+"""Lemma 2's checks (proofs_check/lemma2.py, lemma2_lipschitz.py) against oracles written here from Appendix F.2's
+formulas and Def. 5, at points the obligations' default searches do not visit: FFN widths that change between layers,
+M != 1 and m != 1 in the written bounds, grid steps η > 1, κ large enough that a deeper class's C_T overflows, and
+the stated C_T of the one-block class."""
 
 from __future__ import annotations
 

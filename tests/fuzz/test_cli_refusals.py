@@ -1,6 +1,9 @@
-"""Every hostile case of the first review in files this suite's owner guards: one line on stderr, exit 2,
-within 10 s, nothing written outside the working directory, no payload run; and the valid inputs
-the issue says were refused are accepted. `{name}` is a file of the hostile corpus (corpus.py)."""
+"""Known hostile command lines, one table over every command group: huge target and derived expressions, exact
+numbers past their digit limits, sizes past --size-limit, malformed network, point, table and checkpoint files,
+out-of-range options. Each is refused with one line on stderr, exit 2, within 10 s, nothing written outside the
+working directory and no payload run; the valid neighbours once wrongly refused are accepted; and the harness that
+judges the cases is not blind. `{name}` is a file of the hostile corpus (corpus.py); the generated cases are in
+test_fuzz_cli.py."""
 
 from __future__ import annotations
 
