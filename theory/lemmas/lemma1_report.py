@@ -92,7 +92,6 @@ def lemma1_report(
     """Everything `tmcheck lemma 1` prints: grid, error bounds, measured error, resources, and the verdict
     (`check.verify`: check_construction of the exact network on `trials` inputs, and max |T - f| <= ε).
     The network's size is estimated from the spec and checked against `size_limit` before any work."""
-    from tmcheck.theory.check import verify
     from tmcheck.theory.targets import check_constants, check_target, parse_target
 
     check_constants(d, H, beta, eps)
@@ -104,7 +103,6 @@ def lemma1_report(
     net = lemma1_network(plan, "exact")
     measured = resources(net)
     err = measure_error(plan, net, n_points if backend != "exact" else min(n_points, 200), backend, rng)
-    verdict = verify(construction_of(plan, net), trials, True, seed, error=err["max_error"], eps=eps, measured=measured)
     return {
         "target": text,
         "d": d,
@@ -123,12 +121,21 @@ def lemma1_report(
         "within_eps": err["max_error"] <= eps,
         "resources": resource_table(plan, net, measured),
         "growth_with_d": growth_table(eps, H, beta, range(1, 7)),
+        **verdict_fields(construction_of(plan, net), plan, measured, trials, seed, err["max_error"], eps),
+    }
+
+
+def verdict_fields(construction, plan, measured: Resources, trials: int, seed: int, error: float, eps: float) -> dict:
+    """The closing fields of a Lemma 1 or Theorem 2 report (what cli.common.finish_construction reads): the
+    measured resources, `check.verify`'s verdict on the construction (its check on `trials` inputs, and
+    error <= ε), the network and its plan."""
+    from tmcheck.theory.check import verify
+
+    verdict = verify(construction, trials, True, seed, error=error, eps=eps, measured=measured)
+    return {
         "measured": measured.as_dict(),
-        "verdict": verdict["verdict"],
-        "ok": verdict["ok"],
-        "check": verdict["check"],
-        "failed": verdict["failed"],
-        "network": net,
+        **{key: verdict[key] for key in ("verdict", "ok", "check", "failed")},
+        "network": construction.network,
         "plan": plan,
     }
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from tmcheck.theory import spec as resources_spec
+from tmcheck.theory.lemmas.lemma1_report import verdict_fields
 from tmcheck.theory.lemmas.theorem2 import (
     Theorem2Plan,
     construction_of,
@@ -57,7 +58,6 @@ def theorem2_report(
     """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources,
     and the verdict (`check.verify`: check_construction of the exact network on `trials` manifold points,
     and max |T - f| <= ε on n_points)."""
-    from tmcheck.theory.check import verify
     from tmcheck.theory.fast_eval import evaluate_structured
     from tmcheck.theory.manifolds import make_manifold
     from tmcheck.theory.targets import parse_target
@@ -77,7 +77,6 @@ def theorem2_report(
     T = evaluate_structured(net, X, "float64")
     split = error_split(plan, X)
     err = float(np.abs(T - target(X).real).max())
-    verdict = verify(construction_of(plan, net), trials, True, seed, error=err, eps=eps, measured=measured)
     return {
         "manifold": manifold,
         "D": D,
@@ -103,15 +102,7 @@ def theorem2_report(
         **_error_fields(plan, T, split, err, eps, n_points),
         "grid_points": [str(t) for t in grid_points(plan.N)],
         "resources": resource_table(plan, net, measured),
-        # the closing fields of lemma1_report's too (what cli.common.finish_construction reads); a shared
-        # helper would belong beside check.verify and report_json
-        "measured": measured.as_dict(),
-        "verdict": verdict["verdict"],
-        "ok": verdict["ok"],
-        "check": verdict["check"],
-        "failed": verdict["failed"],
-        "network": net,
-        "plan": plan,
+        **verdict_fields(construction_of(plan, net), plan, measured, trials, seed, err, eps),
     }
 
 
