@@ -3,20 +3,21 @@ baseline, two model widths): seconds per sweep. Test modules import it by name (
 
 from __future__ import annotations
 
-from tmcheck.empirics.sweep.synthetic_preset import SynthPreset
+from dataclasses import replace
 
-# keyword settings, as the presets' tables write them: alike in shape, not in value
-MICRO = SynthPreset(
+from tmcheck.empirics.sweep.kinds import get_preset
+
+# the tiny preset (its β, min_val, n_blocks and model sweep's d and β kept) cut down further, without its notes
+MICRO = replace(
+    get_preset("tiny", "synthetic"),
     name="micro",
+    notes="",
     dims=(1,),
-    betas=(1.0,),
     ns=(40, 80),
     seeds=(0,),
     D=4,
     n_test=300,
-    min_val=8,
     d_embd=5,
-    n_blocks=1,
     n_heads=1,
     ffn_width=8,
     min_steps=60,
@@ -24,8 +25,6 @@ MICRO = SynthPreset(
     eval_every=20,
     patience=50,
     baselines=("knn",),
-    model_dims=(1,),
-    model_betas=(1.0,),
     model_widths=(2, 4),
     model_n=80,
 )

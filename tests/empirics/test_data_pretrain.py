@@ -7,6 +7,8 @@ from tmcheck.empirics.data import DatasetSpec, open_split, prepare_dataset, spli
 from tmcheck.empirics.data.batches import LMBatches, eval_windows
 from tmcheck.empirics.data.corpora import chunk, code_docs, dedup, split_of, strip_licence
 from tmcheck.empirics.data.stories import stories, story
+from tmcheck.empirics.lm.pretrain import dataset_spec
+from tmcheck.empirics.sweep.kinds import get_preset
 
 
 def test_stories_are_deterministic_and_simple():
@@ -56,15 +58,9 @@ def test_code_corpus_is_the_stdlib():
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     out = tmp_path_factory.mktemp("ds")
-    # why kept: a test-sized dataset, spelt out by keyword like the presets' settings but with other values
-    spec = DatasetSpec(
-        corpus="stories",
-        vocab_size=300,
-        max_train_tokens=20_000,
-        max_eval_tokens=2_000,
-        tokenizer_bytes=100_000,
-        min_test_docs=40,
-    )
+    # the tiny preset's dataset, smaller still, made as the sweep makes it
+    tiny = get_preset("tiny", vocab_size=300, n_max=20_000, max_eval_tokens=2_000, tokenizer_bytes=100_000, id_docs=40)
+    spec = dataset_spec(tiny, "stories")
     return out, prepare_dataset(spec, out), spec
 
 
