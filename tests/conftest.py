@@ -1,7 +1,7 @@
 """Hypothesis profiles: `ci` (derandomised, bounded; selected by .ci/run via HYPOTHESIS_PROFILE=ci)
 and `dev` (random, more examples). The default is `dev`. Also puts tests/theory on sys.path so
 tests can import the independent file-format implementation, and tools/ for the docs generators.
-The fixture `cli_json` runs a command with --json for any test folder."""
+The fixtures `cli_json` (a command's --json document) and `cli_error` (its one-line error) serve any test folder."""
 
 import json
 import os
@@ -45,5 +45,23 @@ def cli_json():
         res = runner.invoke(app, [*map(str, args), "--json"])
         assert res.exit_code in (code if isinstance(code, tuple) else (code,)), res.output
         return json.loads(res.stdout)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def cli_error():
+    """`cli_error(args, code=2)`: `tmcheck ARGS` through Typer's runner; asserts the exit code (2: bad input) and
+    that stderr is one line, and returns that line."""
+    from typer.testing import CliRunner
+
+    from tmcheck.cli.main import app
+
+    runner = CliRunner()
+
+    def run(args, code: int = 2) -> str:
+        res = runner.invoke(app, [*map(str, args)])
+        assert res.exit_code == code and res.stderr.count("\n") == 1 and res.stderr.endswith("\n"), res.output
+        return res.stderr.strip()
 
     return run

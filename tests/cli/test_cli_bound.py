@@ -103,16 +103,10 @@ def test_lemma1_bound_is_the_builders_count():
         ["bound", "covering", "--delta", "0"],
         ["bound", "theorem1", "--beta", "2"],
         ["bound", "theorem1", "--n", "-5"],
-        ["predict"],
-        ["predict", "--id", "3", "--alpha-n", "0.1"],
-        ["predict", "--alpha-d", "1.5"],
-        ["predict", "--id", "-2"],
     ],
 )
-def test_bad_input_exit_2(args):
-    res = runner.invoke(app, args)
-    assert res.exit_code == 2, res.output
-    assert res.stderr.count("\n") == 1 and "error:" in res.stderr
+def test_bad_input_exit_2(cli_error, args):
+    assert cli_error(args).startswith("error:")  # predict's bad inputs: tests/cli/test_cli_predict.py
 
 
 def test_predict():

@@ -33,19 +33,24 @@ def test_prediction_test_verdicts():
 
 # why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
 @pytest.mark.parametrize(
-    "args",
+    "args,message",
     [
-        ["--id", "2", "--alpha-hat", "0.5"],
-        ["--alpha-hat", "0.5", "--alpha-ci", "0.4,0.6"],
-        ["--id", "2", "--id-ci", "3,4"],
-        ["--id", "2", "--beta", "1.5"],
-        ["--id-ci", "1,2", "--alpha-d", "0.3"],
+        # which exponent is given, and what a test needs with it
+        ([], "give exactly one of --id, --alpha-n, --alpha-d"),
+        (["--id", "3", "--alpha-n", "0.1"], "give exactly one of --id, --alpha-n, --alpha-d"),
+        (["--alpha-hat", "0.5", "--alpha-ci", "0.4,0.6"], "give exactly one of --id, --alpha-n, --alpha-d"),
+        (["--id", "2", "--alpha-hat", "0.5"], "--alpha-hat needs --alpha-ci"),
+        (["--id-ci", "1,2", "--alpha-d", "0.3"], "--id-ci needs --id"),
+        # values out of range
+        (["--id", "2", "--id-ci", "3,4"], "give LO,HI around the estimate"),
+        (["--alpha-d", "1.5"], "alpha_D must be < 1"),
+        (["--id", "-2"], "d must be positive"),
+        (["--id", "2", "--beta", "1.5"], "β must lie in (0, 1]"),
     ],
 )
-def test_bad_input_exit_2(args):
-    res = runner.invoke(app, ["predict", *args])
-    assert res.exit_code == 2, res.output
-    assert len(res.stderr.strip().splitlines()) == 1
+def test_bad_input_exit_2(cli_error, args, message):
+    err = cli_error(["predict", *args])
+    assert err.startswith("error:") and message in err
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
