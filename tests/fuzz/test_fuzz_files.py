@@ -127,7 +127,7 @@ def test_mutated_checkpoints(data, corpus, scratch):
     argv = data.draw(
         st.sampled_from(
             [
-                ["embed", str(f), "--text", str(corpus["fit_good.csv"]), "--out", "e.npy"],
+                ["embed", str(f), "--text", str(corpus["fit_good.csv"]), "--output", "e.npy"],
                 ["export", "hf", str(f), "hf_out"],
             ]
         )

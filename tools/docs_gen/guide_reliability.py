@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+PAGES = ("docs/guide/reliability.md", "docs/guide/pretraining.md")
 ROOT = Path(__file__).resolve().parents[2]
 
 # the hostile cases docs/guide/reliability.md lists, each with its mutation, by subject
