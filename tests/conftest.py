@@ -52,7 +52,7 @@ def cli_json():
 @pytest.fixture(scope="session")
 def cli_error():
     """`cli_error(args, code=2)`: `tmcheck ARGS` through Typer's runner; asserts the exit code (2: bad input) and
-    that stderr is one line, and returns that line."""
+    that stderr is one line (no traceback anywhere), and returns that line."""
     from typer.testing import CliRunner
 
     from tmcheck.cli.main import app
@@ -62,6 +62,7 @@ def cli_error():
     def run(args, code: int = 2) -> str:
         res = runner.invoke(app, [*map(str, args)])
         assert res.exit_code == code and res.stderr.count("\n") == 1 and res.stderr.endswith("\n"), res.output
+        assert "Traceback" not in res.output
         return res.stderr.strip()
 
     return run

@@ -64,11 +64,8 @@ def test_tiny_preset_runs_end_to_end_and_writes_a_report(tmp_path):
         (["--set", "baselines=svm"], "unknown baseline"),
     ],
 )
-def test_bad_parameters_give_one_line_errors(tmp_path, args, message):
-    res = runner.invoke(app, ["sweep", "synthetic", str(tmp_path / "x"), *args])
-    assert res.exit_code == 2
-    err = res.stderr.strip()
-    assert message in err and len(err.splitlines()) == 1
+def test_bad_parameters_give_one_line_errors(cli_error, tmp_path, args, message):
+    assert message in cli_error(["sweep", "synthetic", tmp_path / "x", *args])
     assert not (tmp_path / "x" / "results.jsonl").exists()
 
 
