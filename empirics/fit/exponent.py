@@ -16,7 +16,7 @@ from scipy import stats
 
 from tmcheck.empirics.fit.coverage import COVERAGE_TARGET, Design, choose_method, coverage
 from tmcheck.empirics.fit.intervals import METHODS, N_PARAMS, interval_batch, profile_samples, size_index
-from tmcheck.empirics.fit.prediction import prediction_test
+from tmcheck.empirics.fit.prediction import MARGIN, PAPER_MARGIN, SIZE, prediction_test
 from tmcheck.empirics.fit.varpro import ALPHA_MAX, ALPHA_MIN, check_pairs, fit_batch
 
 FORMS_1D = ("loglog", "offset")
@@ -194,14 +194,14 @@ def _undecided(test: dict, entry: dict) -> dict:
     if entry["status"] == "converged":
         return test
     why = "; ".join(f["message"] for f in entry["flags"])
-    verdict = f"not decidable: {entry['status']} fit"
-    return {**test, "verdict": verdict, "edge": False, "words": f"{verdict} ({why})"}
+    verdict = f"undecided: {entry['status']} fit"
+    return {**test, "outcome": "undecided", "verdict": verdict, "edge": False, "words": f"{verdict} ({why})"}
 
 
-def _no_test(entry: dict, kw: dict, level: float, tolerance: float) -> dict:
+def _no_test(entry: dict, kw: dict, level: float, margin: float) -> dict:
     """The prediction test of a fit with no residual degrees of freedom: nothing to decide with."""
     runs, p = sum(entry["design"]["seeds_per_size"]), N_PARAMS[entry["form"]]
-    verdict = "not decidable: too few runs"
+    verdict = "undecided: too few runs"
     nan = float("nan")
     return {
         "kind": kw.get("kind", "D"),
@@ -211,17 +211,23 @@ def _no_test(entry: dict, kw: dict, level: float, tolerance: float) -> dict:
         "alpha_pred_ci": [nan, nan],
         "difference": nan,
         "difference_ci": [nan, nan],
+        "equivalence_ci": [nan, nan],
         "p_value": nan,
         "p_value_floor": nan,
         "level": level,
-        "tolerance": tolerance,
+        "size": SIZE,
+        "margin": margin,
+        "outcome": "undecided",
         "verdict": verdict,
+        "paper_margin": PAPER_MARGIN,
+        "paper_verdict": verdict,
         "edge": False,
         "exact": False,
         "words": f"{verdict} ({runs} runs for the {p} parameters of the {entry['form']} law: no residual left)",
     }
 
 
+# why kept: the fit settings by keyword, as exponent_report and `tmcheck fit` take them: public signatures
 def fit_exponent(
     sizes,
     losses,
@@ -280,7 +286,7 @@ def _windows(sizes: np.ndarray) -> list[tuple[str, np.ndarray]]:
 
 
 def range_sensitivity(
-    sizes, losses, level: float = 0.95, prediction: dict | None = None, tolerance: float = 0.1, seed: int = 0
+    sizes, losses, level: float = 0.95, prediction: dict | None = None, margin: float = MARGIN, seed: int = 0
 ) -> dict:
     """The loglog alpha-hat (with its exact t interval) on all sizes, the upper half and every window of
     3 consecutive sizes; with a prediction, the test's verdict on each range, and in words whether the
@@ -304,7 +310,7 @@ def range_sensitivity(
         if prediction is not None:
             draws = profile_samples(np.log(n[sel]), y[sel], res["fit"], "loglog", rng)
             t = prediction_test(
-                draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=(e["lo"], e["hi"]), **prediction
+                draws, level=level, margin=margin, seed=seed, alpha_interval=(e["lo"], e["hi"]), **prediction
             )
             e["verdict"], e["difference_ci"] = t["verdict"], t["difference_ci"]
         entries.append(e)
@@ -344,7 +350,7 @@ def exponent_report(
     forms=FORMS_1D,
     prediction: dict | None = None,
     predictions: dict | None = None,
-    tolerance: float = 0.1,
+    margin: float = MARGIN,
     coverage_reps: int = 200,
     bootstrap: int = 400,
     seed: int = 0,
@@ -366,9 +372,9 @@ def exponent_report(
         iv = (entry["interval"]["lo"], entry["interval"]["hi"])
         for name, kw in [(None, prediction)] * (prediction is not None) + list((predictions or {}).items()):
             if np.isfinite(draws).sum() < 2:  # as many parameters as runs: no residual to draw from
-                t = _no_test(entry, kw, level, tolerance)
+                t = _no_test(entry, kw, level, margin)
             else:
-                t = prediction_test(draws, level=level, tolerance=tolerance, seed=seed, alpha_interval=iv, **kw)
+                t = prediction_test(draws, level=level, margin=margin, seed=seed, alpha_interval=iv, **kw)
                 t = _undecided(t, entry)
             if name is None:
                 tests[form] = t
@@ -376,7 +382,7 @@ def exponent_report(
                 named.setdefault(name, {})[form] = t
     out = {
         "fits": fits,
-        "range": range_sensitivity(sizes, losses, level, prediction, tolerance, seed),
+        "range": range_sensitivity(sizes, losses, level, prediction, margin, seed),
         "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
         "prediction": tests or None,
         "predictions": named or None,

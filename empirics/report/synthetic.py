@@ -21,8 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+# why kept: the shared report pieces this report uses, one a line as pretrain's report lists its own: names, no logic
+from tmcheck.empirics.fit.prediction import rule_words
 from tmcheck.empirics.report.common import (
     LEVEL,
+    MARGIN,
     Outputs,
     alpha_cell,
     cached_id,
@@ -588,11 +591,9 @@ prediction). (2) Each target is one function, not the worst case of its class, a
 of n can sit in a pre-asymptotic regime; both can make the observed slope steeper or shallower.
 kNN and kernel ridge regression, tuned on the same validation split, are classical estimators that
 attain the minimax rate n^{-2β/(2β+d)}; they show what the data allow at these n, so a transformer
-exponent far from the baselines' says more about training than about the theory. A verdict
-"consistent at 95%" means the 95% interval of α̂ − α_D (which carries the spread of the seeds and,
-for d̂, of the ID estimate) contains 0 and is at most ±0.1 wide; "inconsistent" means it excludes 0;
-"not decidable at this precision" means it contains 0 but is wider. The intervals cover the seeds
-and sizes of this sweep only; where the verdict changes with the fit range, the range table says so."""
+exponent far from the baselines' says more about training than about the theory. The intervals of
+α̂ − α_D carry the spread of the seeds and, for d̂, of the ID estimate; they cover the seeds and sizes of
+this sweep only; where the verdict changes with the fit range, the range table says so. """ + rule_words(MARGIN)
 
 
 def _schedule_text(p: dict) -> str:

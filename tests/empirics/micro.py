@@ -8,6 +8,7 @@ from dataclasses import replace
 from tmcheck.empirics.sweep.kinds import get_preset
 
 # the tiny preset (its β, min_val, n_blocks and model sweep's d and β kept) cut down further, without its notes
+# why kept: the fields it changes, by keyword as the presets' tables write theirs: alike in shape, not in value
 MICRO = replace(
     get_preset("tiny", "synthetic"),
     name="micro",

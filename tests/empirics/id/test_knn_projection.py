@@ -17,6 +17,7 @@ def _same(a, b):
     assert (a.distances == b.distances).all()
 
 
+# why kept: hypothesis draws by keyword, one a line, as other property tests write theirs: alike in shape only
 @given(
     n=st.integers(40, 260),
     d=st.integers(1, 6),
