@@ -103,10 +103,13 @@ DCiOpt = Annotated[
 KindOpt = Annotated[
     str, typer.Option("--kind", help="D: alpha_D = 2beta/(2beta+d) (eq. 3); N: alpha_N = 2beta/d (eq. 4).")
 ]
-ToleranceOpt = Annotated[
+MarginOpt = Annotated[
     float,
     typer.Option(
-        "--tolerance", callback=positive_finite, help="Half-width above which the prediction test is 'not decidable'."
+        "--margin",
+        callback=positive_finite,
+        help="Equivalence margin δ of the prediction test: equivalent when the 90% interval of α̂ − α lies "
+        "inside ±δ, differs when outside (also decided at the paper's ±0.02).",
     ),
 ]
 CoverageRepsOpt = Annotated[
@@ -145,7 +148,7 @@ def command(
     d: DOpt = None,
     d_ci: DCiOpt = None,
     kind: KindOpt = "D",
-    tolerance: ToleranceOpt = 0.1,
+    margin: MarginOpt = 0.05,
     beta: BetaOpt = 1.0,
     bootstrap: BootstrapOpt = 400,
     coverage_reps: CoverageRepsOpt = 200,
@@ -158,13 +161,13 @@ def command(
 ) -> None:
     """Fit a scaling law to FILE (paper Sec. 5; Hoffmann et al. 2022) with intervals of measured coverage.
 
-    Exit status: 0, or 1 when a prediction test (--d) says "inconsistent"; "not decidable at this
-    precision" exits 0 with those words on stdout; 2 on bad input.
+    Exit status: 0, or 1 when a prediction test (--d) says "differs by more than δ"; "equivalent" and
+    "undecided" exit 0 with those words on stdout; 2 on bad input.
 
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
-    from tmcheck.empirics.fit.table import fit_table, prediction_spec, verdicts
+    from tmcheck.empirics.fit.table import fit_table, outcomes, prediction_spec
 
     xs = [c.strip() for c in x.split(",") if c.strip()]
     interval = None if d_ci is None else parse_list(d_ci, "--d-ci", float, positive_finite)
@@ -181,7 +184,7 @@ def command(
         huber_delta=huber_delta,
         level=level,
         prediction=prediction_spec(d, interval, kind, beta),
-        tolerance=tolerance,
+        margin=margin,
         beta=beta,
         bootstrap=bootstrap,
         coverage_reps=coverage_reps,
@@ -195,7 +198,7 @@ def command(
 
         write_text(output, json.dumps(plain(payload), indent=2) + "\n")
     _show(payload, file, form, group, plot, json_)
-    if any(v == "inconsistent" for v in verdicts(payload)):
+    if "differs" in outcomes(payload):
         raise typer.Exit(1)
 
 

@@ -31,18 +31,19 @@ def command(
         None, "--alpha-hat", callback=positive_finite, help="Observed data exponent to test against α_D (needs --id)."
     ),
     alpha_ci: str | None = typer.Option(None, "--alpha-ci", help="Its 95% interval LO,HI (normal draws from it)."),
-    tolerance: float = typer.Option(
-        0.1,
-        "--tolerance",
+    margin: float = typer.Option(
+        0.05,
+        "--margin",
         callback=positive_finite,
-        help="Half-width above which the test says 'not decidable at this precision'.",
+        help="Equivalence margin δ: equivalent when the 90% interval of α̂ − α_D lies inside ±δ, differs when "
+        "outside, undecided otherwise (also decided at the paper's ±0.02).",
     ),
     json_: JsonOpt = False,
 ) -> None:
     """Predict scaling exponents (Section 3, eq. 3-4, Appendix B): from an ID, or one exponent from the other;
     with --alpha-hat, test the prediction (interval of α̂ − α_D, p-value, verdict).
 
-    Exit status: 0, or 1 when the test says "inconsistent"; "not decidable at this precision" exits 0
+    Exit status: 0, or 1 when the test says "differs by more than δ"; "equivalent" and "undecided" exit 0
     with those words on stdout; 2 on bad input.
 
     Example: tmcheck predict --id 3.1 --id-ci 2.8,3.4 --alpha-hat 0.35 --alpha-ci 0.30,0.41
@@ -57,11 +58,11 @@ def command(
         d_ci=_interval(id_ci, "--id-ci", id_) if id_ is not None else None,
         alpha_hat=alpha_hat,
         alpha_ci=_interval(alpha_ci, "--alpha-ci", alpha_hat) if alpha_hat is not None else None,
-        tolerance=tolerance,
+        margin=margin,
     )
     if id_ci is not None and id_ is None:
         raise UserError("--id-ci needs --id")
-    failed = out.get("test", {}).get("verdict") == "inconsistent"
+    failed = out.get("test", {}).get("outcome") == "differs"
     if json_:
         print_json(out)
         raise typer.Exit(1 if failed else 0)

@@ -18,6 +18,7 @@ import numpy as np
 from tmcheck.empirics.fit import columns as fit_columns
 from tmcheck.empirics.fit.exponent import exponent_report
 from tmcheck.empirics.fit.law import FORMS, choose_form, fit_law
+from tmcheck.empirics.fit.prediction import MARGIN
 
 MAX_ROWS = 100_000  # the coverage simulation grows with the rows; a scaling table has hundreds
 
@@ -155,7 +156,7 @@ def prepare(
     return {"x": {n: data[n] for n in xs}, "y": data[y], "group": labels, "steps": steps}
 
 
-def one_dimensional(n, y, form, level, prediction, tolerance, coverage_reps, bootstrap, seed, beta) -> dict:
+def one_dimensional(n, y, form, level, prediction, margin, coverage_reps, bootstrap, seed, beta) -> dict:
     """The 1-D law fitted to (n, y): the estimate, its interval of measured coverage, the range
     sensitivity, the curvature test and, with a prediction, its test."""
     from tmcheck.theory.bounds import id_from_alpha_D
@@ -166,7 +167,7 @@ def one_dimensional(n, y, form, level, prediction, tolerance, coverage_reps, boo
         level=level,
         forms=(form,),
         prediction=prediction,
-        tolerance=tolerance,
+        margin=margin,
         coverage_reps=coverage_reps,
         bootstrap=bootstrap,
         seed=seed,
@@ -237,7 +238,7 @@ def fit_table(
     huber_delta: float | None = None,
     level: float = 0.95,
     prediction: dict | None = None,
-    tolerance: float = 0.1,
+    margin: float = MARGIN,
     beta: float = 1.0,
     bootstrap: int = 400,
     coverage_reps: int = 200,
@@ -256,9 +257,7 @@ def fit_table(
         payload.update(_fit_joint(data, xs, y, level, beta, loss, huber_delta, bootstrap, seed, plot))
     else:
         payload.update(
-            _fit_1d(
-                data, xs, y, form, level, prediction, tolerance, beta, bootstrap, coverage_reps, compare, seed, plot
-            )
+            _fit_1d(data, xs, y, form, level, prediction, margin, beta, bootstrap, coverage_reps, compare, seed, plot)
         )
     return payload
 
@@ -290,7 +289,7 @@ def _fit_joint(data: dict, xs, y, level, beta, loss, huber_delta, bootstrap, see
 
 
 def _fit_1d(
-    data: dict, xs, y, form, level, prediction, tolerance, beta, bootstrap, coverage_reps, compare, seed, plot
+    data: dict, xs, y, form, level, prediction, margin, beta, bootstrap, coverage_reps, compare, seed, plot
 ) -> dict:
     """The 1-D law's fields of `fit_table`'s payload (or "groups": {label: those}), with its figure."""
     Y = data["y"]
@@ -300,7 +299,7 @@ def _fit_1d(
     names = [None] if labels is None else list(dict.fromkeys(labels))
     rows = {g: np.ones(len(Y), bool) if g is None else labels == g for g in names}
     results = {
-        g: one_dimensional(n[sel], Y[sel], form, level, prediction, tolerance, coverage_reps, bootstrap, seed, beta)
+        g: one_dimensional(n[sel], Y[sel], form, level, prediction, margin, coverage_reps, bootstrap, seed, beta)
         for g, sel in rows.items()
     }
     if labels is None:
@@ -327,6 +326,7 @@ def fits_of(payload: dict) -> dict:
     return payload["groups"] if "groups" in payload else {None: payload}
 
 
-def verdicts(payload: dict) -> list[str]:
-    """The prediction tests' verdicts of a payload, one per group (empty without a prediction)."""
-    return [r["prediction"]["verdict"] for r in fits_of(payload).values() if r.get("prediction")]
+def outcomes(payload: dict) -> list[str]:
+    """The prediction tests' outcomes (equivalent, differs, undecided) of a payload, one per group (empty
+    without a prediction)."""
+    return [r["prediction"]["outcome"] for r in fits_of(payload).values() if r.get("prediction")]

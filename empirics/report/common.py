@@ -20,7 +20,7 @@ from tmcheck.util import atomic
 
 FIGURE_DPI = 120
 LEVEL = 0.95  # nominal level of every interval a report prints
-TOLERANCE = 0.1  # half-width of alpha-hat - alpha_pred above which a test is "not decidable"
+MARGIN = 0.05  # δ of every prediction test a report prints (the equivalence rule of tmcheck.empirics.fit.prediction)
 COVERAGE_REPS = 200  # simulated sweeps per interval method (the coverage printed beside each interval)
 FORMS = ("loglog", "offset")  # the paper's line through total loss, and L = E + B n^-alpha
 # The interval methods simulated at each sweep's design. The profile-likelihood interval covers 94-97% at
@@ -86,7 +86,7 @@ def fit_exponent(
         forms=FORMS,
         prediction=prediction,
         predictions=predictions,
-        tolerance=TOLERANCE,
+        margin=MARGIN,
         coverage_reps=COVERAGE_REPS,
         bootstrap=bootstrap,
         seed=seed,
@@ -107,8 +107,8 @@ def capped_words(fit: dict) -> str:
 
 
 def verdict(fit: dict, form: str, name: str | None = None) -> str:
-    """The prediction test's verdict for one form ('consistent at 95%', 'inconsistent', 'not decidable
-    at this precision'), or 'withheld' when there is no fit; `name` picks one of the named tests."""
+    """The prediction test's verdict for one form ('equivalent within ±0.05', 'differs by more than 0.05',
+    'undecided at ±0.05'), or 'withheld' when there is no fit; `name` picks one of the named tests."""
     test = prediction_of(fit, form, name)
     return test["verdict"] if test else "withheld"
 
@@ -155,7 +155,8 @@ def prediction_cell(fit: dict, form: str, name: str | None = None) -> str:
     if t is None:
         return "withheld"
     p = f"p < {t['p_value_floor']:.1g}" if t["p_value"] < t["p_value_floor"] else f"p = {t['p_value']:.2g}"
-    return f"{t['difference']:+.3f} [{t['difference_ci'][0]:+.3f}, {t['difference_ci'][1]:+.3f}], {p}: {t['verdict']}"
+    diff = f"{t['difference']:+.3f} [{t['difference_ci'][0]:+.3f}, {t['difference_ci'][1]:+.3f}], {p}"
+    return f"{diff}: {t['verdict']} (at ±{t['paper_margin']:g}: {t['paper_verdict']})"
 
 
 def range_table(fit: dict) -> str:

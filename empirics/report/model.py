@@ -193,7 +193,7 @@ def _verdicts(rep_N: dict, rep_D: dict | None, free: dict | None, capped_N: list
         )
     else:
         out["ID-free from alpha-hat_D"] = (
-            "not decidable: the interval of alpha-hat_D leaves (0, 1), where alpha_D/(1 - alpha_D) is defined"
+            "undecided: the interval of alpha-hat_D leaves (0, 1), where alpha_D/(1 - alpha_D) is defined"
             if rep_D
             else "no data arm (fewer than 3 sizes)"
         )

@@ -22,9 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.fit.prediction import rule_words
 from tmcheck.empirics.report.common import (
     FORMS,
     LEVEL,
+    MARGIN,
     Outputs,
     alpha_cell,
     cached_entry,
@@ -458,10 +460,8 @@ def markdown(report: dict, preset, ids: dict) -> str:
         "",
         "## The prediction as a test",
         "",
-        'α_D = 2/(2+d̂) with d̂\'s interval carried into it; the verdict is "consistent at 95%" when the '
-        '95% interval of α̂ − α_D contains 0 and is at most ±0.1 wide, "inconsistent" when it excludes 0, '
-        'and "not decidable at this precision" otherwise. α_D uses the ID d̂ of the test set embedded by '
-        "the model trained on the full training split, as the paper's protocol does.",
+        "α_D = 2/(2+d̂) with d̂'s interval carried into it. " + rule_words(MARGIN) + " α_D uses the ID d̂ of "
+        "the test set embedded by the model trained on the full training split, as the paper's protocol does.",
         opts,
         prediction_table(report),
         "",
