@@ -84,29 +84,31 @@ def test_prediction_test_verdicts_are_computed():
     rng = np.random.default_rng(0)
     pred = alpha_D(2, 1.0)
     ok = prediction_test(pred + rng.normal(0, 0.02, 4000), d=2)
-    assert ok["verdict"] == "consistent at 95%" and ok["p_value"] > 0.5
+    assert ok["verdict"] == "equivalent within ±0.05" and ok["outcome"] == "equivalent" and ok["p_value"] > 0.5
+    assert ok["paper_verdict"] == "undecided at ±0.02"  # 90% half-width 0.033: too wide for the paper's margin
     off = prediction_test(pred + 0.3 + rng.normal(0, 0.02, 4000), d=2)
-    assert off["verdict"] == "inconsistent" and off["p_value"] < 1e-3
+    assert off["verdict"] == "differs by more than 0.05" and off["p_value"] < 1e-3
     wide = prediction_test(pred + rng.normal(0, 0.2, 4000), d=2)
-    assert wide["verdict"] == "not decidable at this precision"
-    assert prediction_test(pred + rng.normal(0, 0.02, 4000), d=2, level=0.9)["verdict"] == "consistent at 90%"
+    assert wide["verdict"] == "undecided at ±0.05"
+    tight = prediction_test(pred + rng.normal(0, 0.005, 4000), d=2, margin=0.1)
+    assert tight["verdict"] == "equivalent within ±0.1" and tight["paper_verdict"] == "equivalent within ±0.02"
 
 
 def test_prediction_test_carries_d_hat_uncertainty():
     rng = np.random.default_rng(0)
     a = alpha_D(3, 1.0) + 0.06 + rng.normal(0, 0.005, 4000)
     known = prediction_test(a, d=3)
-    assert known["verdict"] == "inconsistent"
+    assert known["verdict"] == "differs by more than 0.05"
     # with a wide interval on d-hat the same alpha-hat is no longer distinguishable from the prediction
     loose = prediction_test(a, d_hat=3, d_ci=[1.5, 4.5])
-    assert loose["verdict"] != "inconsistent" and loose["difference_ci"][1] - loose["difference_ci"][0] > 0.1
+    assert loose["verdict"] == "undecided at ±0.05" and loose["difference_ci"][1] - loose["difference_ci"][0] > 0.1
     boot = prediction_test(a, d_samples=rng.normal(3, 0.4, 500))
     assert (
         boot["d_source"].startswith("bootstrap")
         and boot["alpha_pred_ci"][0] < alpha_D(3, 1.0) < boot["alpha_pred_ci"][1]
     )
     model = prediction_test(2 / 3 + rng.normal(0, 0.01, 4000), kind="N", d=3)
-    assert model["verdict"] == "consistent at 95%" and model["alpha_pred"] == pytest.approx(2 / 3)
+    assert model["verdict"] == "equivalent within ±0.05" and model["alpha_pred"] == pytest.approx(2 / 3)
 
 
 def test_range_sensitivity_says_when_the_verdict_depends_on_the_range():
@@ -116,12 +118,12 @@ def test_range_sensitivity_says_when_the_verdict_depends_on_the_range():
     broken = np.where(n <= 640, 3 * n ** (-2 / 3), 3 * 640 ** (-2 / 3) * (n / 640) ** -0.2) * noise
     r = range_sensitivity(n, broken, prediction={"d": 1, "beta": 1.0})
     first, last = r["entries"][2], r["entries"][-1]
-    assert first["verdict"] == "consistent at 95%" and last["verdict"] == "inconsistent"
+    assert first["verdict"].startswith("equivalent") and last["verdict"] == "differs by more than 0.05"
     assert "depends on the fit range" in r["words"] and "disjoint" in r["words"]
     assert len([e for e in r["entries"] if e["range"].startswith("window")]) == 3
     power = 3 * n ** -alpha_D(1, 1.0) * noise  # a clean power law at the predicted slope
     r = range_sensitivity(n, power, prediction={"d": 1, "beta": 1.0})
-    assert "the same on every range (consistent at 95%)" in r["words"]
+    assert "the same on every range (equivalent within ±0.05" in r["words"]
 
 
 def test_curvature_test_finds_a_floor_only_when_there_is_one():
@@ -146,11 +148,7 @@ def test_exponent_report_is_plain_data_and_flags_an_increasing_loss():
             "parametric",
             "cluster",
         }
-        assert rep["prediction"][form]["verdict"] in (
-            "consistent at 95%",
-            "inconsistent",
-            "not decidable at this precision",
-        )
+        assert rep["prediction"][form]["outcome"] in ("equivalent", "differs", "undecided")
     up = exponent_report(n, y[::-1], forms=("offset",), coverage_reps=20, bootstrap=20)
     e = up["fits"]["offset"]
     assert e["status"] != "converged" and "not_decreasing" in {f["code"] for f in e["flags"]}
@@ -201,7 +199,8 @@ def test_a_degenerate_fit_decides_no_prediction():
         N, np.full(len(N), 0.3), forms=("loglog",), prediction={"kind": "D", "beta": 1.0, "d": 2}, **FAST
     )
     t = rep["prediction"]["loglog"]
-    assert t["verdict"].startswith("not decidable: degenerate") and "does not decrease" in t["words"]
+    assert t["verdict"].startswith("undecided: degenerate") and "does not decrease" in t["words"]
+    assert t["outcome"] == "undecided"
 
 
 def test_a_known_d_uses_the_interval_of_alpha_hat_exactly():
@@ -213,19 +212,23 @@ def test_a_known_d_uses_the_interval_of_alpha_hat_exactly():
 
 
 @pytest.mark.parametrize(
-    ("interval", "edge", "verdict"),
+    ("ends", "edge", "verdict"),
     [
-        ((0.401, 0.599), True, "consistent"),  # half-width 0.099 against 0.1
-        ((0.399, 0.601), True, "not decidable"),  # 0.101
-        ((0.45, 0.55), False, "consistent"),
-        ((0.3, 0.7), False, "not decidable"),
-        ((0.505, 0.6), True, "inconsistent"),  # misses 0 by 0.005
-        ((0.6, 0.7), False, "inconsistent"),
+        ((-0.098, 0.098), True, "equivalent"),  # an end 0.002 inside the margin 0.1
+        ((-0.102, 0.08), True, "undecided"),  # an end 0.002 outside
+        ((-0.05, 0.05), False, "equivalent"),
+        ((-0.3, 0.3), False, "undecided"),
+        ((0.105, 0.2), True, "differs"),  # beyond the margin by 0.005
+        ((0.2, 0.3), False, "differs"),
     ],
 )
-def test_verdicts_within_ten_percent_of_the_tolerance_are_labelled(interval, edge, verdict):
-    t = prediction_test(np.full(10, 0.5), kind="D", beta=1.0, d=2, alpha_interval=interval, tolerance=0.1)
-    assert t["verdict"].startswith(verdict) and t["edge"] is edge
+def test_verdicts_within_ten_percent_of_the_margin_are_labelled(ends, edge, verdict):
+    """Draws whose 5% and 95% quantiles are the given ends of alpha-hat - alpha_D (a uniform grid)."""
+    lo, hi = ends
+    grid = np.linspace(lo - (hi - lo) / 18, hi + (hi - lo) / 18, 100_001) + alpha_D(2, 1.0)
+    t = prediction_test(grid, kind="D", beta=1.0, d=2, margin=0.1)
+    assert t["equivalence_ci"] == pytest.approx(list(ends), abs=0.01)  # 4000 draws resampled (seed 0)
+    assert t["outcome"] == verdict and t["edge"] is edge
     assert ("at the edge" in t["words"]) is edge
 
 
@@ -240,4 +243,4 @@ def test_one_seed_is_a_valid_sweep_with_residual_intervals_and_no_warning():
         three = exponent_report(n[:3], y[:3], forms=("offset",), prediction={"kind": "D", "beta": 1, "d": 2}, **FAST)
     for e in rep["fits"].values():
         assert e["noise"]["source"] == "residuals" and e["interval"]["lo"] < e["alpha"] < e["interval"]["hi"]
-    assert three["prediction"]["offset"]["verdict"] == "not decidable: too few runs"
+    assert three["prediction"]["offset"]["verdict"] == "undecided: too few runs"
