@@ -47,13 +47,15 @@ def fit_json(study, *args) -> dict:
 
 def test_offset_fit_json(study, tmp_path):
     got = fit_json(study, "--y", "loss", "--compare", "--plot", str(tmp_path / "fit.png"), "--d", "4.67")
-    assert got["prediction"]["verdict"] != "inconsistent"
+    assert got["prediction"]["outcome"] != "differs"
     assert got["params"]["alpha"] == pytest.approx(0.3, abs=0.05)
     iv = got["interval"]
     assert iv["lo"] < got["alpha"] < iv["hi"] and iv["method"] in got["fit"]["coverage"]
     assert "measured coverage" in iv["text"] and got["status"] == "converged"
     assert got["fit"]["design"]["seeds_per_size"] == [3] * 8
-    assert got["prediction"]["verdict"] in ("consistent at 95%", "inconsistent", "not decidable at this precision")
+    assert (
+        got["prediction"]["outcome"] in ("equivalent", "differs", "undecided") and got["prediction"]["margin"] == 0.05
+    )
     assert got["range"]["entries"][0]["range"] == "all sizes" and got["curvature"]["floor"]
     assert got["model_choice"]["None"]["choice"] == "offset"
     assert (tmp_path / "fit.png").read_bytes()[:4] == b"\x89PNG"
@@ -143,19 +145,19 @@ def test_bad_input_is_one_line_exit_2(tmp_path, rows, args, message):
 
 
 @pytest.mark.parametrize(("d", "code"), [("1", 1), ("4.67", 0)])
-def test_an_inconsistent_prediction_exits_1_and_a_consistent_one_0(study, d, code):
+def test_a_prediction_that_differs_exits_1_and_another_0(study, d, code):
     res = runner.invoke(app, ["fit", str(study), "--x", "n", *FAST, "--json", "--d", d])
     got = json.loads(res.stdout)
     assert res.exit_code == code, got["prediction"]["verdict"]
-    assert (got["prediction"]["verdict"] == "inconsistent") == (code == 1)
+    assert (got["prediction"]["outcome"] == "differs") == (code == 1)
 
 
-def test_not_decidable_exits_0_with_the_words(tmp_path):
+def test_undecided_exits_0_with_the_words(tmp_path):
     f = tmp_path / "two.csv"
     f.write_text("n,loss\n100,1.0\n100,1.6\n1000,0.8\n1000,0.5\n10000,0.6\n10000,0.4\n")
     res = runner.invoke(app, ["fit", str(f), "--x", "n", *FAST, "--d", "10", "--form", "loglog"])
     assert res.exit_code == 0, res.output
-    assert "not decidable at this precision" in res.output
+    assert "undecided at ±0.05" in res.output
 
 
 def test_the_old_out_spelling_is_refused_and_output_writes(study, tmp_path):

@@ -20,15 +20,16 @@ def test_interval_of_d_maps_to_the_exponents():
 def test_prediction_test_verdicts():
     def verdict(*args):
         res = runner.invoke(app, ["predict", "--id", "2", *args, "--json"])
-        v = json.loads(res.stdout)["test"]["verdict"]
-        assert res.exit_code == (1 if v == "inconsistent" else 0), res.output
-        return v
+        t = json.loads(res.stdout)["test"]
+        assert res.exit_code == (1 if t["outcome"] == "differs" else 0), res.output
+        return t["verdict"]
 
-    assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.46,0.54") == "consistent at 95%"
-    assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74") == "inconsistent"
-    assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.2,0.8") == "not decidable at this precision"
-    # d-hat's interval widens the test: the same alpha-hat is no longer inconsistent
-    assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74", "--id-ci", "0.5,4") != "inconsistent"
+    assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.46,0.54") == "equivalent within ±0.05"
+    assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.46,0.54", "--margin", "0.03") == "undecided at ±0.03"
+    assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74") == "differs by more than 0.05"
+    assert verdict("--alpha-hat", "0.5", "--alpha-ci", "0.2,0.8") == "undecided at ±0.05"
+    # d-hat's interval widens the test: the same alpha-hat no longer differs
+    assert verdict("--alpha-hat", "0.7", "--alpha-ci", "0.66,0.74", "--id-ci", "0.5,4") == "undecided at ±0.05"
 
 
 # why kept: a table of bad inputs, one case a row: the shape of other such tables, other data
@@ -54,14 +55,14 @@ def test_bad_input_exit_2(cli_error, args, message):
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
-def test_an_inconsistent_test_exits_1_and_a_consistent_one_0(as_json):
+def test_a_test_that_differs_exits_1_and_an_undecided_one_0(as_json):
     from typer.testing import CliRunner
 
     from tmcheck.cli.main import app
 
     bad = CliRunner().invoke(app, ["predict", "--id", "3.1", "--alpha-hat", "0.8", "--alpha-ci", "0.75,0.85", *as_json])
-    assert bad.exit_code == 1 and "inconsistent" in bad.stdout
+    assert bad.exit_code == 1 and "differs by more than 0.05" in bad.stdout
     good = CliRunner().invoke(
         app, ["predict", "--id", "3.1", "--alpha-hat", "0.35", "--alpha-ci", "0.3,0.41", *as_json]
     )
-    assert good.exit_code == 0 and "consistent at 95%" in good.stdout
+    assert good.exit_code == 0 and "undecided at " in good.stdout  # (JSON escapes the ±)
