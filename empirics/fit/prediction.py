@@ -58,6 +58,13 @@ def rule_words(margin: float = MARGIN) -> str:
     )
 
 
+def verdict_class(verdict: str) -> str:
+    """A verdict without its numbers, for counting verdicts: 'equivalent within ±0.05, with a detectable
+    bias of +0.034' -> 'equivalent within ±0.05 (with a detectable bias)'; other verdicts unchanged."""
+    head, sep, _ = verdict.partition(", with a detectable bias of ")
+    return f"{head} (with a detectable bias)" if sep else verdict
+
+
 def verdict_words(outcome: str, margin: float, lo: float, hi: float, centre: float) -> str:
     """'equivalent within ±0.05' (with its detectable bias), 'differs by more than 0.05', 'undecided at ±0.05'."""
     if outcome == "equivalent":

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 # why kept: the shared report pieces this report uses, one a line as pretrain's report lists its own: names, no logic
-from tmcheck.empirics.fit.prediction import rule_words
+from tmcheck.empirics.fit.prediction import rule_words, verdict_class
 from tmcheck.empirics.report.common import (
     LEVEL,
     MARGIN,
@@ -562,7 +562,7 @@ def summary_lines(data: list[dict]) -> list[str]:
         for form in ("loglog", "offset"):
             counts = {}
             for e in sel:
-                v = verdict(e, form, "true d")
+                v = verdict_class(verdict(e, form, "true d"))
                 counts[v] = counts.get(v, 0) + 1
             parts.append(f"{form}: " + ", ".join(f"{v} in {k}" for v, k in sorted(counts.items())))
         out.append(f"- {label}, against α_D from the true d, over {len(sel)} (d, β): " + "; ".join(parts) + ".")

@@ -66,7 +66,7 @@ def test_the_demo_reruns_a_committed_run_and_rebuilds_the_committed_reports(tmp_
     assert all(s["passed"] for s in doc["stages"]) and doc["full"] is False
     assert "1 of 1 re-run runs equal the committed rows" in doc["stages"][0]["summary"]
     assert "1 of 1 committed reports rebuilt from their rows equal" in doc["stages"][1]["summary"]
-    assert "consistent at 95%" in res.stderr  # the rebuilt report's verdicts are printed
+    assert "undecided at ±0.05" in res.stderr  # the rebuilt report's verdicts are printed
 
 
 def test_a_rerun_that_differs_from_the_committed_row_exits_1(tmp_path):

@@ -87,23 +87,23 @@ def test_recovers_exponent_and_writes_report(tmp_path):
     assert line["interval"]["lo"] < 0.2 < line["interval"]["hi"] and line["interval"]["method"] in METHODS
     assert line["interval"]["coverage"] >= COVERAGE_TARGET  # measured at this design
     test = fit["exponent"]["prediction"]["loglog"]
-    assert test["alpha_pred"] == pytest.approx(0.2) and test["verdict"] == "consistent at 95%"
+    assert test["alpha_pred"] == pytest.approx(0.2) and test["verdict"] == "equivalent within ±0.05"
     assert test["alpha_pred_ci"][0] < 0.2 < test["alpha_pred_ci"][1]  # d-hat's interval carried into alpha_D
     assert fit["capped"] == [] and fit["fitted_sizes"] == fit["sizes"]
     rep = build_report(tmp_path, bootstrap=200)
     assert rep["kind"] == "pretrain" and rep["stops"] == {"patience": 10, "cap": 0}
     md = (tmp_path / "report.md").read_text()
-    assert "| stories | 8.00 [7.00, 9.00] | 0.200" in md and "consistent at 95%" in md and "fig_scaling.png" in md
+    assert "| stories | 8.00 [7.00, 9.00] | 0.200" in md and "equivalent within ±0.05" in md and "fig_scaling.png" in md
     assert "measured coverage" in md and "window 1" in md and "offset" in md  # coverage, range, offset law
     for fig in ("fig_scaling.png", "fig_curves.png"):
         assert (tmp_path / fig).stat().st_size > 10_000
     assert json.loads((tmp_path / "report.json").read_text())["runs"] == 10
 
 
-def test_a_wrong_prediction_is_inconsistent(tmp_path):
+def test_a_wrong_prediction_differs(tmp_path):
     rows = fake_sweep(tmp_path, alpha=0.2)
     fit = fit_corpus(rows, {"d": 2.0, "d_ci": [1.8, 2.2]}, bootstrap=200)  # predicts 0.5
-    assert fit["exponent"]["prediction"]["loglog"]["verdict"] == "inconsistent"
+    assert fit["exponent"]["prediction"]["loglog"]["verdict"] == "differs by more than 0.05"
 
 
 def test_sizes_on_the_step_cap_are_left_out_and_too_few_withhold_the_verdict(tmp_path):
@@ -187,12 +187,7 @@ def _complete(entry, names):
     assert "E_interval" in rep["fits"]["offset"] and rep["range"]["entries"] and rep["curvature"]
     for name in names:
         tests = rep["prediction"] if name is None else rep["predictions"][name]
-        assert {t["verdict"] for t in tests.values()} <= {
-            "consistent at 95%",
-            "inconsistent",
-            "not decidable at this precision",
-            "not decidable: degenerate fit",
-        }
+        assert {t["outcome"] for t in tests.values()} <= {"equivalent", "differs", "undecided"}
 
 
 def test_the_committed_synthetic_report_rests_on_converged_runs():

@@ -60,22 +60,22 @@ def test_unprepared_corpus_is_one_clear_line(tmp_path, monkeypatch):
     assert kind_model.new_config(get_preset("cpu", "model"), {"corpus": "stories"})["corpus"] == "stories"
 
 
-def _test(verdict="consistent at 95%"):
+def _test(verdict="equivalent within ±0.05"):
     return {"verdict": verdict}
 
 
 def test_verdicts_withheld_on_capped_runs():
     rep_N = {
-        "prediction": {"loglog": _test("inconsistent")},
+        "prediction": {"loglog": _test("differs by more than 0.05")},
         "predictions": {"ID-free from alpha-hat_D": {"loglog": _test()}},
     }
     free = {"test": {}}
     v = report_model._verdicts(rep_N, {}, free, [], [])
-    assert v == {"2beta/d-hat": "inconsistent", "ID-free from alpha-hat_D": "consistent at 95%"}
+    assert v == {"2beta/d-hat": "differs by more than 0.05", "ID-free from alpha-hat_D": "equivalent within ±0.05"}
     v = report_model._verdicts(rep_N, {}, free, ["a-run"], [])
     assert all(s.startswith("withheld: 1 ") for s in v.values())
     v = report_model._verdicts(rep_N, {}, free, [], ["data-run"])
-    assert v["2beta/d-hat"] == "inconsistent" and v["ID-free from alpha-hat_D"].startswith("withheld")
+    assert v["2beta/d-hat"] == "differs by more than 0.05" and v["ID-free from alpha-hat_D"].startswith("withheld")
     assert report_model._verdicts(rep_N, None, None, [], [])["ID-free from alpha-hat_D"].startswith("no data arm")
 
 

@@ -139,10 +139,10 @@ def test_report_recovers_a_known_exponent_and_gives_verdicts():
     line = by["transformer"]["exponent"]["fits"]["loglog"]
     assert line["alpha"] == pytest.approx(0.5, abs=0.02) and line["interval"]["coverage"] >= 0.93
     tests = by["transformer"]["exponent"]["predictions"]
-    assert tests["true d"]["loglog"]["verdict"] == "consistent at 95%"
-    assert tests["d-hat"]["loglog"]["verdict"] == "consistent at 95%"
+    assert tests["true d"]["loglog"]["verdict"] == "equivalent within ±0.05"
+    assert tests["d-hat"]["loglog"]["outcome"] != "differs"
     assert tests["d-hat"]["loglog"]["alpha_pred_ci"][0] < 0.5 < tests["d-hat"]["loglog"]["alpha_pred_ci"][1]
-    assert by["knn"]["exponent"]["predictions"]["true d"]["loglog"]["verdict"] == "inconsistent"
+    assert by["knn"]["exponent"]["predictions"]["true d"]["loglog"]["verdict"] == "differs by more than 0.05"
     assert by["transformer"]["exponent"]["range"]["entries"][0]["range"] == "all sizes"
     assert model == []
 

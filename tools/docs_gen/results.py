@@ -63,8 +63,10 @@ def report_body(name: str, figures: str) -> str:
 
 
 def _verdict_counts(verdicts: list[str]) -> str:
+    from tmcheck.empirics.fit.prediction import verdict_class
+
     counts: dict[str, int] = {}
-    for v in verdicts:
+    for v in map(verdict_class, verdicts):
         counts[v] = counts.get(v, 0) + 1
     return ", ".join(f"{v} in {k}" for v, k in sorted(counts.items()))
 

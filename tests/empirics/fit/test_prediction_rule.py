@@ -84,3 +84,12 @@ def test_the_paper_margin_is_decided_beside_delta():
     assert t["verdict"].startswith("equivalent within ±0.05") and t["paper_verdict"] == "differs by more than 0.02"
     assert t["margin"] == 0.05 and t["paper_margin"] == 0.02 and t["size"] == 0.05
     assert "at the paper's ±0.02: differs by more than 0.02" in t["words"]
+
+
+def test_verdict_classes_drop_the_bias_number():
+    from tmcheck.empirics.fit.prediction import verdict_class
+
+    assert verdict_class("equivalent within ±0.05, with a detectable bias of +0.034") == (
+        "equivalent within ±0.05 (with a detectable bias)"
+    )
+    assert verdict_class("undecided at ±0.05") == "undecided at ±0.05"
