@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tmcheck.empirics.synthetic.model import ModelConfig, RegressionTransformer, n_params
-from tmcheck.theory.backends import forward
+from tmcheck.theory.backends import evaluate, forward
 from tmcheck.theory.network import Block, Head, Layer, Network, structured_positional
 
 
@@ -61,7 +61,7 @@ def test_network_output_equals_the_theory_evaluator(n_blocks, n_heads, depth):
     x = np.random.default_rng(1).standard_normal((11, 5))
     with torch.no_grad():
         got = model(torch.as_tensor(x)).numpy()
-    want = _theory_network(model)(x, "float64")  # decoder (0, l-1): first element of the last column
+    want = evaluate(_theory_network(model), x, "float64")  # decoder (0, l-1): first element of the last column
     # the fixed PE is stored in float32 (cos(tπ/2l) rounded), hence a float32-sized tolerance
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
 
