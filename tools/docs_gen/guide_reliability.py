@@ -16,14 +16,13 @@ from pathlib import Path
 PAGES = ("docs/guide/reliability.md", "docs/guide/pretraining.md")
 ROOT = Path(__file__).resolve().parents[2]
 
-# the hostile cases docs/guide/reliability.md lists, each with its mutation, by subject
-HOSTILE_CASES = [
-    "tests/fuzz/test_files_links_locks.py",
-    "tests/fuzz/test_export_overwrite.py",
-    "tests/fuzz/test_configs_results.py",
-    "tests/fuzz/test_checkpoints.py",
-    "tests/fuzz/test_limits_controllers.py",
-]
+# the hostile cases docs/guide/reliability.md lists, each with its mutation, by subject: every test module of
+# tests/fuzz but the generated fuzzers (test_fuzz_*) and the CLI's refusals (test_cli_refusals, its own row)
+HOSTILE_CASES = sorted(
+    f"tests/fuzz/{p.name}"
+    for p in (ROOT / "tests" / "fuzz").glob("test_*.py")
+    if not p.stem.startswith(("test_fuzz_", "test_cli_refusals"))
+)
 # guarantee -> the test modules that hold it (docs/guide/reliability.md lists what each one checks)
 GUARANTEES = [
     ("One line and exit 2 for bad input, library errors included", ["tests/cli/test_cli_library_errors.py"]),
