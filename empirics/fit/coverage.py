@@ -95,3 +95,39 @@ def choose_method(table: dict, target: float = COVERAGE_TARGET) -> dict:
         "target": target,
         "shortfall": max(0.0, target - cov),
     }
+
+
+def rule_error_rates(design: Design, law: dict, noise: float, margin: float, reps: int = PROFILE_REPS, seed: int = 0):
+    """The equivalence rule's error rates at a design (tmcheck.empirics.fit.prediction), by simulation.
+
+    The sweeps are drawn as `coverage` draws them (the law's values, log-normal per-run noise of SD
+    `noise`, re-estimated from each sweep), and each gets the 1 - 2a profile interval of alpha the rule
+    reads. The prediction is placed at a true difference of +margin, -margin (the margin's edge: a
+    calibrated rule says "equivalent" there at most a = SIZE of the time, and "differs" at most a) and 0
+    (the power: how often a true prediction is called "equivalent"). Returns {"equivalent_at_edge",
+    "differs_at_edge" (the larger of the two edges), "equivalent_at_zero", "differs_at_zero", "reps",
+    "nominal"}."""
+    from tmcheck.empirics.fit.prediction import SIZE, decide
+
+    if not (np.isfinite(noise) and noise > 0):
+        raise ValueError(f"the noise must be a positive SD of log loss, got {noise}")
+    n = design.rows()
+    rng = np.random.default_rng(seed)
+    truth = law.get("E", 0.0) + law["B"] * n ** -law["alpha"]
+    Y = truth[None, :] * np.exp(noise * rng.standard_normal((reps, len(n))))
+    res = interval_batch(n, Y, law["form"], 1 - 2 * SIZE, ("profile",), rng=rng)["profile"]
+
+    def rates(shift: float) -> dict:
+        pred = law["alpha"] - shift  # the true difference alpha - pred is `shift`
+        out = [decide(lo - pred, hi - pred, margin) for lo, hi in zip(res["lo"], res["hi"], strict=True)]
+        return {k: out.count(k) / reps for k in ("equivalent", "differs", "undecided")}
+
+    edges, zero = [rates(margin), rates(-margin)], rates(0.0)
+    return {
+        "equivalent_at_edge": max(e["equivalent"] for e in edges),
+        "differs_at_edge": max(e["differs"] for e in edges),
+        "equivalent_at_zero": zero["equivalent"],
+        "differs_at_zero": zero["differs"],
+        "reps": reps,
+        "nominal": SIZE,
+    }

@@ -87,9 +87,49 @@ def coverage_table() -> str:
 
 
 # benchmark numbers (benchmarks/results/*.json): filled when the site is built, never committed
+def rule_size() -> str:
+    """The equivalence rule's error rates at the committed studies' designs (results/rule-size.json)."""
+    import json
+    import math
+    import statistics
+
+    from docs_gen._common import ROOT
+
+    path = ROOT / "results" / "rule-size.json"
+    if not path.is_file():
+        return "*(results/rule-size.json is missing: run `python tools/rule_size.py`)*"
+    doc = json.loads(path.read_text())
+    a, reps = doc["nominal"], doc["reps"]
+    over = a + 2 * math.sqrt(a * (1 - a) / reps)  # beyond 2 Monte Carlo SDs of the nominal level
+    lines = [
+        f"Simulated at each committed fit's own design ({reps:,} sweeps a fit, {doc['cpu_seconds']:.0f} CPU s in all; "
+        f"`python tools/rule_size.py`). Nominal level {a:.0%}; a rate above {over:.1%} exceeds it beyond "
+        "Monte Carlo error.",
+        "",
+        '| study | form | margin | fits | "equivalent" at the edge, max | "differs" at the edge, max '
+        '| fits over nominal | "equivalent" when exact, median (power) |',
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for study, rows in doc["studies"].items():
+        for form in ("loglog", "offset"):
+            sel = [r for r in rows if r["cell"].endswith(" " + form)]
+            for m in doc["margins"]:
+                rates = [r[f"{m:g}"] for r in sel]
+                if not rates:
+                    continue
+                bad = sum(max(x["equivalent_at_edge"], x["differs_at_edge"]) > over for x in rates)
+                power = statistics.median(x["equivalent_at_zero"] for x in rates)
+                lines.append(
+                    f"| {study} | {form} | ±{m:g} | {len(rates)} | {max(x['equivalent_at_edge'] for x in rates):.1%} "
+                    f"| {max(x['differs_at_edge'] for x in rates):.1%} | {bad} | {power:.1%} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
 AT_BUILD = {"chinchilla", "fit_coverage"}
 
 GENERATORS: dict[str, Callable[[], str]] = {
     "chinchilla": chinchilla,
     "fit_coverage": coverage_table,
+    "fit_rule_size": rule_size,
 }

@@ -93,3 +93,26 @@ def test_verdict_classes_drop_the_bias_number():
         "equivalent within ±0.05 (with a detectable bias)"
     )
     assert verdict_class("undecided at ±0.05") == "undecided at ±0.05"
+
+
+def _edge_rates(reps=2000):
+    from tmcheck.empirics.fit.coverage import Design, rule_error_rates
+
+    law = {"form": "loglog", "B": 2.0, "alpha": 0.5}
+    return rule_error_rates(Design((100, 316, 1000, 3162, 10000), 5), law, 0.05, 0.05, reps=reps)
+
+
+def test_the_rule_keeps_its_level_at_the_margins_edge():
+    """A pure power law with log-normal noise: the loglog t interval is exact, so at a true difference of
+    exactly ±δ neither wrong call exceeds 5% beyond Monte Carlo error (3 SDs at 2000 sweeps: 6.5%)."""
+    r = _edge_rates()
+    assert r["nominal"] == 0.05 and r["reps"] == 2000
+    assert r["equivalent_at_edge"] <= 0.065 and r["differs_at_edge"] <= 0.065
+    assert r["equivalent_at_zero"] > 0.5  # with this noise the design has the power to confirm an exact prediction
+
+
+def test_a_rule_on_a_narrower_interval_breaks_its_level(monkeypatch):
+    """Mutation: deciding on the 80% interval (a = 0.1) doubles the wrong calls at the edge."""
+    monkeypatch.setattr(prediction, "SIZE", 0.10)
+    r = _edge_rates()
+    assert max(r["equivalent_at_edge"], r["differs_at_edge"]) > 0.065
