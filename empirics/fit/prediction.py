@@ -5,8 +5,8 @@ alpha-hat enters through draws from the confidence distribution of the interval 
 (`tmcheck.empirics.fit.intervals`); d enters as known (synthetic data), as bootstrap draws of d-hat, or
 (when only an interval of d-hat is stored) as a normal with that interval. The two are independent
 (different data: the loss curve and the embeddings), so the difference is drawn pairwise at random.
-With d known the prediction is a number, and the difference's interval is the method's own interval of
-alpha-hat shifted by it (exact: no Monte Carlo error at the tolerance's edge).
+With d known the prediction is a number, and the displayed interval is the method's own interval of
+alpha-hat shifted by it (exact); the decision reads the 1 - 2a interval of the draws (Monte Carlo).
 
 The decision is an equivalence test against a stated margin δ (MARGIN, default 0.05), never "the interval
 excludes 0". With a = SIZE (0.05) and [lo, hi] the 1 - 2a (90%) interval of alpha-hat - alpha_pred:
