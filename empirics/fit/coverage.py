@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tmcheck.empirics.fit import prediction
 from tmcheck.empirics.fit.intervals import METHODS, interval_batch
 
 COVERAGE_TARGET = 0.93
@@ -33,6 +34,16 @@ class Design:
         return np.repeat(np.asarray(self.sizes, dtype=np.float64), counts)
 
 
+def simulated_sweeps(design: Design, law: dict, noise: float, reps: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes n (m,), losses Y (reps, m)): the law {"form", "E", "B", "alpha"} at the design's rows with
+    log-normal per-run noise of SD `noise` (the SD of log loss between seeds)."""
+    if not (np.isfinite(noise) and noise > 0):
+        raise ValueError(f"the noise must be a positive SD of log loss, got {noise}")
+    n = design.rows()
+    truth = law.get("E", 0.0) + law["B"] * n ** -law["alpha"]
+    return n, truth[None, :] * np.exp(noise * rng.standard_normal((reps, len(n))))
+
+
 def coverage(
     design: Design,
     law: dict,
@@ -51,13 +62,8 @@ def coverage(
     `reps` simulated sweeps; the profile interval, one fit per sweep, on `profile_reps` of them (at least
     `reps`), so that its Monte Carlo error (about 0.5% at 2000) does not decide whether it is calibrated.
     """
-    if not (np.isfinite(noise) and noise > 0):
-        raise ValueError(f"the noise must be a positive SD of log loss, got {noise}")
-    n = design.rows()
     rng = np.random.default_rng(seed)
-    truth = law.get("E", 0.0) + law["B"] * n ** -law["alpha"]
-    total = max(reps, profile_reps if "profile" in methods else 0)
-    Y = truth[None, :] * np.exp(noise * rng.standard_normal((total, len(n))))
+    n, Y = simulated_sweeps(design, law, noise, max(reps, profile_reps if "profile" in methods else 0), rng)
     res = {}
     if "profile" in methods:
         res.update(interval_batch(n, Y, law["form"], level, ("profile",), bootstrap, rng))
@@ -100,26 +106,20 @@ def choose_method(table: dict, target: float = COVERAGE_TARGET) -> dict:
 def rule_error_rates(design: Design, law: dict, noise: float, margin: float, reps: int = PROFILE_REPS, seed: int = 0):
     """The equivalence rule's error rates at a design (tmcheck.empirics.fit.prediction), by simulation.
 
-    The sweeps are drawn as `coverage` draws them (the law's values, log-normal per-run noise of SD
+    The sweeps are drawn as `coverage` draws them (`simulated_sweeps`: the law's values, log-normal per-run noise of SD
     `noise`, re-estimated from each sweep), and each gets the 1 - 2a profile interval of alpha the rule
     reads. The prediction is placed at a true difference of +margin, -margin (the margin's edge: a
     calibrated rule says "equivalent" there at most a = SIZE of the time, and "differs" at most a) and 0
     (the power: how often a true prediction is called "equivalent"). Returns {"equivalent_at_edge",
     "differs_at_edge" (the larger of the two edges), "equivalent_at_zero", "differs_at_zero", "reps",
     "nominal"}."""
-    from tmcheck.empirics.fit.prediction import SIZE, decide
-
-    if not (np.isfinite(noise) and noise > 0):
-        raise ValueError(f"the noise must be a positive SD of log loss, got {noise}")
-    n = design.rows()
     rng = np.random.default_rng(seed)
-    truth = law.get("E", 0.0) + law["B"] * n ** -law["alpha"]
-    Y = truth[None, :] * np.exp(noise * rng.standard_normal((reps, len(n))))
-    res = interval_batch(n, Y, law["form"], 1 - 2 * SIZE, ("profile",), rng=rng)["profile"]
+    n, Y = simulated_sweeps(design, law, noise, reps, rng)
+    res = interval_batch(n, Y, law["form"], 1 - 2 * prediction.SIZE, ("profile",), rng=rng)["profile"]
 
     def rates(shift: float) -> dict:
         pred = law["alpha"] - shift  # the true difference alpha - pred is `shift`
-        out = [decide(lo - pred, hi - pred, margin) for lo, hi in zip(res["lo"], res["hi"], strict=True)]
+        out = [prediction.decide(lo - pred, hi - pred, margin) for lo, hi in zip(res["lo"], res["hi"], strict=True)]
         return {k: out.count(k) / reps for k in ("equivalent", "differs", "undecided")}
 
     edges, zero = [rates(margin), rates(-margin)], rates(0.0)
@@ -129,5 +129,5 @@ def rule_error_rates(design: Design, law: dict, noise: float, margin: float, rep
         "equivalent_at_zero": zero["equivalent"],
         "differs_at_zero": zero["differs"],
         "reps": reps,
-        "nominal": SIZE,
+        "nominal": prediction.SIZE,
     }
