@@ -167,6 +167,7 @@ def command(
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
+    from tmcheck.empirics.fit.exponent import FitSettings
     from tmcheck.empirics.fit.table import fit_table, outcomes, prediction_spec
 
     xs = [c.strip() for c in x.split(",") if c.strip()]
@@ -182,16 +183,13 @@ def command(
         drop_top=drop_top,
         loss=loss,
         huber_delta=huber_delta,
-        level=level,
         prediction=prediction_spec(d, interval, kind, beta),
         margin=margin,
         beta=beta,
-        bootstrap=bootstrap,
-        coverage_reps=coverage_reps,
         compare=compare,
-        seed=seed,
         max_rows=max_rows,
         plot=plot,
+        settings=FitSettings(level=level, coverage_reps=coverage_reps, bootstrap=bootstrap, seed=seed),
     )
     if output is not None:
         from tmcheck.util.atomic import write_text

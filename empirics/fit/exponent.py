@@ -11,6 +11,8 @@ is there a floor); and, given d, d-hat's bootstrap or its interval, the predicti
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 from scipy import stats
 
@@ -24,6 +26,31 @@ NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is
 # A flat or increasing loss, or alpha at the end of its search range: any interval is the search's artefact.
 ARTEFACTS = frozenset({"not_decreasing", "B_zero", "alpha_at_edge"})
 NOISE_FLOOR = 1e-9  # an SD of log loss below this is rounding, not noise: no coverage is simulated at it
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """How an exponent's interval is computed and checked, one object for every caller.
+
+    level: the interval's nominal level; coverage_reps: sweeps simulated at the fit to measure each
+    method's coverage; bootstrap: resamples of the bootstrap methods; seed: every random draw's seed;
+    target: the coverage a method must reach to be chosen; methods: the interval methods computed and
+    simulated (("profile",) is the fast choice: no bootstrap).
+    """
+
+    level: float = 0.95
+    coverage_reps: int = 200
+    bootstrap: int = 400
+    seed: int = 0
+    target: float = COVERAGE_TARGET
+    methods: tuple[str, ...] = METHODS
+
+    @classmethod
+    def of(cls, settings: FitSettings | None = None, **overrides) -> FitSettings:
+        """`settings` (the defaults when None) with fields replaced by keyword; an unknown name is a
+        TypeError, never ignored."""
+        s = settings if settings is not None else cls()
+        return replace(s, **overrides) if overrides else s
 
 
 def check_rows(sizes, losses, form: str) -> tuple[np.ndarray, np.ndarray]:
@@ -84,12 +111,12 @@ def _noise(res: dict, n_rows: int, form: str) -> tuple[float, str]:
     return sigma, source
 
 
-def _measured_coverage(design, form, params, sigma, coverage_reps, methods, level, bootstrap, seed, target):
+def _measured_coverage(design, form, params, sigma, s: FitSettings):
     """Each method's coverage at this design (simulated at the fit) and the method chosen from them."""
+    methods, target = s.methods, s.target
     if sigma > 0 and np.isfinite(params["alpha"]):
-        table = coverage(
-            design, {"form": form, **params}, sigma, coverage_reps, methods, level, min(bootstrap, 200), seed + 1
-        )
+        law = {"form": form, **params}
+        table = coverage(design, law, sigma, s.coverage_reps, methods, s.level, min(s.bootstrap, 200), s.seed + 1)
     else:  # an exact fit: nothing random to simulate
         table = {m: {"coverage": float("nan"), "median_width": float("nan"), "reps": 0} for m in methods}
     choice = (
@@ -138,15 +165,15 @@ def _interval_text(alpha, lo, hi, flags, status, sigma, choice, open_end, level,
     return lo, hi, text
 
 
-def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, methods=METHODS):
+def _fit_with_draws(n, y, form, s: FitSettings):
     n, y = check_rows(n, y, form)
-    unknown = set(methods) - set(METHODS)
-    if not methods or unknown:
+    unknown = set(s.methods) - set(METHODS)
+    if not s.methods or unknown:
         raise ValueError(f"methods must be a non-empty subset of {', '.join(METHODS)}")
-    methods = tuple(m for m in METHODS if m in methods)
-    rng = np.random.default_rng(seed)
-    computed = tuple(m for m in METHODS if m in methods or (form == "offset" and m == "parametric"))  # E's interval
-    res = interval_batch(n, y[None], form, level, computed, bootstrap, rng, keep_samples=True)
+    s = replace(s, methods=tuple(m for m in METHODS if m in s.methods))
+    rng = np.random.default_rng(s.seed)
+    computed = tuple(m for m in METHODS if m in s.methods or (form == "offset" and m == "parametric"))  # E's interval
+    res = interval_batch(n, y[None], form, s.level, computed, s.bootstrap, rng, keep_samples=True)
     fit = res["fit"]
     params = {"E": float(fit["E"][0]), "B": float(fit["B"][0]), "alpha": float(fit["alpha"][0])}
     pred = params["E"] + params["B"] * n ** -params["alpha"]
@@ -154,16 +181,14 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     sizes, idx = size_index(n)
     sigma, source = _noise(res, len(y), form)
     flags = flags_1d(n, y, form, params)
-    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in methods}
-    design = Design(tuple(float(s) for s in sizes), tuple(int(c) for c in np.bincount(idx)))
-    table, choice = _measured_coverage(
-        design, form, params, sigma, coverage_reps, methods, level, bootstrap, seed, target
-    )
+    intervals = {m: [float(res[m]["lo"][0]), float(res[m]["hi"][0])] for m in s.methods}
+    design = Design(tuple(float(size) for size in sizes), tuple(int(c) for c in np.bincount(idx)))
+    table, choice = _measured_coverage(design, form, params, sigma, s)
     method = choice["method"]
     status = _status(flags)
     open_end = method == "profile" and bool(res["profile"]["open_hi"][0] or res["profile"]["open_lo"][0])
     lo, hi, text = _interval_text(
-        params["alpha"], *intervals[method], flags, status, sigma, choice, open_end, level, target
+        params["alpha"], *intervals[method], flags, status, sigma, choice, open_end, s.level, s.target
     )
     if method == "profile":
         draws = profile_samples(np.log(n), y, fit, form, rng)
@@ -176,7 +201,7 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
         "rmse_log": rmse,
         "status": status,
         "flags": flags,
-        "interval": {"lo": lo, "hi": hi, "level": level, "method": method, "open": open_end, **choice, "text": text},
+        "interval": {"lo": lo, "hi": hi, "level": s.level, "method": method, "open": open_end, **choice, "text": text},
         "intervals": intervals,
         "coverage": table,
         "noise": {"sigma_log": sigma, "source": source},
@@ -184,7 +209,7 @@ def _fit_with_draws(n, y, form, level, coverage_reps, bootstrap, seed, target, m
     }
     if form == "offset":
         e = res["parametric"]["E_samples"][0]
-        q = np.quantile(e[np.isfinite(e)], [(1 - level) / 2, (1 + level) / 2])
+        q = np.quantile(e[np.isfinite(e)], [(1 - s.level) / 2, (1 + s.level) / 2])
         entry["E_interval"] = {"lo": float(q[0]), "hi": float(q[1]), "method": "parametric"}
     return entry, draws
 
@@ -227,20 +252,12 @@ def _no_test(entry: dict, kw: dict, level: float, margin: float) -> dict:
     }
 
 
-# why kept: the fit settings by keyword, as exponent_report and `tmcheck fit` take them: public signatures
-def fit_exponent(
-    sizes,
-    losses,
-    form: str = "offset",
-    level: float = 0.95,
-    coverage_reps: int = 200,
-    bootstrap: int = 400,
-    seed: int = 0,
-    target: float = COVERAGE_TARGET,
-    methods=METHODS,
-) -> dict:
-    """One form's fit, flags, every method's interval, their measured coverage and the chosen interval."""
-    return _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)[0]
+def fit_exponent(sizes, losses, form: str = "offset", settings: FitSettings | None = None, **overrides) -> dict:
+    """One form's fit, flags, every method's interval, their measured coverage and the chosen interval.
+
+    settings: a FitSettings (the defaults when None); keyword overrides replace its fields by name
+    (level=, coverage_reps=, bootstrap=, seed=, target=, methods=)."""
+    return _fit_with_draws(sizes, losses, form, FitSettings.of(settings, **overrides))[0]
 
 
 def curvature_test(sizes, losses, level: float = 0.95) -> dict:
@@ -341,21 +358,16 @@ def range_sensitivity(
     return {"entries": entries, "words": "; ".join(words), "method": f"loglog, exact t interval ({level:.0%})"}
 
 
-# repeats fit_exponent's keywords on purpose: both are public signatures, each documented where it is called
 def exponent_report(
     sizes,
     losses,
     *,
-    level: float = 0.95,
     forms=FORMS_1D,
     prediction: dict | None = None,
     predictions: dict | None = None,
     margin: float = MARGIN,
-    coverage_reps: int = 200,
-    bootstrap: int = 400,
-    seed: int = 0,
-    target: float = COVERAGE_TARGET,
-    methods=METHODS,
+    settings: FitSettings | None = None,
+    **overrides,
 ) -> dict:
     """Everything a report prints about one exponent (see the module docstring and /work/notes/fit-api.md).
 
@@ -363,11 +375,14 @@ def exponent_report(
     {"kind": "D", "beta": 1.0, "d": 2} or {"kind": "D", "beta": 1.0, "d_hat": 3.1, "d_ci": [2.8, 3.4]}.
     predictions: further named tests, e.g. {"true d": {"d": 4}, "d-hat": {"d_hat": 3.6, "d_ci": [3.1, 4.2]}},
     reported as out["predictions"][name][form] (the range sensitivity uses `prediction` only).
-    methods: the interval methods computed and simulated (("profile",) is the fast choice: no bootstrap).
+    settings: a FitSettings (the defaults when None), its fields replaced by keyword overrides (level=,
+    coverage_reps=, bootstrap=, seed=, target=, methods=: see FitSettings).
     """
+    s = FitSettings.of(settings, **overrides)
+    level, seed = s.level, s.seed
     fits, tests, named = {}, {}, {}
     for form in forms:
-        entry, draws = _fit_with_draws(sizes, losses, form, level, coverage_reps, bootstrap, seed, target, methods)
+        entry, draws = _fit_with_draws(sizes, losses, form, s)
         fits[form] = entry
         iv = (entry["interval"]["lo"], entry["interval"]["hi"])
         for name, kw in [(None, prediction)] * (prediction is not None) + list((predictions or {}).items()):

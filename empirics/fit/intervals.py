@@ -38,9 +38,10 @@ def seed_noise(idx, Y, rss=None, n_params=None):
     K, m = idx.max() + 1, Y.shape[1]
     if m > K:
         ly = np.log(Y)
-        onehot = np.eye(K)[idx]  # (m, K)
-        means = (ly @ onehot) / onehot.sum(0)
-        resid = ly - means @ onehot.T
+        # group means by bincount: O(R m) memory, where a one-hot (m, K) matrix is 45 GB at 77,870 sizes
+        counts = np.bincount(idx, minlength=K)
+        means = np.stack([np.bincount(idx, weights=row, minlength=K) for row in ly]) / counts
+        resid = ly - means[:, idx]
         return np.sqrt((resid * resid).sum(1) / (m - K)), "seeds"
     return np.sqrt(rss / max(m - n_params, 1)), "residuals"
 

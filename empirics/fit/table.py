@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import csv
 import os
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from tmcheck.empirics.fit import columns as fit_columns
-from tmcheck.empirics.fit.exponent import exponent_report
+from tmcheck.empirics.fit.exponent import FitSettings, exponent_report
 from tmcheck.empirics.fit.law import FORMS, choose_form, fit_law
 from tmcheck.empirics.fit.prediction import MARGIN
 
@@ -54,7 +55,7 @@ def read_table(path: Path, max_rows: int = MAX_ROWS) -> tuple[dict[str, list[str
             blank = [i + 1 for i, h in enumerate(header) if not h]
             if blank:
                 raise ValueError(f"{path}: column {blank[0]} of the header has no name")
-            dupes = sorted({h for h in header if header.count(h) > 1})
+            dupes = sorted(h for h, k in Counter(header).items() if k > 1)  # linear: a 10^6-column header is fine
             if dupes:
                 raise ValueError(f"{path}: the header names {', '.join(map(repr, dupes))} more than once")
             rows = []
@@ -156,22 +157,12 @@ def prepare(
     return {"x": {n: data[n] for n in xs}, "y": data[y], "group": labels, "steps": steps}
 
 
-def one_dimensional(n, y, form, level, prediction, margin, coverage_reps, bootstrap, seed, beta) -> dict:
+def one_dimensional(n, y, form, prediction, margin, beta, s: FitSettings) -> dict:
     """The 1-D law fitted to (n, y): the estimate, its interval of measured coverage, the range
     sensitivity, the curvature test and, with a prediction, its test."""
     from tmcheck.theory.bounds import id_from_alpha_D
 
-    rep = exponent_report(
-        n,
-        y,
-        level=level,
-        forms=(form,),
-        prediction=prediction,
-        margin=margin,
-        coverage_reps=coverage_reps,
-        bootstrap=bootstrap,
-        seed=seed,
-    )
+    rep = exponent_report(n, y, forms=(form,), prediction=prediction, margin=margin, settings=s)
     e = rep["fits"][form]
     a = e["alpha"]
     implied = id_from_alpha_D(a, beta) if 0 < a < 1 else float("nan")
@@ -223,7 +214,6 @@ def _check_request(xs: list[str], form: str, loss, huber_delta, level: float) ->
         )
 
 
-# why kept: the fit settings exponent_report takes, repeated as this public signature's keywords (the CLI's)
 def fit_table(
     path: Path,
     xs: list[str],
@@ -236,33 +226,31 @@ def fit_table(
     drop_top: int = 0,
     loss: str | None = None,
     huber_delta: float | None = None,
-    level: float = 0.95,
     prediction: dict | None = None,
     margin: float = MARGIN,
     beta: float = 1.0,
-    bootstrap: int = 400,
-    coverage_reps: int = 200,
     compare: bool = False,
-    seed: int = 0,
     max_rows: int = MAX_ROWS,
     plot: Path | None = None,
+    settings: FitSettings | None = None,
+    **overrides,
 ) -> dict:
     """Everything `tmcheck fit` prints: {"file", "x", "y", "form", "preprocessing", and the joint law's
     fields, or the 1-D law's (or "groups": {label: those}), "model_choice" with compare}. With `plot`,
-    the figure is written there. ValueError on bad input."""
-    _check_request(xs, form, loss, huber_delta, level)
+    the figure is written there. settings: a FitSettings (level, bootstrap, coverage_reps, seed, ...),
+    its fields replaced by keyword overrides. ValueError on bad input."""
+    s = FitSettings.of(settings, **overrides)
+    _check_request(xs, form, loss, huber_delta, s.level)
     data = prepare(path, xs, y, group, derive or [], where, drop_top, max_rows)
     payload = {"file": os.fspath(path), "x": xs, "y": y, "form": form, "preprocessing": data["steps"]}
     if form == "joint":
-        payload.update(_fit_joint(data, xs, y, level, beta, loss, huber_delta, bootstrap, seed, plot))
+        payload.update(_fit_joint(data, xs, y, beta, loss, huber_delta, plot, s))
     else:
-        payload.update(
-            _fit_1d(data, xs, y, form, level, prediction, margin, beta, bootstrap, coverage_reps, compare, seed, plot)
-        )
+        payload.update(_fit_1d(data, xs, y, form, prediction, margin, beta, compare, plot, s))
     return payload
 
 
-def _fit_joint(data: dict, xs, y, level, beta, loss, huber_delta, bootstrap, seed, plot) -> dict:
+def _fit_joint(data: dict, xs, y, beta, loss, huber_delta, plot, s: FitSettings) -> dict:
     """The joint law's fields of `fit_table`'s payload (grouped by configuration), with its figure."""
     Y = data["y"]
     X = np.stack([data["x"][c] for c in xs], axis=1)
@@ -272,9 +260,9 @@ def _fit_joint(data: dict, xs, y, level, beta, loss, huber_delta, bootstrap, see
         Y,
         form="joint",
         groups=groups,
-        bootstrap=bootstrap,
-        seed=seed,
-        ci_level=level,
+        bootstrap=s.bootstrap,
+        seed=s.seed,
+        ci_level=s.level,
         beta=beta,
         loss=loss,
         huber_delta=huber_delta,
@@ -284,13 +272,11 @@ def _fit_joint(data: dict, xs, y, level, beta, loss, huber_delta, bootstrap, see
     if plot is not None:
         from tmcheck.empirics.fit.plot import plot_joint
 
-        plot_joint(result, X, Y, plot, level, labels=tuple(xs), ylabel=y)
+        plot_joint(result, X, Y, plot, s.level, labels=tuple(xs), ylabel=y)
     return payload
 
 
-def _fit_1d(
-    data: dict, xs, y, form, level, prediction, margin, beta, bootstrap, coverage_reps, compare, seed, plot
-) -> dict:
+def _fit_1d(data: dict, xs, y, form, prediction, margin, beta, compare, plot, s: FitSettings) -> dict:
     """The 1-D law's fields of `fit_table`'s payload (or "groups": {label: those}), with its figure."""
     Y = data["y"]
     payload = {}
@@ -298,10 +284,7 @@ def _fit_1d(
     labels = data["group"]
     names = [None] if labels is None else list(dict.fromkeys(labels))
     rows = {g: np.ones(len(Y), bool) if g is None else labels == g for g in names}
-    results = {
-        g: one_dimensional(n[sel], Y[sel], form, level, prediction, margin, coverage_reps, bootstrap, seed, beta)
-        for g, sel in rows.items()
-    }
+    results = {g: one_dimensional(n[sel], Y[sel], form, prediction, margin, beta, s) for g, sel in rows.items()}
     if labels is None:
         payload.update(results[None])
     else:
@@ -315,7 +298,7 @@ def _fit_1d(
             {"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel], "entry": results[g]["fit"]}
             for g, sel in rows.items()
         ]
-        plot_1d(curves, plot, form, level, xlabel=xs[0], ylabel=y, bootstrap=bootstrap, seed=seed)
+        plot_1d(curves, plot, form, s.level, xlabel=xs[0], ylabel=y, bootstrap=s.bootstrap, seed=s.seed)
     return payload
 
 

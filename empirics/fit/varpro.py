@@ -169,6 +169,9 @@ def predict(form: str, params: dict, n) -> np.ndarray:
     return params.get("E", 0.0) + params["B"] * n ** -params["alpha"]
 
 
+VALUE_RANGE = (1e-100, 1e100)  # losses the squared residuals can hold without overflow
+
+
 def check_pairs(x, y, names: str = "x and y") -> None:
     """x and y (arrays) of equal length, finite and positive, as a law fitted in log space needs; the
     ValueError names them ("sizes and losses" for the exponent fits)."""
@@ -178,3 +181,9 @@ def check_pairs(x, y, names: str = "x and y") -> None:
         raise ValueError(f"{names} must be finite (found NaN or inf)")
     if np.any(x <= 0) or np.any(y <= 0):
         raise ValueError(f"{names} must be positive (the laws are fitted in log space)")
+    if len(y) and not (VALUE_RANGE[0] <= np.min(y) and np.max(y) <= VALUE_RANGE[1]):
+        # the offset law's residuals are squared: values near 1e300 overflow to inf and leave no draw
+        raise ValueError(
+            f"{names.split(' and ')[-1]} must lie in [{VALUE_RANGE[0]:g}, {VALUE_RANGE[1]:g}] "
+            f"(found {np.min(y):.3g} to {np.max(y):.3g}); rescale the column"
+        )

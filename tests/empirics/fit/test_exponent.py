@@ -244,3 +244,26 @@ def test_one_seed_is_a_valid_sweep_with_residual_intervals_and_no_warning():
     for e in rep["fits"].values():
         assert e["noise"]["source"] == "residuals" and e["interval"]["lo"] < e["alpha"] < e["interval"]["hi"]
     assert three["prediction"]["offset"]["verdict"] == "undecided: too few runs"
+
+
+def test_fit_settings_object_and_keyword_overrides_give_one_fit():
+    from tmcheck.empirics.fit.exponent import FitSettings, fit_exponent
+
+    n = np.repeat([100.0, 300.0, 1000.0, 3000.0], 2)
+    y = 2.0 * n**-0.5 * np.exp(np.random.default_rng(3).normal(0, 0.02, len(n)))
+    kw = {"level": 0.9, "coverage_reps": 20, "bootstrap": 50, "seed": 4, "methods": ("profile",)}
+    by_object = fit_exponent(n, y, "loglog", FitSettings(**kw))
+    assert fit_exponent(n, y, "loglog", **kw) == by_object
+    assert fit_exponent(n, y, "loglog", FitSettings(**kw), seed=4) == by_object  # an override of the same value
+    assert by_object["interval"]["level"] == 0.9  # the level reached the fit (mutant: settings dropped)
+    assert fit_exponent(n, y, "loglog", FitSettings(**kw), level=0.8)["interval"]["level"] == 0.8
+
+
+@pytest.mark.parametrize("bad", [{"n_boot": 10}, {"levels": 0.9}, {"K": 5}])
+def test_fit_settings_refuse_an_unknown_name_rather_than_ignore_it(bad):
+    from tmcheck.empirics.fit.exponent import FitSettings, exponent_report
+
+    with pytest.raises(TypeError):
+        FitSettings.of(None, **bad)
+    with pytest.raises(TypeError):
+        exponent_report([100, 300, 1000], [1.0, 0.6, 0.3], forms=("loglog",), **bad)
