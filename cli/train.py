@@ -31,17 +31,23 @@ def _corpus(corpus: str, text: Path | None, corpus_dir: Path | None) -> str:
 
 
 RUN_FILES = ("run.json", "best.pt", "last.pt", "result.json", "data")  # what a run directory may hold
+LOCK = ".lock"  # flock of the process training in the run directory (tmcheck.util.locks)
 
 
 def run_directory(out: Path) -> Path:
     """Where `train --out DIR` writes the run: DIR itself (new, empty, or a run of tmcheck), DIR/run for
-    a directory an older tmcheck wrote; a directory holding other files, or a link, is refused."""
+    a directory an older tmcheck wrote; a directory holding other files, or a link at DIR, DIR/run or
+    DIR/data (tmcheck.util.safepath), is refused."""
+    from tmcheck.util import safepath
+
     if out.is_symlink():
         raise ValueError(f"{out} is a symbolic link; --out names the run directory itself")
     if not out.exists():
         return out
     if not out.is_dir():
         raise ValueError(f"{out} exists and is not a directory; --out names the run directory")
+    for name in ("data", "run", LOCK):
+        safepath.below(out, name)
     if (out / "run" / "run.json").is_file() and not (out / "run.json").exists():
         return out / "run"
     others = sorted(p.name for p in out.iterdir() if p.name not in RUN_FILES and not p.name.startswith("."))
@@ -80,8 +86,9 @@ def command(
     from dataclasses import replace
 
     from tmcheck.empirics.data import check_corpus, prepare_dataset
-    from tmcheck.empirics.lm.pretrain import dataset_spec, init_tokenizer, train_lm, with_model
+    from tmcheck.empirics.lm.pretrain import check_model_memory, dataset_spec, init_tokenizer, train_lm, with_model
     from tmcheck.empirics.sweep.kinds import get_preset
+    from tmcheck.util import locks, safepath
 
     name = check_corpus(_corpus(corpus, text, corpus_dir))
     if init_from is not None and any(v is not None for v in (n_layer, n_embd, n_head)):
@@ -101,17 +108,21 @@ def command(
 
         tok = init_tokenizer(init_from)
         spec = replace(spec, tokenizer=str(tok.resolve()), vocab_size=load_tokenizer(tok).get_vocab_size())
+    check_model_memory(p.model, p.batch_size, device)
     run_dir = run_directory(out)
-    data_dir = out / "data"
-    meta = prepare_dataset(spec, data_dir)
-    full = meta["splits"]["train"]["tokens"]
-    n = full if tokens is None else tokens
-    if n > full:
-        raise ValueError(
-            f"--tokens {n:,} exceeds the training split of {name!r} ({full:,} tokens with preset {preset})"
-        )
-    # the trainer's bar (steps, loss, tokens/s) is drawn on stderr, also under --json
-    row = train_lm(p, data_dir, n, seed, run_dir, progress=True, init=init_from)
+    # one process trains in a run directory at a time (a finished run on a read-only disk is read without it)
+    with locks.hold(safepath.makedirs(out) / LOCK, f"run directory {out}", readonly_ok=True):
+        run_directory(out)  # again, holding the lock: what another process left meanwhile
+        data_dir = safepath.below(out, "data")
+        meta = prepare_dataset(spec, data_dir)
+        full = meta["splits"]["train"]["tokens"]
+        n = full if tokens is None else tokens
+        if n > full:
+            raise ValueError(
+                f"--tokens {n:,} exceeds the training split of {name!r} ({full:,} tokens with preset {preset})"
+            )
+        # the trainer's bar (steps, loss, tokens/s) is drawn on stderr, also under --json
+        row = train_lm(p, data_dir, n, seed, run_dir, progress=True, init=init_from)
     if json_:
         print_json(row)
     else:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
@@ -41,6 +40,8 @@ CHECKPOINT_META_VERSION = 1
 
 MAX_VOCAB = 1_048_576  # a BPE vocabulary above this is refused (the trainer aborts the process)
 MAX_PARAMS = 2_000_000_000  # default limit on a model built from a checkpoint (8 GB of float32)
+MAX_STEPS = 10**12  # optimizer steps a stored record may claim (a million steps a second for 30 years)
+MAX_TOKENS = 10**18  # tokens a stored record may claim
 MAX_LAYERS, MAX_HEADS, MAX_WIDTH, MAX_CONTEXT = 4096, 4096, 1_048_576, 1_048_576  # a checkpoint's GPT shape
 
 STRICT = ConfigDict(strict=True, extra="forbid")
@@ -209,6 +210,47 @@ def check_model_size(shape: GPTShape, tensor_elements: int | None, where: str, m
     return n
 
 
+# --- dataset.json ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DatasetSpecRecord:
+    """The DatasetSpec a prepared dataset was built from (tmcheck.empirics.data.tokens.DatasetSpec)."""
+
+    corpus: str
+    vocab_size: Annotated[int, Field(ge=258, le=MAX_VOCAB)] = 1024
+    max_train_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = 10**9
+    max_eval_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = 200_000
+    min_test_docs: NonNegative = 0
+    tokenizer_bytes: Count = 4_000_000
+    seed: int = 0
+    tokenizer: str = ""
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    documents: NonNegative
+    tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+    documents_available: NonNegative
+
+
+@dataclass(frozen=True)
+class DatasetRecord:
+    """dataset.json of a prepared dataset: its spec, the counts of each split, the tokenizer's size."""
+
+    spec: DatasetSpecRecord
+    splits: dict[Literal["train", "val", "test"], SplitRecord]
+    vocab_size: Annotated[int, Field(ge=1, le=MAX_VOCAB)]
+    eot: NonNegative
+    source_sha256: str | None  # of an own corpus (text:PATH, dir:PATH); None for the built-in ones
+
+    def __post_init__(self):
+        if set(self.splits) != {"train", "val", "test"}:
+            raise ValueError("splits must hold train, val and test")
+        if self.eot >= self.vocab_size:
+            raise ValueError(f"eot {self.eot} lies outside the vocabulary of {self.vocab_size}")
+        if self.vocab_size > self.spec.vocab_size:
+            raise ValueError(f"vocab_size {self.vocab_size} exceeds the spec's {self.spec.vocab_size}")
+
+
 # --- result.json ----------------------------------------------------------------------------------
 STOPS = ("patience", "cap")
 
@@ -226,11 +268,11 @@ class HistoryPoint:
 class TrainRecord:
     """result.json of a finished training run (the fields of tmcheck.empirics.lm.train.TrainResult)."""
 
-    best_val: float
+    best_val: Annotated[float, Field(allow_inf_nan=False)]  # a finite loss: a run with none has no result
     best_step: Annotated[int, Field(ge=-1)]
-    steps: NonNegative
+    steps: Annotated[int, Field(ge=0, le=MAX_STEPS)]
     stopped_early: bool
-    tokens: NonNegative
+    tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)]
     seconds: NonNegativeFloat
     stop: Literal["patience", "cap"]
     history: tuple[HistoryPoint, ...] = ()
@@ -239,10 +281,25 @@ class TrainRecord:
     def __post_init__(self):
         if self.best_step > self.steps:
             raise ValueError(f"best_step {self.best_step} lies after the last step {self.steps}")
-        if math.isnan(self.best_val):
-            raise ValueError("best_val is NaN")
+        if (self.tokens == 0) != (self.steps == 0) or self.tokens < self.steps:
+            raise ValueError(f"{self.tokens:,} tokens cannot come from {self.steps:,} steps")
         if self.stop != STOPS[0 if self.stopped_early else 1]:
             raise ValueError(f"stop {self.stop!r} contradicts stopped_early={self.stopped_early}")
+
+
+def check_progress(
+    record: Mapping, where: str, max_steps: int | None = None, tokens_per_step: int | None = None
+) -> None:
+    """A run's stored progress (a result.json, or the counters of last.pt) against the run that reads
+    it: at most `max_steps` steps, `best_step` no later than `steps`, and exactly `tokens_per_step`
+    tokens a step (None: not known). SchemaError naming the field otherwise."""
+    steps, tokens = record["steps"], record["tokens"]
+    if max_steps is not None and steps > max_steps:
+        raise SchemaError(f"{where}: steps: {steps:,} is more than this run's max_steps {max_steps:,}")
+    if record.get("best_step", -1) > steps:
+        raise SchemaError(f"{where}: best_step: {record['best_step']:,} lies after the last step {steps:,}")
+    if tokens_per_step is not None and tokens != steps * tokens_per_step:
+        raise SchemaError(f"{where}: tokens: {tokens:,} is not {steps:,} steps x {tokens_per_step:,} tokens a step")
 
 
 def _result_1_to_2(doc: dict) -> dict:
@@ -271,6 +328,7 @@ __all__ = [
     "MAX_VOCAB",
     "RESULT_VERSION",
     "CheckpointMeta",
+    "DatasetRecord",
     "Count",
     "Fraction",
     "GPTShape",
@@ -281,6 +339,7 @@ __all__ = [
     "TrainRecord",
     "check",
     "check_model_size",
+    "check_progress",
     "config_model",
     "load_config",
     "load_result",

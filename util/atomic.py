@@ -108,8 +108,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    path = Path(path)
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """The JSON lines of `path` ([] when absent), read by the one rule for files (safeio)."""
+    from tmcheck.util import safeio
+
+    return safeio.read_jsonl(path, "JSON lines")

@@ -56,11 +56,20 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def hold(path: Path, what: str) -> Iterator[None]:
-    """Hold an exclusive, non-blocking flock on `path` (created if absent); Busy names the holder."""
+def hold(path: Path, what: str, readonly_ok: bool = False) -> Iterator[None]:
+    """Hold an exclusive, non-blocking flock on `path` (created if absent); Busy names the holder.
+
+    With `readonly_ok`, a lock that cannot be created or opened for writing (a read-only directory or
+    file system) is not taken: the caller can write nothing there either, so it races with no one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open(path, create=True)
+    try:
+        fd = _open(path, create=True)
+    except OSError as exc:
+        if readonly_ok and exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+            yield
+            return
+        raise
     try:
         for attempt in range(TRIES):
             try:

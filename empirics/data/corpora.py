@@ -17,6 +17,7 @@ split of a document never depends on which other documents are present.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -30,6 +31,7 @@ import zlib
 from pathlib import Path
 
 from tmcheck.empirics.data.stories import stories
+from tmcheck.util import safeio
 
 BUILTIN = ("code", "prose", "stories")
 OPTIONAL = ("sql", "prose-large")  # written by `tmcheck data prepare NAME` (empirics.data.prepare)
@@ -177,9 +179,10 @@ def own_files(name: str) -> list[Path]:
     kind, _, raw = name.partition(":")
     path = Path(raw).expanduser()
     if kind == "text":
-        if not path.is_file():
-            raise FileNotFoundError(2, "no such text file", str(path))
-        return [path]
+        try:
+            return [safeio.check_regular(path, "a text corpus")]  # a FIFO or device: one line, never read
+        except FileNotFoundError:
+            raise FileNotFoundError(2, "no such text file", str(path)) from None
     if not path.is_dir():
         raise FileNotFoundError(2, "no such corpus directory", str(path))
     files = sorted(
@@ -196,10 +199,13 @@ def own_docs(name: str) -> list[str]:
     docs = []
     for path in own_files(name):
         try:
-            docs.extend(chunk(path.read_text(encoding="utf-8")))
+            docs.extend(chunk(safeio.read_bytes(path, "a text corpus").decode("utf-8")))
         except UnicodeDecodeError:
             if name.startswith("text:"):
                 raise ValueError(f"{path} is not UTF-8 text") from None
+        except safeio.NotRegularFile:  # a file of a directory replaced meanwhile: skipped like a binary one
+            if name.startswith("text:"):
+                raise
     return docs
 
 
@@ -210,7 +216,7 @@ def source_digest(name: str) -> str | None:
         return None
     h = hashlib.sha256()
     for path in own_files(name):
-        h.update(str(path).encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        h.update(str(path).encode() + b"\0" + hashlib.sha256(safeio.read_bytes(path, "a text corpus")).digest())
     return h.hexdigest()
 
 
@@ -270,7 +276,7 @@ def load_prepared(name: str, root: Path) -> list[str]:
     if not path.exists():
         raise OSError(f"corpus {name!r} is not prepared (no {path}); run `tmcheck data prepare {name}`")
     docs = []
-    with path.open(encoding="utf-8") as f:
+    with io.TextIOWrapper(safeio.open_regular(path, "a prepared corpus"), encoding="utf-8") as f:
         for i, line in enumerate(f, 1):
             try:
                 doc = json.loads(line)

@@ -13,7 +13,6 @@ directory:
 from __future__ import annotations
 
 import gzip
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 
 from tmcheck.empirics.data.corpora import SPLITS, load_corpus, source_digest, split_corpus
 from tmcheck.empirics.schema import MAX_VOCAB
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 
 EOT = "<|endoftext|>"
 
@@ -59,9 +58,10 @@ def train_tokenizer(docs: list[str], vocab_size: int, max_bytes: int = 4_000_000
 
 
 def load_tokenizer(path: Path):
+    """A tokenizer.json, read by the one rule for files (a FIFO or a device is refused, never read)."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(path))
+    return Tokenizer.from_str(safeio.read_text(path, "a tokenizer", safeio.JSON_LIMIT))
 
 
 def encode_docs(
@@ -109,8 +109,8 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
     meta_path = out / "dataset.json"
     digest = source_digest(spec.corpus)
     if meta_path.exists():
-        meta = json.loads(meta_path.read_text())
-        if not isinstance(meta, dict) or meta.get("spec") != asdict(spec):
+        meta = read_dataset(out)
+        if meta["spec"] != asdict(spec):
             raise ValueError(f"{out} holds a dataset prepared with a different spec; use a new directory")
         if meta.get("source_sha256") != digest:
             raise ValueError(f"{out} was prepared from other contents of {spec.corpus}; use a new directory")
@@ -148,14 +148,32 @@ def prepare_dataset(spec: DatasetSpec, out: Path, root: Path | None = None) -> d
     return meta
 
 
-def open_split(path: Path, split: str) -> np.ndarray:
-    """The token ids of one split as a read-only memmap."""
+def read_dataset(path: Path) -> dict:
+    """dataset.json of the prepared dataset in `path`, read by the one rule for files (a regular file,
+    bounded) and through the schema (tmcheck.empirics.schema.DatasetRecord): one line naming the field."""
+    from tmcheck.empirics import schema
+
+    where = Path(path) / "dataset.json"
+    record = schema.validate(schema.DatasetRecord, safeio.read_json(where, "a prepared dataset record"), str(where))
+    return asdict(record)
+
+
+def open_split(path: Path, split: str, vocab_size: int | None = None) -> np.ndarray:
+    """The token ids of one split as a read-only memmap; a shard shorter than dataset.json says, or
+    holding an id at or beyond the vocabulary (`vocab_size`, default the dataset's), is refused."""
     path = Path(path)
-    meta = json.loads((path / "dataset.json").read_text())
+    meta = read_dataset(path)
     n = meta["splits"][split]["tokens"]
-    return np.memmap(path / f"{split}.bin", dtype=dtype_for(meta["spec"]["vocab_size"]), mode="r", shape=(max(n, 1),))[
-        :n
-    ]
+    dtype = np.dtype(dtype_for(meta["spec"]["vocab_size"]))
+    shard = path / f"{split}.bin"
+    size = safeio.check_regular(shard, "a token shard").stat().st_size
+    if size < max(n, 1) * dtype.itemsize:
+        raise ValueError(f"{shard} holds {size // dtype.itemsize:,} token ids, dataset.json says {n:,}")
+    ids = np.memmap(shard, dtype=dtype, mode="r", shape=(max(n, 1),))[:n]
+    vocab = meta["vocab_size"] if vocab_size is None else vocab_size
+    if n and int(ids.max()) >= vocab:
+        raise ValueError(f"{shard} holds token id {int(ids.max()):,}, beyond the vocabulary of {vocab:,}")
+    return ids
 
 
 def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, seed: int = 0) -> dict:

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from tmcheck.empirics import schema
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 
 FORMAT = "tmcheck-checkpoint/1"
 LAST, BEST = "last.pt", "best.pt"
@@ -106,8 +106,10 @@ def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
     from safetensors import safe_open
 
     path = resolve(path)
-    if not path.is_file():
-        raise FileNotFoundError(2, "no such checkpoint", str(path))
+    try:
+        safeio.check_regular(path, "a checkpoint")  # a FIFO or device is refused, never opened to block
+    except FileNotFoundError:
+        raise FileNotFoundError(2, "no such checkpoint", str(path)) from None
     try:
         with safe_open(str(path), framework="pt", device="cpu") as f:
             header = f.metadata() or {}
@@ -136,20 +138,26 @@ def load_checkpoint(path: Path, map_location: Any = "cpu") -> dict:
         raise CheckpointError(f"checkpoint {path}: metadata of the wrong shape ({exc})") from None
 
 
-def read_result(run_dir: Path) -> dict | None:
+def read_result(run_dir: Path, max_steps: int | None = None, tokens_per_step: int | None = None) -> dict | None:
     """The run directory's result.json through the schema (tmcheck.empirics.schema.load_result), or
-    None when the run has not finished: a damaged record is a CheckpointError, never a run's result."""
+    None when the run has not finished: a damaged record is a CheckpointError, never a run's result.
+    Given the run's `max_steps` and `tokens_per_step`, a record that could not come from this run
+    (more steps than it may take, tokens other than steps x tokens per step) is refused as well."""
     path = Path(run_dir) / RESULT
-    if not path.exists():
-        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        data = safeio.read_json(path, "a training result")
+    except FileNotFoundError:
+        return None
+    except safeio.NotRegularFile:
+        raise
+    except ValueError:
         raise CheckpointError(f"{path} is damaged (not JSON); remove it to train the run again") from None
     try:
-        return schema.load_result(data, str(path))
+        rec = schema.load_result(data, str(path))
+        schema.check_progress(rec, str(path), max_steps, tokens_per_step)
     except schema.SchemaError as exc:
         raise CheckpointError(f"{exc}; remove it to train the run again") from None
+    return rec
 
 
 # --- model and optimizer state ---------------------------------------------------------------------
@@ -265,6 +273,9 @@ def load_gpt(path: Path, max_params: int = schema.MAX_PARAMS):
     path = resolve(path)
     ck = load_checkpoint(path)
     meta = gpt_meta(ck, path, max_params)
+    bad = [k for k, v in ck["model"].items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        raise CheckpointError(f"checkpoint {path}: weight {bad[0]} holds NaN or infinite values (a diverged run)")
     model = GPT(GPTConfig(**asdict(meta.model_config)))
     load_model_state(model, ck.get("model"), path)
     return model.eval()

@@ -12,12 +12,11 @@ preset's `model` (GPTConfig: n_layer, n_embd, n_head, block_size) is what `with_
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
 from tmcheck.empirics import schema
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 
 MODEL_SIZES = ("n_layer", "n_embd", "n_head", "block_size")
 
@@ -32,6 +31,29 @@ def with_model(preset, **sizes):
     if bad:
         raise ValueError(f"--{bad[0].replace('_', '-')} must be at least 1, got {given[bad[0]]}")
     return replace(preset, model=replace(preset.model, **given)) if given else preset
+
+
+def check_model_memory(
+    model, batch_size: int, device: str = "auto", option: str = "--n-layer/--n-embd/--block-size"
+) -> int:
+    """The bytes training `model` (a GPTConfig) takes, estimated before it is built, refused in one line
+    naming the options when it exceeds the machine's memory (tmcheck.util.bounds) or the schema's
+    bounds on a GPT's shape: parameters with their gradient and AdamW's two moments (16 bytes each),
+    and the activations kept for the backward pass (about 20 floats per token, layer and channel,
+    plus the logits and their gradient), against the memory of the device it trains on."""
+    from tmcheck.empirics.device import resolve_device
+    from tmcheck.util.bounds import check_memory
+
+    shape = schema.validate(schema.GPTShape, asdict(model), option)
+    tokens = batch_size * shape.block_size
+    acts = tokens * (20 * shape.n_layer * shape.n_embd + 3 * shape.vocab_size) * 4
+    dev = resolve_device(device)
+    avail = None
+    if dev.type == "cuda":
+        import torch
+
+        avail = torch.cuda.get_device_properties(dev).total_memory
+    return check_memory(option, 16 * shape.params() + acts, "the model and its training state", avail)
 
 
 def dataset_spec(preset, corpus: str):
@@ -51,9 +73,10 @@ def dataset_spec(preset, corpus: str):
 def init_tokenizer(init: Path) -> Path:
     """tokenizer.json of a GPT-2 directory to fine-tune: the data must be tokenized with it."""
     tok = Path(init) / "tokenizer.json"
-    if not tok.is_file():
-        raise ValueError(f"{init} has no tokenizer.json; --init-from needs the model's own tokenizer")
-    return tok
+    try:
+        return safeio.check_regular(tok, "a tokenizer")
+    except FileNotFoundError:
+        raise ValueError(f"{init} has no tokenizer.json; --init-from needs the model's own tokenizer") from None
 
 
 def train_lm(
@@ -67,13 +90,14 @@ def train_lm(
 
     from tmcheck.empirics.data import open_split
     from tmcheck.empirics.data.batches import LMBatches, eval_windows
+    from tmcheck.empirics.data.tokens import read_dataset
     from tmcheck.empirics.device import resolve_device
     from tmcheck.empirics.lm.checkpoint import BEST, load_gpt, read_result
     from tmcheck.empirics.lm.gpt import GPT, lm_loss
     from tmcheck.empirics.lm.train import evaluate, train
 
     data_dir, run_dir = Path(data_dir), Path(run_dir)
-    meta = json.loads((data_dir / "dataset.json").read_text())
+    meta = read_dataset(data_dir)
     torch.manual_seed(seed)
     if init is not None:
         from tmcheck.empirics.lm.hf import load_hf_dir
@@ -84,8 +108,9 @@ def train_lm(
     else:
         model = GPT(replace(preset.model, vocab_size=meta["vocab_size"]))
     T, B = min(preset.model.block_size, model.config.block_size), preset.batch_size
-    batches = LMBatches(open_split(data_dir, "train"), n, T, B, seed)  # raises if n exceeds the split
-    val = eval_windows(open_split(data_dir, "val"), T, B, preset.max_eval_tokens)
+    V = model.config.vocab_size  # every id of the shards must lie in the model's vocabulary
+    batches = LMBatches(open_split(data_dir, "train", V), n, T, B, seed)  # raises if n exceeds the split
+    val = eval_windows(open_split(data_dir, "val", V), T, B, preset.max_eval_tokens)
     cfg = replace(preset.train, seed=seed, progress=progress)
     run_meta = {
         "schema_version": schema.CHECKPOINT_META_VERSION,  # the checkpoints' meta (tmcheck.empirics.schema)
@@ -96,8 +121,12 @@ def train_lm(
         "init_from": str(Path(init).resolve()) if init is not None else None,
     }
     spec_path = run_dir / "run.json"
-    if spec_path.exists():
-        held = json.loads(spec_path.read_text())
+    held = None
+    try:
+        held = safeio.read_json(spec_path, "a run record")
+    except FileNotFoundError:
+        pass
+    if held is not None:
         held = held if isinstance(held, dict) else {}
         if {k: v for k, v in held.items() if k != "schema_version"} != {
             k: v for k, v in run_meta.items() if k != "schema_version"
@@ -107,11 +136,12 @@ def train_lm(
                 f"seed {held.get('seed')}); use another directory"
             )
     read_result(run_dir)  # a finished run's record is checked before the trainer returns it
-    atomic.write_json(spec_path, run_meta)
+    if held != run_meta:  # a finished run on a read-only disk is read, not rewritten
+        atomic.write_json(spec_path, run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
     device = resolve_device(cfg.device)
     best = load_gpt(run_dir / BEST).to(device)  # the checkpoint loads on the CPU; evaluated where it trained
-    test = eval_windows(open_split(data_dir, "test"), T, B, preset.max_eval_tokens)
+    test = eval_windows(open_split(data_dir, "test", V), T, B, preset.max_eval_tokens)
     test_loss = evaluate(best, lm_loss, test, device)
     return {
         "corpus": meta["spec"]["corpus"],

@@ -229,12 +229,19 @@ class _State:
     decay_start: int = -1  # schedule "plateau": the step at which the cooldown began
 
 
-def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> _State:
-    """Model, optimizer and RNG state from last.pt, every part checked; CheckpointError naming what is wrong."""
+def _resume(path: Path, model: nn.Module, opt: torch.optim.Optimizer, max_steps: int, tokens_per_step: int) -> _State:
+    """Model, optimizer and RNG state from last.pt, every part checked (its counters against this run:
+    schema.check_progress); CheckpointError naming what is wrong."""
     ck = load_checkpoint(path)
     for name, kind in _RESUME_FIELDS.items():
         if not isinstance(ck.get(name), (int, float) if kind is float else kind) or isinstance(ck.get(name), bool):
             raise CheckpointError(f"checkpoint {path}: field {name!r} is missing or not a {kind.__name__}")
+    if not (math.isfinite(ck["best_val"]) or ck["best_step"] == -1) or not 0 <= ck["seconds"] < math.inf:
+        raise CheckpointError(f"checkpoint {path}: best_val or seconds is not a finite number")
+    try:
+        schema.check_progress({**ck, "steps": ck["step"]}, f"checkpoint {path}", max_steps, tokens_per_step)
+    except schema.SchemaError as exc:
+        raise CheckpointError(str(exc)) from None
     decay_start = ck.get("decay_start", -1)  # absent from checkpoints written before schedule "plateau"
     if not isinstance(decay_start, int) or isinstance(decay_start, bool):
         raise CheckpointError(f"checkpoint {path}: field 'decay_start' is not an int")
@@ -261,19 +268,21 @@ def train(
     is not redone."""
     out_dir = Path(out_dir)
     done = out_dir / "result.json"
-    rec = read_result(out_dir)  # through the schema: a damaged record is refused, never returned
+    rank, world = _dist()
+    per_step = batch_tokens(batches(0, rank)) * cfg.grad_accum * world  # every step sees as many tokens
+    # through the schema and against this run: a damaged or implausible record is refused, never returned
+    rec = read_result(out_dir, cfg.max_steps, per_step)
     if rec is not None:
         return TrainResult(**{k: v for k, v in rec.items() if k != "schema_version"})
     if cfg.schedule not in SCHEDULES:
         raise ValueError(f"unknown schedule {cfg.schedule!r}; expected one of {', '.join(SCHEDULES)}")
     if cfg.schedule == "plateau" and cfg.cooldown < 1:
         raise ValueError("schedule 'plateau' needs cooldown >= 1 steps")
-    rank, world = _dist()
     device = _prepare_process(cfg, world)
     model.to(device).train()
     opt = make_optimizer(model, cfg)
     last = out_dir / LAST
-    st = _resume(last, model, opt) if last.exists() else _State()
+    st = _resume(last, model, opt, cfg.max_steps, per_step) if last.exists() else _State()
     net = _wrap(model, cfg, world, device)
     stopped = _stopped(cfg, st.step, st.bad_evals, st.decay_start)
     progress = _progress(cfg.progress and rank == 0)
@@ -308,6 +317,8 @@ def train(
         history=st.history,
         stop=stop_reason(stopped and st.step < cfg.max_steps),
     )
+    if not math.isfinite(result.best_val):
+        raise ValueError(f"training in {out_dir} gave no finite validation loss (diverged); nothing recorded")
     if rank == 0:
         atomic.write_json(done, {"schema_version": schema.RESULT_VERSION, **asdict(result)})
     return result

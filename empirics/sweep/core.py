@@ -28,7 +28,7 @@ from typing import Any
 
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.kinds import Kind, get_kind, get_preset, preset_class
-from tmcheck.util import atomic, locks
+from tmcheck.util import atomic, locks, safeio, safepath
 
 SweepBusy = locks.Busy  # another process holds the lock (of the sweep, or of one run)
 
@@ -39,11 +39,9 @@ def plain(obj: Any) -> Any:
 
 
 def read_json(path: Path, what: str) -> Any:
-    """The JSON document in `path`; a file that is not JSON is one line (ValueError) naming it."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not {what} (not JSON: {str(exc).splitlines()[0][:80]})") from None
+    """The JSON document in `path`, read by the one rule for files (tmcheck.util.safeio: a regular
+    file, size and nesting bounded); anything else is one line (ValueError) naming it."""
+    return safeio.read_json(path, what)
 
 
 @dataclass(frozen=True)
@@ -116,16 +114,9 @@ class SweepDir:
         return self._inside(layout.RUNS, layout.check_run_name(run))
 
     def _inside(self, *parts: str) -> Path:
-        """self.path/parts, refused (ValueError) when any part of it below the sweep is a symlink or
-        it resolves outside the sweep: names read from files never lead elsewhere."""
-        path = self.path
-        for part in parts:
-            path = path / part
-            if path.is_symlink():
-                raise ValueError(f"{path} is a symbolic link; a sweep's directories must be its own")
-        if not path.resolve().is_relative_to(self.path.resolve()):
-            raise ValueError(f"{path} lies outside the sweep directory {self.path}")
-        return path
+        """self.path/parts, refused (ValueError) when any part of it below the sweep is a symlink
+        (tmcheck.util.safepath, the one rule for output paths): names read from files never lead elsewhere."""
+        return safepath.below(self.path, *parts)
 
     # ---------------------------------------------------------------------------------- lock
     def lock(self):
@@ -236,10 +227,7 @@ class SweepDir:
 
     def rows(self) -> list[dict]:
         """The merged results (results.jsonl) as they stand."""
-        try:
-            rows = atomic.read_jsonl(self.results_path)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{self.results_path} is not JSON lines ({str(exc).splitlines()[0][:80]})") from None
+        rows = atomic.read_jsonl(self.results_path)
         if not all(isinstance(r, dict) for r in rows):
             raise ValueError(f"{self.results_path} holds a line that is not a JSON object")
         return rows
