@@ -34,15 +34,6 @@ def problem(p: SynthPreset, d: int, beta: float, noise: float) -> Problem:
     return p.problem(d, beta, noise)
 
 
-def theory_width(p: SynthPreset, d: int, beta: float, n: int) -> int:
-    """FFN width w ∝ n^{d/(2β+d)}, reaching `ffn_width` at the largest n (Theorem 1's sizing).
-
-    The FFN's parameters are linear in w, so they follow n^{d/(2β+d)}; the attention's (3 m d_embd²
-    per block) stay fixed, which is what keeps small-n models trainable.
-    """
-    return max(1, round(p.ffn_width * (n / max(p.ns)) ** (d / (2 * beta + d))))
-
-
 def train_config(p: SynthPreset, n_train: int):
     from tmcheck.empirics.lm.train import TrainConfig
 
@@ -132,18 +123,21 @@ def run(ctx: Context, spec: RunSpec) -> dict:
         from tmcheck.empirics.lm.checkpoint import read_result
         from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
 
+        heads = p.n_heads
         if row["sweep"] == "model":
             width = row["width"]
+        elif p.size == "fixed":
+            width = p.ffn_width
         else:
-            width = p.ffn_width if p.size == "fixed" else theory_width(p, row["d"], row["beta"], row["n"])
-        cfg = p.model_config(width)
+            width, heads = p.theory_shape(row["d"], row["beta"], row["n"])
+        cfg = p.model_config(width, heads)
         read_result(ctx.sweep.run_dir(spec.run))  # a finished fit's record is checked before it is used
         torch.manual_seed(row["seed"])
         model = RegressionTransformer(cfg)
         out = fit_transformer(
             model, split, train_config(p, len(split.X_train)), p.batch_size, row["seed"], ctx.sweep.run_dir(spec.run)
         )
-        out.update(width=width, params=n_params(cfg))
+        out.update(width=width, heads=heads, params=n_params(cfg))
     return {**row, **out, "n_train": len(split.X_train), "wall_s": time.perf_counter() - t0}
 
 
@@ -169,7 +163,7 @@ def run_identity(preset: SynthPreset, params: Mapping) -> dict:
     """Everything the row of the run `params` depends on: its parameters and the preset its (d, β)
     trains under (`SynthPreset.at`), less the fields in NOT_IN_A_RUN. The grid `ns` enters a data run
     only as max(ns), the size of the pool every split of (d, β) is the first n of (`run`,
-    `theory_width`), and a model run not at all (its pool has model_n points)."""
+    `SynthPreset.theory_shape`), and a model run not at all (its pool has model_n points)."""
     p = preset.at(params["d"], params["beta"])
     fields = {k: v for k, v in p.as_dict().items() if k not in NOT_IN_A_RUN}
     if params["sweep"] == "data":

@@ -65,7 +65,10 @@ class SynthPreset(Preset):
     n_test: Count = 20_000  # held-out points, the same for every run
     val_fraction: Fraction = 0.2
     min_val: Count = 16
-    size: str = "fixed"  # "fixed" width, or "theory": FFN width ∝ n^{d/(2β+d)}, `ffn_width` at max(ns)
+    # "fixed" model at every n, or "theory": FFN width and heads ∝ n^{d/(2β+d)} (Theorem 1's N), equal to
+    # `ffn_width` and `n_heads` at n = size_anchor (None: max(ns)), where they were tuned
+    size: str = "fixed"
+    size_anchor: Count | None = None
     d_embd: Count = 8
     n_blocks: Count = 2
     n_heads: Count = 2
@@ -100,7 +103,7 @@ class SynthPreset(Preset):
         """Plain data; `tuned` and `model_shapes` only when there are some (a config.json written before
         them reads the same)."""
         d = asdict(self)
-        for later in ("tuned", "model_shapes"):
+        for later in ("tuned", "model_shapes", "size_anchor"):
             if not d[later]:
                 del d[later]
         return d
@@ -185,8 +188,9 @@ class SynthPreset(Preset):
             seed=self.problem_seed,
         )
 
-    def model_config(self, width: int):
-        """The regression transformer of this preset with FFN width `width`."""
+    def model_config(self, width: int, heads: int | None = None):
+        """The regression transformer of this preset with FFN width `width` (and `heads` heads, the
+        preset's n_heads when None)."""
         from tmcheck.empirics.synthetic.model import ModelConfig
 
         # why kept: the preset's fields passed on by name, as other calls pass theirs: alike in shape only
@@ -194,10 +198,19 @@ class SynthPreset(Preset):
             D=self.D,
             d_embd=self.d_embd,
             n_blocks=self.n_blocks,
-            n_heads=self.n_heads,
+            n_heads=self.n_heads if heads is None else heads,
             ffn_width=width,
             attention=self.attention,
         )
+
+    def theory_shape(self, d: int, beta: float, n: int) -> tuple[int, int]:
+        """(FFN width, heads) of the theory-sized model at n: each ∝ n^{d/(2β+d)} (Theorem 1 / Appendix B:
+        l, m and w_FFN grow as ε^{-d/β} with ε = n^{-β/(2β+d)}), equal to the tuned ffn_width and n_heads
+        at n = size_anchor (max(ns) when None). Both grow by one factor, so N does too (the embedding,
+        d_embd and depth stay fixed)."""
+        anchor = self.size_anchor or max(self.ns)
+        factor = (n / anchor) ** (d / (2 * beta + d))
+        return max(1, round(self.ffn_width * factor)), max(1, round(self.n_heads * factor))
 
 
 SIZES = ("fixed", "theory")  # the synthetic sweep's width rules
@@ -315,6 +328,28 @@ PRESETS: dict[str, SynthPreset] = named(
         model_widths=(4, 16, 64, 256, 1024),
         model_n=10_000,
         notes="the full grid, sized for one H200 (device-agnostic); not measured here",
+    ),
+    replace(
+        CPU_DECIDE,
+        name="cpu-theory",
+        dims=(1, 2),
+        ns=(1000, 3162, 10_000, 31_623, 100_000),
+        seeds=(0, 1, 2),
+        size="theory",
+        size_anchor=10_000,
+        baselines=(),
+        epochs=200,
+        tuned=tuple(replace(t, min_steps=2000, max_steps=400_000, ns=None) for t in DECIDE_TUNED if t.d <= 2),
+        model_dims=(),
+        notes=(
+            "the transformer sized as the theorem sizes it (#38 item 4): each n trains its own model, FFN width and "
+            "heads ∝ n^{d/(2beta+d)} equal to the setting `tmcheck synth tune` chose on held-out data at n = "
+            "10,000 (results/synth-tune); 200 epochs (at least 2,000 steps) with early stopping on the "
+            "validation loss, under a cap of 400,000 steps that no run reaches; the tuned learning rate at "
+            "every size (AdamW's update is invariant to a weight's scale; the rule is not checked per size). "
+            "d in {1, 2}, both beta, n = 1,000 to 100,000, 3 seeds; the fixed-size arm is results/synth-decide2 "
+            "(and synth-decide); the kNN and kernel-ridge controls are results/synth-controls"
+        ),
     ),
     replace(
         CPU_DECIDE,

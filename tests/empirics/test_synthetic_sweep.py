@@ -18,7 +18,7 @@ from tmcheck.empirics.report import build_report
 from tmcheck.empirics.report.synthetic import build_tables
 from tmcheck.empirics.sweep import SweepBusy, SweepDir
 from tmcheck.empirics.sweep import run_sweep as core_run_sweep
-from tmcheck.empirics.sweep.synthetic import plan_specs, theory_width
+from tmcheck.empirics.sweep.synthetic import plan_specs
 from tmcheck.empirics.sweep.synthetic_preset import PRESETS
 from tmcheck.empirics.synthetic.model import n_params
 from tmcheck.theory.bounds import alpha_D
@@ -62,13 +62,31 @@ def test_plan_names_are_unique_and_complete():
 
 
 def test_theory_size_follows_n_to_the_d_over_2beta_plus_d():
-    p = replace(PRESETS["cpu"], size="theory", ffn_width=256)
+    p = replace(PRESETS["cpu"], size="theory", ffn_width=256, n_heads=4)
     for d, beta in ((1, 1.0), (4, 0.5)):
         n_lo, n_hi = min(p.ns), max(p.ns)
-        w_lo, w_hi = theory_width(p, d, beta, n_lo), theory_width(p, d, beta, n_hi)
-        assert w_hi == 256
+        (w_lo, h_lo), (w_hi, h_hi) = p.theory_shape(d, beta, n_lo), p.theory_shape(d, beta, n_hi)
+        assert (w_hi, h_hi) == (256, 4)  # the tuned shape at the anchor, max(ns) by default
         assert abs(np.log(w_hi / w_lo) - d / (2 * beta + d) * np.log(n_hi / n_lo)) < 0.1
-        assert n_params(p.model_config(w_hi)) > n_params(p.model_config(w_lo))
+        assert h_lo <= h_hi
+        assert n_params(p.model_config(w_hi, h_hi)) > n_params(p.model_config(w_lo, h_lo))
+
+
+def test_the_theory_arm_grows_width_and_heads_from_its_anchor():
+    p = PRESETS["cpu-theory"].at(2, 0.5)  # tuned at n = 10,000: width 64, 4 heads
+    assert p.size == "theory" and p.size_anchor == 10_000
+    assert p.theory_shape(2, 0.5, 10_000) == (p.ffn_width, p.n_heads)
+    w, h = p.theory_shape(2, 0.5, 100_000)
+    factor = 10 ** (2 / 3)
+    assert (w, h) == (round(p.ffn_width * factor), round(p.n_heads * factor))
+    sizes = [n_params(p.model_config(*p.theory_shape(2, 0.5, n))) for n in p.ns]
+    slope = np.polyfit(np.log(p.ns), np.log(sizes), 1)[0]
+    assert abs(slope - 2 / 3) < 0.1, slope  # N ∝ n^{d/(2β+d)}: a fixed model (slope 0) fails this
+    # no step cap binds: the budget at the top n is far below the cap
+    from tmcheck.empirics.sweep.synthetic import train_config
+
+    n_train = 80_000
+    assert train_config(p, n_train).max_steps == p.epochs * n_train // p.batch_size < p.max_steps
 
 
 @pytest.mark.parametrize(
