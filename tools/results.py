@@ -4,8 +4,9 @@
                                                # from the committed inputs in a temporary copy, compared
     python tools/results.py complete DIR       # plan.json and runs/<run>/{spec,row}.json from config + rows
 
-`check` rebuilds each experiment (tmcheck.empirics.report.reproduce.rebuild: every number of report.json
-equal to the committed one to 1e-9, every figure equal pixel for pixel) and asks `tmcheck sweep status`
+`check` rebuilds each experiment (tmcheck.empirics.report.reproduce.rebuild: each runs/<run>/row.json equal
+to its line of results.jsonl field by field, every number of report.json equal to the committed one to
+1e-9, every figure equal pixel for pixel) and asks `tmcheck sweep status`
 of each sweep that all its runs are done; it exits 1 on any difference. `complete` derives what a sweep
 made before plan.json and row.json existed lacks, from its config and rows alone (no training): the
 specs are the rows' own parameters, checked against the kind's run-name rule and, where the kind can
@@ -119,9 +120,9 @@ def check(names: list[str], root: Path = RESULTS, log=print) -> int:
             bad_fig = {f: why for f, why in res["figures"].items() if why}
             if exp.kind != "ablate":
                 parts.append(
-                    "report.json numbers equal to 1e-9"
+                    "row.json equal to results.jsonl, report.json numbers equal to 1e-9"
                     if not res["differences"]
-                    else f"{len(res['differences'])} differences in report.json/report.md"
+                    else f"{len(res['differences'])} differences in row.json/results.jsonl/report.json/report.md"
                 )
             parts.append(f"{n_fig - len(bad_fig)} of {n_fig} figures identical")
             if exp.kind != "ablate":

@@ -138,6 +138,14 @@ def read_json(path: Path | str, what: str = "a JSON file", limit: int | None = J
     return loads(read_text(path, what, limit), str(path), what)
 
 
+def read_json_optional(path: Path | str, what: str = "a JSON file", default: Any = None) -> Any:
+    """`read_json`, or `default` when `path` does not exist."""
+    try:
+        return read_json(path, what)
+    except FileNotFoundError:
+        return default
+
+
 def read_jsonl(path: Path | str, what: str = "JSON lines", limit: int | None = JSON_LIMIT) -> list:
     """Every non-blank line of `path` as JSON ([] when the file is absent)."""
     try:

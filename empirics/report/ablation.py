@@ -33,6 +33,7 @@ from tmcheck.empirics.lm.embed import (
 )
 from tmcheck.empirics.report.common import caption as wrap_caption
 from tmcheck.empirics.report.common import pyplot, save_figure
+from tmcheck.util import safeio
 
 
 @dataclass
@@ -281,7 +282,7 @@ def read_texts(path: Path, n_docs: int) -> list[str]:
     """Documents of a text file: paragraphs separated by blank lines."""
     import re
 
-    text = Path(path).read_text(encoding="utf-8")
+    text = safeio.read_text(path, "a text file", safeio.FILE_LIMIT)
     docs = [d.strip() for d in re.split(r"\n\s*\n", text) if d.strip()]
     if not docs:
         raise ValueError(f"{path} holds no text")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 
 FIGURE_DPI = 120
 LEVEL = 0.95  # nominal level of every interval a report prints
@@ -276,8 +276,8 @@ def readable_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
 def cached_entry(id_path: Path, key: str, protocol: dict) -> Any:
     """The estimate stored under `key` in id.json if it was made with exactly `protocol`, else None."""
     id_path = Path(id_path)
-    store = json.loads(id_path.read_text()) if id_path.exists() else {}
-    entry = store.get(key)
+    store = safeio.read_json_optional(id_path, "an ID store", {})
+    entry = store.get(key) if isinstance(store, dict) else None
     if isinstance(entry, dict) and entry.get("protocol") == json.loads(json.dumps(protocol)):
         return entry["estimate"]
     return None
@@ -308,7 +308,9 @@ def cached_id(id_path: Path, key: str, protocol: dict, compute: Callable[[], Any
     `recompute`); otherwise `compute()` it and store it with its protocol (a changed protocol is
     recomputed, never reused). id.json holds {key: {"protocol", "estimate"}} for every kind of sweep."""
     id_path = Path(id_path)
-    store = json.loads(id_path.read_text()) if id_path.exists() else {}
+    store = safeio.read_json_optional(id_path, "an ID store", {})
+    if not isinstance(store, dict):
+        raise ValueError(f"{id_path} is not an ID store (a JSON object)")
     want = json.loads(json.dumps(protocol))
     entry = store.get(key)
     if not recompute and isinstance(entry, dict) and entry.get("protocol") == want:

@@ -46,6 +46,7 @@ from tmcheck.empirics.report.common import (
     readable_log_ticks,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
+from tmcheck.util import safeio
 
 COLORS = {
     "code": "tab:blue",
@@ -81,7 +82,9 @@ class IDOptions:
 def own_ids(sweep: SweepDir) -> dict[str, dict]:
     """{corpus: {"protocol", "estimate"}}: the sweep's own ID of each corpus in id.json (by `corpus_id`).
     An entry in another shape (an id.json from before the one schema) is refused with what to run."""
-    store = json.loads(sweep.id_path.read_text()) if sweep.id_path.exists() else {}
+    store = safeio.read_json_optional(sweep.id_path, "an ID store", {})
+    if not isinstance(store, dict):
+        raise ValueError(f"{sweep.id_path} is not an ID store (a JSON object)")
     out = {}
     for corpus in sweep.read_config()["corpora"]:
         entry = store.get(corpus)
@@ -268,9 +271,12 @@ def read_histories(sweep: SweepDir, rows: list[dict]) -> dict[str, dict]:
     out = {}
     for r in rows:
         path = sweep.run_dir(r["run"]) / layout.TRAIN_RESULT
-        if not path.is_file():
-            raise FileNotFoundError(2, "a run's training record is missing (the curves figure reads it)", str(path))
-        out[r["run"]] = json.loads(path.read_text())
+        try:
+            out[r["run"]] = safeio.read_json(path, "a training record")
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                2, "a run's training record is missing (the curves figure reads it)", str(path)
+            ) from None
     return out
 
 

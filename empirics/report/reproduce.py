@@ -6,8 +6,10 @@ runs/<run>/spec.json and row.json with whatever else its report reads, results.j
 the report `tmcheck report` made of it (report.md, report.json, fig_*.png), or an ID-ablation directory
 (ablate.json, fig_ablate.png). Two checks hold a committed experiment to its files:
 
-- `rebuild`: the report made again from the committed inputs, in a scratch copy: every number of
-  report.json equal to the committed one to 1e-9, every figure equal pixel for pixel;
+- `rebuild`: each run's own record (runs/<run>/row.json, the source of truth) equal to its line of
+  results.jsonl field by field, both ways (`row_differences`); then the report made again from the
+  committed inputs, in a scratch copy: every number of report.json equal to the committed one to
+  1e-9, every figure equal pixel for pixel;
 - `replay`: chosen runs trained again from scratch, in a new sweep directory with the committed config
   (whose plan must be the committed plan.json), with the same seeds and one thread; their losses must
   equal the committed rows' to a relative 1e-6 (the float32 rounding of an evaluation sum; the step at
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tmcheck.empirics.sweep import layout
+from tmcheck.util import safeio
 
 TOLERANCE = 1e-9  # numbers of a rebuilt report.json against the committed one (relative above 1)
 REPLAY_RTOL = 1e-6  # a re-run's loss against the committed row's
@@ -66,7 +69,10 @@ def experiments(root: Path) -> list[Experiment]:
     out = []
     for cfg in sorted(root.rglob(layout.CONFIG)):
         d = cfg.parent
-        kind = json.loads(cfg.read_text()).get("kind", "pretrain")
+        config = safeio.read_json(cfg, "a sweep config")
+        kind = config.get("kind", "pretrain") if isinstance(config, dict) else None
+        if not isinstance(kind, str):
+            raise ValueError(f"{cfg} is not a sweep config (a JSON object with a kind)")
         out.append(Experiment(d.relative_to(root).as_posix(), d, kind))
     for ab in sorted(root.rglob(ABLATION)):
         out.append(Experiment(ab.parent.relative_to(root).as_posix(), ab.parent, "ablate"))
@@ -149,7 +155,10 @@ def outputs(exp: Experiment) -> list[str]:
     if exp.kind == "ablate":
         return [ABLATION_FIGURE]
     rep = exp.path / layout.REPORT_JSON
-    files = json.loads(rep.read_text()).get("files") if rep.is_file() else None
+    doc = safeio.read_json_optional(rep, "a report", {})
+    files = doc.get("files") if isinstance(doc, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) and "/" not in f for f in files):
+        files = None
     return list(files or [layout.REPORT_MD, layout.REPORT_JSON])
 
 
@@ -171,14 +180,15 @@ def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
     if exp.kind == "ablate":
         from tmcheck.empirics.report.ablation import figure
 
-        figure(json.loads((dest / ABLATION).read_text()), dest / ABLATION_FIGURE)
+        figure(safeio.read_json(dest / ABLATION, "an ablation record"), dest / ABLATION_FIGURE)
         differences: list[str] = []
     else:
         from tmcheck.empirics.report import build_report
 
+        differences = row_differences(exp)
         report = build_report(dest, bootstrap)
-        committed = json.loads((exp.path / layout.REPORT_JSON).read_text())
-        differences = number_differences(committed, json.loads((dest / layout.REPORT_JSON).read_text()))
+        committed = safeio.read_json(exp.path / layout.REPORT_JSON, "a report")
+        differences += number_differences(committed, safeio.read_json(dest / layout.REPORT_JSON, "a report"))
         md_a, md_b = (p / layout.REPORT_MD for p in (exp.path, dest))
         if md_a.is_file() and md_a.read_text() != md_b.read_text():
             differences.append(f"{layout.REPORT_MD}: the rebuilt text differs from the committed one")
@@ -191,6 +201,41 @@ def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
         "equal": not differences and not any(figures.values()),
         "report": report,
     }
+
+
+def row_differences(exp: Experiment) -> list[str]:
+    """Each run's row.json against its line of results.jsonl, field by field, both ways: a row.json with
+    no line, a line whose run directory holds no row.json, a run listed twice, and every field whose
+    values differ (compared as JSON, exactly: both files are written from the same row). A line whose
+    run has no directory at all is a result committed without its run (`SweepDir.recorded_only`)."""
+    from tmcheck.empirics.sweep import SweepDir
+
+    sweep, out = SweepDir(exp.path), []
+    lines: dict[str, dict] = {}
+    for r in _rows(exp.path):
+        run = r.get("run")
+        if not isinstance(run, str):
+            out.append(f"{layout.RESULTS}: a line without a run name")
+        elif run in lines:
+            out.append(f"{layout.RESULTS}: run {run} listed twice")
+        lines[run] = r
+    runs_dir = exp.path / layout.RUNS
+    own = sorted(p.name for p in runs_dir.iterdir()) if runs_dir.is_dir() else []
+    for run in own:
+        row = sweep.read_row(run)
+        if row is None:
+            if run in lines:
+                out.append(f"{layout.RUNS}/{run}: in {layout.RESULTS}, but the run holds no {layout.ROW}")
+            continue
+        if run not in lines:
+            out.append(f"{layout.RUNS}/{run}/{layout.ROW}: not in {layout.RESULTS}")
+            continue
+        line = lines[run]
+        for key in sorted(set(row) | set(line)):
+            a, b = row.get(key, "(absent)"), line.get(key, "(absent)")
+            if json.dumps(a, sort_keys=True) != json.dumps(b, sort_keys=True):
+                out.append(f"{layout.RUNS}/{run}/{layout.ROW}: {key} is {a!r}, {layout.RESULTS} says {b!r}")
+    return out
 
 
 # ------------------------------------------------------------------------------------ replay

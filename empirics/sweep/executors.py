@@ -35,7 +35,7 @@ from typing import Any
 from tmcheck.empirics.sweep import layout
 from tmcheck.empirics.sweep.core import Context, RunSpec, SweepBusy, SweepDir, read_json, run_spec
 from tmcheck.empirics.sweep.kinds import Kind, builtin_kinds, get_kind, register_kind
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 from tmcheck.util.lifetime import die_with_parent
 
 Log = Callable[[str], None]
@@ -59,11 +59,11 @@ def read_failure(sweep: SweepDir, run: str) -> dict | None:
 def last_line(path, limit: int = 64 * 1024) -> str:
     """The last non-empty line of a log (its final `limit` bytes read), or '' when there is none."""
     try:
-        with open(path, "rb") as f:
+        with safeio.open_regular(path, "a log") as f:
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - limit))
             lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-    except OSError:
+    except (OSError, ValueError):
         return ""
     return lines[-1][:300] if lines else ""
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from tmcheck.empirics.sweep.synthetic_preset import SynthPreset, SynthTuned
 from tmcheck.empirics.synthetic.problem import Experiment, Split, knn_baseline, krr_baseline, validation_size
-from tmcheck.util import atomic
+from tmcheck.util import atomic, safeio
 
 SEARCH: dict[str, tuple] = {  # the search space: a SynthPreset field -> its choices
     "lr": (1e-3, 3e-3, 1e-2, 3e-2),
@@ -171,7 +171,7 @@ class Store:
         self.file = self.path / TRIALS
         self.doc = {"format": FORMAT, "trials": [], "baselines": [], "tunings": []}
         if self.file.exists():
-            doc = json.loads(self.file.read_text())
+            doc = safeio.read_json(self.file, "a tuning record")
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise ValueError(f"{self.file}: not a tuning record of format {FORMAT}")
             self.doc = doc
@@ -364,7 +364,7 @@ def load_tuned(path: Path, preset: SynthPreset) -> SynthPreset:
     """The preset with the tuned entries of a CHOSEN file (or a list of entries), validated."""
     from tmcheck.empirics import schema
 
-    doc = json.loads(Path(path).read_text())
+    doc = safeio.read_json(path, "a tuning record")
     entries = doc.get("tuned") if isinstance(doc, dict) else doc
     tuned = schema.validate(tuple[SynthTuned, ...], entries, str(path))
     p = replace(preset, tuned=tuned)

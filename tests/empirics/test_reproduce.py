@@ -161,3 +161,28 @@ def test_complete_derives_the_plan_and_the_run_records_of_a_sweep(tmp_path):
     (dest / "plan.json").unlink()
     with pytest.raises(ValueError, match="gives the run name"):
         results.complete(dest)
+
+
+def test_results_check_fails_on_a_row_json_changed_by_half(tmp_path):
+    # before (#43): the report was rebuilt from results.jsonl only, so a test loss multiplied by 1.5 in
+    # one runs/<run>/row.json (the source of truth) passed with "1 of 1 committed experiments reproduced"
+    results = tool("results")
+    root = tmp_path / "results"
+    shutil.copytree(RESULTS / "model", root / "model")
+    assert rp.row_differences(exp("model", root)) == []
+    run = sorted((root / "model" / "runs").iterdir())[0]
+    row = json.loads((run / "row.json").read_text())
+    row["test_loss"] *= 1.5
+    atomic.write_json(run / "row.json", row)
+    diffs = rp.row_differences(exp("model", root))
+    assert len(diffs) == 1 and f"{run.name}/row.json: test_loss" in diffs[0]
+    lines = []
+    assert results.check(["model"], root, log=lines.append) == 1
+    assert any("FAIL model" in s for s in lines) and any("test_loss" in s for s in lines)
+    # and the other way: results.jsonl changed, row.json not; a row.json missing from results.jsonl
+    row["test_loss"] /= 1.5
+    atomic.write_json(run / "row.json", row)
+    assert rp.row_differences(exp("model", root)) == []  # mutation undone: equal again
+    rows = atomic.read_jsonl(root / "model" / "results.jsonl")
+    atomic.write_jsonl(root / "model" / "results.jsonl", rows[1:])
+    assert any("not in results.jsonl" in d for d in rp.row_differences(exp("model", root)))
