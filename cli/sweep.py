@@ -3,11 +3,12 @@
   tmcheck sweep data DIR       data scaling of pretraining (Figure 2)
   tmcheck sweep model DIR      model scaling of pretraining (Figure 3, eq. 4)
   tmcheck sweep synthetic DIR  synthetic manifold regression with known d and β (eq. 3-4)
+  tmcheck sweep controls DIR   positive controls: kNN and kernel ridge with proven rates (issue #38)
   tmcheck sweep status DIR     each run's state
 
 A sweep is a directory (config, plan, one folder per run, results.jsonl); rerunning resumes it,
 whichever executor (--executor local --workers N, or slurm) ran it before. Progress is drawn on
-stderr (also under --json). Library: tmcheck.empirics.sweep (kinds pretrain, model, synthetic;
+stderr (also under --json). Library: tmcheck.empirics.sweep (kinds pretrain, model, synthetic, controls;
 executors, slurm, status).
 """
 
@@ -200,3 +201,43 @@ def model(
     path = sweep_directory(sweep_dir, out, MODEL_DIR)
     rows = _sweep(path, "model", preset, executor, json_, options={"corpus": corpus})
     _finished(rows, path, json_, f"; `tmcheck report {path}` fits alpha-hat_N")
+
+
+CONTROLS_DIR = Path("controls-out")
+
+
+@app.command("controls", cls=RegistryHelp)
+@handle_errors
+@executor_options
+def controls(
+    sweep_dir: SweepDirArg = None,
+    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {CONTROLS_DIR})."),
+    preset: str = typer.Option("tiny", "--preset", help="{presets:controls}."),
+    settings: list[str] | None = typer.Option(
+        None,
+        "--set",
+        metavar="FIELD=VALUE",
+        help="Change a field of the preset, repeated (as `sweep synthetic --set`). Fields: {fields:controls}.",
+    ),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    bootstrap: BootstrapOpt = 1000,
+    executor: ExecutorSpec = LOCAL,
+    json_: JsonOpt = False,
+) -> None:
+    """Run (or resume) the positive controls (kNN with k ∝ n^{2β/(2β+d)}, kNN with k by validation, Gaussian
+    kernel ridge with the theory's bandwidth and ridge) and test each one's α̂_D against 2β/(2β+d)."""
+    from tmcheck.empirics.report import build_report, summary
+    from tmcheck.empirics.sweep import overrides
+    from tmcheck.empirics.sweep.kinds import get_preset
+
+    path = sweep_directory(sweep_dir, out, CONTROLS_DIR)
+    p = overrides.apply(get_preset(preset, "controls"), settings or ())
+    rows = _sweep(path, "controls", p, executor, json_)
+    if not report:
+        _finished(rows, path, json_)
+        return
+    rep = build_report(path, bootstrap)
+    if json_:
+        print_json(rep)
+        return
+    console.print(summary(rep), highlight=False)
