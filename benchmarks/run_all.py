@@ -161,12 +161,15 @@ def run_one(name: str, use_quiet: bool) -> int:
 
 
 def main(argv: list[str]) -> int:
+    names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     if argv[:1] == ["--inner"]:
+        if len(argv) != 2 or argv[1] not in names:  # only a benchmark module, never another import
+            print(f"--inner takes one benchmark module ({', '.join(names)}), got {argv[1:]}", file=sys.stderr)
+            return 2
         importlib.import_module(f"benchmarks.{argv[1]}").main()
         return 0
     use_quiet = "--no-quiet" not in argv
     argv = [a for a in argv if a != "--no-quiet"]
-    names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     wanted = [f"bench_{a.removeprefix('bench_')}" for a in argv]
     unknown = sorted(set(wanted) - set(names))
     if unknown:

@@ -11,9 +11,11 @@ own code it stays a bug: a traceback, exit 1).
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -100,7 +102,10 @@ def handle_errors(func: Callable) -> Callable:
                 msg = f"{exc.strerror or 'cannot open'}: {exc.filename}"
             fail(msg)
         except MemoryError as exc:
-            detail = f" ({str(exc).strip().splitlines()[0]})" if str(exc).strip() else ""
+            # the frames of the traceback still hold what filled the memory: free it before printing
+            traceback.clear_frames(exc.__traceback__)
+            gc.collect()
+            detail = f" ({str(exc).strip().splitlines()[0][:200]})" if str(exc).strip() else ""
             fail(f"out of memory{detail}: lower the sizes")
         except RecursionError:
             fail("input nested too deeply (RecursionError)")

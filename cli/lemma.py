@@ -252,6 +252,21 @@ def parallel_cmd(
     report(c, trials, exact, json_, export)
 
 
+POINT_BYTES = 64 * 8  # per coordinate of a sample point: the point and the float64 rows its evaluation holds
+TRIAL_BYTES = 64 * 1024  # per coordinate of an exact trial input: Fractions, each several machine words
+MAX_TRIALS = 1_000_000  # exact inputs the conformance check runs through the network, one by one
+
+
+def check_sample_sizes(d: int, points: int, trials: int) -> None:
+    """--points and --trials against the machine's memory (tmcheck.util.bounds), before anything is
+    built: one line naming the option, as `theorem 2` refuses its sample."""
+    from tmcheck.util.bounds import check_count, check_memory
+
+    check_count("--trials", trials, MAX_TRIALS, "exact inputs, checked one by one")
+    check_memory("--points", points * max(d, 1) * POINT_BYTES, f"{points:,} sample points in [0,1]^{d}")
+    check_memory("--trials", trials * max(d, 1) * TRIAL_BYTES, f"{trials:,} exact inputs in [0,1]^{d}")
+
+
 @app.command("1")
 @handle_errors
 def lemma1_cmd(
@@ -289,6 +304,7 @@ def lemma1_cmd(
     if grid not in ("paper", "tight"):
         raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
     backend = "exact" if exact else "float64"
+    check_sample_sizes(d, points, trials)
     rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, backend, points, trials=trials, size_limit=size_limit)
     if not json_:
         e = rep["error"]

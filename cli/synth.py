@@ -171,13 +171,13 @@ def tune(
 
 def _merge_chosen(out: Path, chosen: list[dict]) -> list[dict]:
     """This call's choices over those already in out/chosen.json (other (d, β) kept)."""
-    import json
-
     from tmcheck.empirics.sweep.tune import CHOSEN
+    from tmcheck.util import safeio
 
-    old = []
-    if (Path(out) / CHOSEN).exists():
-        old = json.loads((Path(out) / CHOSEN).read_text()).get("chosen", [])
+    doc = safeio.read_json_optional(Path(out) / CHOSEN, "a tuning choice", {})
+    old = doc.get("chosen", []) if isinstance(doc, dict) else None
+    if not isinstance(old, list) or not all(isinstance(c, dict) and {"d", "beta"} <= set(c) for c in old):
+        raise ValueError(f"{Path(out) / CHOSEN} is not a tuning choice (chosen: a list of entries with d and beta)")
     mine = {(c["d"], c["beta"]) for c in chosen}
     return [c for c in old if (c["d"], c["beta"]) not in mine] + chosen
 

@@ -33,7 +33,10 @@ def writer(path: Path) -> Iterator[IO[bytes]]:
     fsync of the directory); on an exception the temporary file is removed and `path` is untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the file the user knows, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file ordinary permissions
     try:
         with os.fdopen(fd, "wb") as f:
@@ -41,9 +44,11 @@ def writer(path: Path) -> Iterator[IO[bytes]]:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     fsync_dir(path.parent)
 

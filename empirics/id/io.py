@@ -12,11 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.util import bounds, safeio
+
 
 def load_points(path, key: str | None = None) -> np.ndarray:
     """A numeric array of points; ValueError for an unknown suffix, an unreadable file or an ambiguous container."""
     path = Path(path)
     suffix = path.suffix.lower()
+    if suffix not in (".npy", ".pt", ".safetensors"):
+        raise ValueError(f"{path}: unsupported file type {suffix or '(none)'}; use .npy, .pt or .safetensors")
+    # a FIFO, device or directory refused at once (never opened to block), and a file over the memory refused
+    size = safeio.check_regular(path, "a points file").stat().st_size
+    bounds.check_memory(str(path), 2 * size, "its points (read, then converted)")
     if suffix == ".npy":
         return _load_npy(path)
     if suffix == ".pt":
@@ -62,7 +69,7 @@ def _numeric(t, path: Path) -> np.ndarray:
 
 def _load_npy(path: Path) -> np.ndarray:
     try:
-        with open(path, "rb") as f:
+        with safeio.open_regular(path, "a points file") as f:
             version = np.lib.format.read_magic(f)
             read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
             shape, _, dtype = read(f, max_header_size=10_000)

@@ -605,6 +605,11 @@ def _search_frame(X, dev, block_size: int, queries):
     if not (np.isfinite(hi) and np.isfinite(lo)):
         raise ValueError("kNN needs finite points: X has NaN or infinite entries")
     amax = max(hi, -lo)  # max |x| without an (N, D) temporary
+    if 0 < amax < np.finfo(np.float64).tiny:  # no power of two brings it to [1/2, 1) in one float64 factor
+        raise ValueError(
+            f"kNN needs points above float64's subnormal range: the largest |entry| is {amax:.3g}, below "
+            f"{np.finfo(np.float64).tiny:.3g}; rescale them (the dimension does not change with the scale)"
+        )
     # inside the window, scaling by a power of two moves every intermediate of a distance by the same
     # exponent, which changes no bit unless one turns subnormal: that needs a squared coordinate
     # difference below 2^-894 and a distance below 2^-357 of the largest entry (near-duplicates hundreds

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.util import safeio
+
 KINDS = ("tmcheck", "causal", "encoder")
 
 
@@ -79,6 +81,10 @@ class LanguageModel:
         if self.kind == "tmcheck":
             return c.block_size
         return int(getattr(c, "n_positions", None) or getattr(c, "max_position_embeddings", 1024))
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.config.vocab_size)
 
     @property
     def pad_id(self) -> int:
@@ -273,6 +279,10 @@ def embed_documents(
         picks.append(np.sort(rng.choice(pool, size=min(opts.tokens_per_doc, len(pool)), replace=False)))
     if not inputs:
         raise ValueError("no non-empty documents to embed")
+    top = max(int(w.max()) for w in inputs)
+    if top >= lm.vocab_size or min(int(w.min()) for w in inputs) < 0:
+        where = lm.source or "the model"
+        raise ValueError(f"token id {top:,} lies outside the vocabulary of {where} ({lm.vocab_size:,})")
     device = next(lm.model.parameters()).device
     limit = ctx + len(before) + len(after)
     padded = [padded_length(len(w), limit) for w in inputs]
@@ -300,6 +310,8 @@ def embed_documents(
     for L, rows in out.items():
         rows.sort(key=lambda t: t[0])
         Xs[L] = np.concatenate([x for _, x in rows]).astype(np.float32)
+        if not np.isfinite(Xs[L]).all():  # NaN weights (a diverged run) give NaN rows: not points
+            raise ValueError(f"{lm.source or 'the model'} gives NaN or infinite hidden states at layer {L}")
     if layers is not None:
         return Xs
     X = Xs[want[0]]
@@ -315,7 +327,9 @@ def test_documents(data_dir: Path, max_docs: int | None = None) -> list[np.ndarr
 
     data_dir = Path(data_dir)
     tokens = open_split(data_dir, "test")
-    starts = np.load(data_dir / "test.idx.npy")
+    starts = np.load(safeio.check_regular(data_dir / "test.idx.npy", "a document index"), allow_pickle=False)
+    if starts.ndim != 1 or len(starts) and (starts[0] != 0 or np.any(np.diff(starts) < 1) or starts[-1] >= len(tokens)):
+        raise ValueError(f"{data_dir / 'test.idx.npy'} is not the document index of the test split")
     ends = np.append(starts[1:], len(tokens))
     docs = [np.asarray(tokens[s : e - 1]) for s, e in zip(starts, ends, strict=True)]
     return docs[:max_docs] if max_docs else docs
@@ -370,7 +384,7 @@ def load_embeddings(path: Path) -> tuple[np.ndarray, dict]:
     """The embeddings and the metadata `save_embeddings` wrote."""
     import json
 
-    path = Path(path)
+    path = safeio.check_regular(path, "an embeddings file")
     if path.suffix == ".safetensors":
         from safetensors import safe_open
 
@@ -378,4 +392,4 @@ def load_embeddings(path: Path) -> tuple[np.ndarray, dict]:
             meta = f.metadata() or {}
             return f.get_tensor("embeddings"), {k: json.loads(v) for k, v in meta.items()}
     side = path.with_suffix(".json")
-    return np.load(path, allow_pickle=False), (json.loads(side.read_text()) if side.is_file() else {})
+    return np.load(path, allow_pickle=False), safeio.read_json_optional(side, "an embeddings record", {})

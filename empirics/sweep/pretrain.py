@@ -28,7 +28,7 @@ from tmcheck.empirics.lm.pretrain import dataset_spec, train_lm
 from tmcheck.empirics.lm.train import TrainConfig, stop_reason
 from tmcheck.empirics.schema import Count, NonNegative, SchemaError
 from tmcheck.empirics.sweep import layout
-from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir, read_json
+from tmcheck.empirics.sweep.core import Context, RunSpec, SweepDir
 from tmcheck.empirics.sweep.kinds import module_kind
 from tmcheck.empirics.sweep.preset import Corpus, Preset, Vocabulary, check_model, check_train, named
 
@@ -257,7 +257,9 @@ def full_split_run(sweep_dir: Path, corpus: str) -> Path:
     """The run directory of the model trained on the full training split (first seed)."""
     sweep = SweepDir(sweep_dir)
     p = sweep.preset()
-    meta = read_json(sweep.data_dir(corpus_tag(corpus)) / DATASET, "a prepared dataset record")
+    from tmcheck.empirics.data.tokens import read_dataset
+
+    meta = read_dataset(sweep.data_dir(corpus_tag(corpus)))
     n = p.grid(meta["splits"]["train"]["tokens"])[-1]
     path = sweep.run_dir(run_name({"tag": corpus_tag(corpus), "n": n, "seed": p.seeds[0]}))
     if not (path / BEST).exists():

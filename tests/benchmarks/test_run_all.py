@@ -120,3 +120,11 @@ def test_the_local_sweep_figures_are_a_section_that_gets_a_verdict(tmp_path, mon
     assert "sweep.json:local" in stamped and got["local"]["quiet"]["verdict"] == "quiet"
     assert got["local"]["speedup_w2_over_w1_1core"] == 1.6 and got["local"]["speedup_w2_over_w1"] == 1.2
     assert all(c["rows_equal_w1_1core"] and c["rows"] == 2 for c in got["local"]["cases"])
+
+
+def test_inner_takes_only_a_benchmark_module(capsys):
+    # before (#43): `--inner NAME` imported any module name given, and a bad one was a ModuleNotFoundError traceback
+    assert run_all.main(["--inner", "no_such_bench"]) == 2
+    assert run_all.main(["--inner", "os"]) == 2  # a module that exists, but is not a benchmark
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "--inner takes one benchmark module" in err
