@@ -197,8 +197,21 @@ def cell_key(d: int, beta: float) -> str:
     return f"{d}-{beta:g}"
 
 
+def one_thread():
+    """BLAS and OpenMP on one thread: the cores are shared, and idle threads spinning under load cost CPU
+    time that the rows would record as the method's."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def ensure_tuning(ctx: Context, log: Callable[[str], None]) -> dict:
-    """The tuning of every (d, β) of the sweep, computed once and stored (idempotent)."""
+    """The tuning of every (d, β) of the sweep, computed once and stored (idempotent), on one thread."""
+    with one_thread():
+        return _ensure_tuning(ctx, log)
+
+
+def _ensure_tuning(ctx: Context, log: Callable[[str], None]) -> dict:
     p, stored = ctx.preset, read_tuning(ctx.sweep)
     key = tuning_key(p)
     cells = stored.get("cells", {}) if stored.get("key") == key else {}
@@ -245,7 +258,12 @@ def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
 
 
 def run(ctx: Context, spec: RunSpec) -> dict:
-    """One run: the method on the first n points of the seed's pool, its test MSE against f."""
+    """One run, on one thread: the method on the first n points of the seed's pool, its test MSE against f."""
+    with one_thread():
+        return _run(ctx, spec)
+
+
+def _run(ctx: Context, spec: RunSpec) -> dict:
     from tmcheck.empirics.synthetic import controls
     from tmcheck.empirics.synthetic.problem import validation_size
 
