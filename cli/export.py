@@ -1,8 +1,9 @@
 """`tmcheck export`: our checkpoints in other formats (a transformers GPT-2 directory).
 
 `export hf RUN OUT` takes a run directory (what `tmcheck train --out` or a sweep wrote) or a checkpoint
-file; OUT is a directory. `--overwrite` replaces only a directory an earlier export wrote, never the
-current directory, the run or a directory above it. Library: tmcheck.empirics.lm.hf.export_hf.
+file; OUT is a directory. `--overwrite` replaces only the files an earlier export wrote (its marker
+lists them) and refuses a directory that holds anything else unless `--force-clean` is given; never
+the current directory, the run or a directory above it. Library: tmcheck.empirics.lm.hf.export_hf.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ def hf(
     out: Path = typer.Argument(..., help="Output directory (must not exist unless --overwrite)."),
     tokenizer: Path | None = typer.Option(None, "--tokenizer", help="tokenizer.json (default: found beside the run)."),
     overwrite: bool = typer.Option(
-        False, "--overwrite", help="Replace OUT if an earlier `tmcheck export hf` wrote it (nothing else)."
+        False,
+        "--overwrite",
+        help="Replace the files an earlier `tmcheck export hf` wrote into OUT; refused if OUT holds anything else.",
+    ),
+    force_clean: bool = typer.Option(
+        False, "--force-clean", help="With --overwrite: also delete what OUT holds besides the earlier export."
     ),
     max_params: MaxParamsOpt = None,
     json_: JsonOpt = False,
@@ -33,7 +39,9 @@ def hf(
     from tmcheck.empirics import schema
     from tmcheck.empirics.lm.hf import export_hf
 
-    row = export_hf(run, out, tokenizer, overwrite=overwrite, max_params=max_params or schema.MAX_PARAMS)
+    row = export_hf(
+        run, out, tokenizer, overwrite=overwrite, max_params=max_params or schema.MAX_PARAMS, force_clean=force_clean
+    )
     if json_:
         print_json(row)
     else:

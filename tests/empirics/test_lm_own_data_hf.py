@@ -183,10 +183,13 @@ def test_export_finds_the_sweep_tokenizer_and_refuses_a_mismatch(tmp_path):
     assert not (tmp_path / "b").exists() and not list(tmp_path.glob(".b.*"))
 
 
-def test_the_export_loads_truncates_and_generates_without_a_warning(tmp_path):
+def test_the_export_gives_tmcheck_logits_loads_truncates_and_generates_without_a_warning(tmp_path):
     """The check .ci/transformers-floor.sh runs under transformers 4.46.3, here under the lock's
-    transformers: a standard tokenizer class, model_max_length = the context, truncation that cuts,
-    generate from a prompt longer than the context with no warning and no log message."""
+    transformers: the logits of model(**tok(text)), generate(**enc), a right-padded batch and a
+    left-padded generate equal tmcheck's GPT to 1e-4; a standard tokenizer class, model_max_length =
+    the context, truncation that cuts, generate from a prompt longer than the context with no warning
+    and no log message. Mutants: an export whose tokenizer returns token_type_ids (what every export
+    did under transformers 4.x), and one without a maximum length."""
     import sys
     from pathlib import Path
 
@@ -196,11 +199,37 @@ def test_the_export_loads_truncates_and_generates_without_a_warning(tmp_path):
     hf = hf_export_check.make(tmp_path)
     config = json.loads((hf / "tokenizer_config.json").read_text())
     assert config["tokenizer_class"] == "PreTrainedTokenizerFast" and config["model_max_length"] == 16
-    assert hf_export_check.check(hf)["generated"]
+    assert config["model_input_names"] == ["input_ids", "attention_mask"]
+    result = hf_export_check.check(hf)
+    assert result["generated"] and result["max_logit_difference"] < 1e-4
+    with pytest.raises(AssertionError, match=r"model\(\*\*tok\(text\)\): logits differ"):
+        hf_export_check.check(hf_export_check.mutant(hf))
     config.pop("model_max_length")  # mutation: the export of before, without a maximum length
     (hf / "tokenizer_config.json").write_text(json.dumps(config))
     with pytest.raises(AssertionError):
         hf_export_check.check(hf)
+
+
+def test_the_trained_export_through_the_tokenizer_equals_tmcheck(trained, tmp_path):
+    """A trained model: model(**tok(text)) and a padded batch give tmcheck's logits; the tokenizer
+    returns no token_type_ids."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tmcheck.empirics.lm.hf import export_hf
+
+    out, _ = trained
+    export_hf(out, tmp_path / "hf")
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "hf", local_files_only=True)
+    tok = AutoTokenizer.from_pretrained(tmp_path / "hf", local_files_only=True)
+    ours = load_gpt(out)
+    texts = ["Once upon a time", "The little dog ran to the park and played"]
+    enc = tok(texts, padding=True, return_tensors="pt")
+    assert sorted(enc) == ["attention_mask", "input_ids"]
+    with torch.no_grad():
+        logits = model(**enc).logits
+        for i in range(len(texts)):
+            n = int(enc.attention_mask[i].sum())
+            assert torch.allclose(logits[i, :n], ours(enc.input_ids[i : i + 1, :n])[0][0], atol=1e-4)
 
 
 def test_every_command_that_takes_a_run_takes_the_out_given_to_train(trained, tmp_path):
