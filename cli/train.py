@@ -12,6 +12,7 @@ refused. Library: tmcheck.empirics.lm.pretrain.train_lm over tmcheck.empirics.lm
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -23,10 +24,11 @@ from tmcheck.cli.options import DeviceOpt, JsonOpt, OutOpt, SeedOpt, positive_in
 def _corpus(corpus: str, text: Path | None, corpus_dir: Path | None) -> str:
     if text is not None and corpus_dir is not None:
         raise typer.BadParameter("give --text or --corpus-dir, not both")
+    # absolute, not resolved: a refusal names the path the user gave, never a link's target
     if text is not None:
-        return f"text:{text.resolve()}"
+        return f"text:{os.path.abspath(text)}"
     if corpus_dir is not None:
-        return f"dir:{corpus_dir.resolve()}"
+        return f"dir:{os.path.abspath(corpus_dir)}"
     return corpus
 
 
