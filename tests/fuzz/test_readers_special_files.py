@@ -4,12 +4,14 @@ One parametrised test over READERS x (FIFO, character device, directory): each i
 second, in one line naming the path and what it is. Before #43, a FIFO hung with no message in 8 places
 (`id estimate` .npy and .safetensors, `synth tuned`, `sweep status` on plan.json, `report` on config.json,
 `train` on result.json, a run's spec.json) and `synth tuned /dev/zero` read until out of memory. Each case
-runs under an alarm, so a reader that blocks fails here instead of hanging the suite; the rule is
+runs under an alarm (and a watchdog for a read blocked inside C), so a reader that blocks fails here
+instead of hanging the suite; the rule is
 tmcheck.util.safeio, whose own tests read a regular file at the same paths (the mutation).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -195,11 +197,15 @@ def test_a_special_file_where_a_file_is_read_is_refused_at_once(tmp_path, reader
 
     old = signal.signal(signal.SIGALRM, fire)
     signal.alarm(5)
+    # a read blocked inside C (a library opening the FIFO itself) never sees the alarm: the watchdog then
+    # ends the process with the stack, so a regression stops the suite instead of hanging it
+    faulthandler.dump_traceback_later(30, exit=True)
     t0 = time.perf_counter()
     try:
         with pytest.raises((ValueError, OSError, RuntimeError)) as info:
             reader.read(root)
     finally:
+        faulthandler.cancel_dump_traceback_later()
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     seconds = time.perf_counter() - t0
