@@ -79,6 +79,23 @@ def init_tokenizer(init: Path) -> Path:
         raise ValueError(f"{init} has no tokenizer.json; --init-from needs the model's own tokenizer") from None
 
 
+def held_run(run_dir: Path, run_meta: dict) -> dict | None:
+    """The run.json the run directory holds (None: a new run), refused when it records another run."""
+    try:
+        held = safeio.read_json(Path(run_dir) / "run.json", "a run record")
+    except FileNotFoundError:
+        return None
+    held = held if isinstance(held, dict) else {}
+    if {k: v for k, v in held.items() if k != "schema_version"} != {
+        k: v for k, v in run_meta.items() if k != "schema_version"
+    }:
+        raise ValueError(
+            f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
+            f"seed {held.get('seed')}); use another directory"
+        )
+    return held
+
+
 def train_lm(
     preset, data_dir: Path, n: int, seed: int, run_dir: Path, progress: bool = True, init: Path | None = None
 ) -> dict:
@@ -120,24 +137,10 @@ def train_lm(
         "corpus": meta["spec"]["corpus"],
         "init_from": str(Path(init).resolve()) if init is not None else None,
     }
-    spec_path = run_dir / "run.json"
-    held = None
-    try:
-        held = safeio.read_json(spec_path, "a run record")
-    except FileNotFoundError:
-        pass
-    if held is not None:
-        held = held if isinstance(held, dict) else {}
-        if {k: v for k, v in held.items() if k != "schema_version"} != {
-            k: v for k, v in run_meta.items() if k != "schema_version"
-        }:
-            raise ValueError(
-                f"{run_dir} holds a different run (corpus {held.get('corpus')}, n={held.get('n')}, "
-                f"seed {held.get('seed')}); use another directory"
-            )
+    held = held_run(run_dir, run_meta)
     read_result(run_dir)  # a finished run's record is checked before the trainer returns it
     if held != run_meta:  # a finished run on a read-only disk is read, not rewritten
-        atomic.write_json(spec_path, run_meta)
+        atomic.write_json(run_dir / "run.json", run_meta)
     result = train(model, batches, lm_loss, lambda: val, cfg, run_dir, meta=run_meta)
     device = resolve_device(cfg.device)
     best = load_gpt(run_dir / BEST).to(device)  # the checkpoint loads on the CPU; evaluated where it trained
