@@ -61,11 +61,12 @@ def check_memory(option: str, nbytes: float, what: str = "", available: int | No
     the option) when it exceeds the memory available (`available`: an accelerator's, else the
     machine's); returns it as an int."""
     avail = available_memory() if available is None else available
-    if not nbytes <= avail:  # also NaN
+    if nbytes != nbytes:
+        raise ValueError(f"{option} gives no size (NaN)")
+    if not nbytes <= avail:
         about = f" for {what}" if what else ""
         raise ValueError(
-            f"{option} asks for about {human(nbytes)} of memory{about}; this machine has {human(avail)} "
-            f"available: lower {option.split('/')[0].split(' ')[0]}"
+            f"{option} asks for about {human(nbytes)} of memory{about}; this machine has {human(avail)} available"
         )
     return int(nbytes)
 
