@@ -225,6 +225,10 @@ def _prepare(ctx: Context, corpus: str) -> dict:
 
 
 def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
+    from tmcheck.empirics.lm.pretrain import check_model_memory
+
+    # before any data is prepared: a model over the machine's memory is one line naming the preset's fields
+    check_model_memory(ctx.preset.model, ctx.preset.batch_size, ctx.preset.train.device, "preset model/batch_size")
     specs = []
     for corpus in ctx.config["corpora"]:
         meta = _prepare(ctx, corpus)
