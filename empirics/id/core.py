@@ -16,7 +16,7 @@ import numpy as np
 
 from tmcheck.empirics.id.knn import kneighbors
 from tmcheck.empirics.id.points import prepare
-from tmcheck.empirics.id.registry import Estimator
+from tmcheck.empirics.id.registry import PEER_REFUSED, Estimator
 
 COMBINATIONS = ("inverse", "mean", "median")
 # scikit-dimension's comb= values, by meaning
@@ -64,10 +64,7 @@ def resolve_k(est) -> int:
     """k, or the same value as n_neighbors (default 20, the paper's K); conflicting values are refused,
     and so is K, which in scikit-dimension means another thing."""
     if getattr(est, "K", None) is not None:
-        raise ValueError(
-            "K is scikit-dimension's neighbourhood size for neighborhood_based=False, which its default ignores "
-            "(it uses fit(X, n_neighbors=20)); tmcheck's neighbours per point are k= (or n_neighbors=)"
-        )
+        raise ValueError(PEER_REFUSED["K"])
     given = {n: getattr(est, n) for n in ("k", "n_neighbors") if getattr(est, n, None) is not None}
     values = set(given.values())
     if len(values) > 1:
@@ -119,7 +116,7 @@ class MLEFit(IDFit):
     def __init__(
         self,
         k=None,
-        combine="inverse",
+        combine=None,
         bootstrap=0,
         ci_level=0.95,
         duplicates="remove",
@@ -130,7 +127,7 @@ class MLEFit(IDFit):
         K=None,
     ):
         self.k = k
-        self.combine = combine
+        self.combine = combine  # None: 'inverse' (estimators.MLE.fit_transform: 'mean', scikit-dimension's)
         self.bootstrap = bootstrap
         self.ci_level = ci_level
         self.duplicates = duplicates
@@ -145,20 +142,21 @@ class MLEFit(IDFit):
         k = resolve_k(self)
         if k < 2:
             raise ValueError(f"MLE needs k >= 2, got {k}")
-        if self.combine not in COMBINATIONS:
-            raise ValueError(f"combine must be one of {COMBINATIONS}, got {self.combine!r}")
+        if self.combine is not None and self.combine not in COMBINATIONS:
+            raise ValueError(f"combine must be one of {COMBINATIONS} or None ('inverse'), got {self.combine!r}")
         return k
 
     def fit_distances(self, distances):
         """Fit from sorted kNN distances (N, >= k), self excluded."""
         k = self._n_neighbors_needed()
+        combine = self.combine or "inverse"
         self.dimension_pw_ = mle_pointwise(distances, k)
-        self.dimension_ = float(_combine(self.dimension_pw_, self.combine))
+        self.dimension_ = float(_combine(self.dimension_pw_, combine))
         self.ci_ = None
         if self.bootstrap:
             pw = self.dimension_pw_
             blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
-            stats = np.concatenate([_combine(pw[idx], self.combine, axis=1) for idx in blocks])
+            stats = np.concatenate([_combine(pw[idx], combine, axis=1) for idx in blocks])
             self.ci_ = _percentile_ci(stats, self.ci_level)
         self.n_used_ = len(self.dimension_pw_)
         self.n_duplicates_ = 0
@@ -338,7 +336,7 @@ class MLEScalingFit(IDFit):
         duplicates="remove",
         rtol=None,
         device="auto",
-        seed=None,
+        seed=0,  # the subsets are drawn at random: a fixed default makes a fit repeatable
         n_neighbors=None,
         K=None,
     ):
@@ -371,7 +369,7 @@ class MLEScalingFit(IDFit):
         self.dimension_pw_ = mle.fit_distances(nb.distances).dimension_pw_
         levels = [[mle.dimension_]]
         sizes = [n]
-        while sizes[-1] // 2 >= max(self.min_size, 2 * k):
+        while sizes[-1] // 2 >= max(self.min_size, k + 1):  # a subset must hold more than k neighbours
             size = sizes[-1] // 2
             perm = rng.permutation(n)
             batches = [perm[i * size : (i + 1) * size] for i in range(n // size)]
@@ -443,13 +441,6 @@ def _scaling_interval(est) -> str:
     return f"percentile bootstrap of the extrapolation over subsets, {est.bootstrap} resamples"
 
 
-_MLE_PEERS = {
-    "n_neighbors": "k (scikit-dimension's MLE(n_neighbors=) and fit(X, n_neighbors=))",
-    "comb": "combine: 'mle' = 'inverse', 'mean', 'median' (scikit-dimension's fit(X, comb=))",
-    "K": "refused: scikit-dimension's K is another neighbourhood, which its default ignores",
-}
-_TWONN_PEERS = {"discard_fraction": "the largest ratios dropped or censored (scikit-dimension's and dadapy's)"}
-
 # the estimators of this module (``registry.Estimator``; ``protocol.ESTIMATORS`` gathers them)
 ESTIMATORS = (
     Estimator(
@@ -458,7 +449,6 @@ ESTIMATORS = (
         "MLE",
         "Levina-Bickel MLE, MacKay-Ghahramani inverse mean (skdim default; the paper's)",
         fixed={"combine": "inverse"},
-        peers=_MLE_PEERS,
         help="mle (MacKay-Ghahramani inverse mean; the paper's)",
     ),
     Estimator(
@@ -467,7 +457,6 @@ ESTIMATORS = (
         "MLE",
         "Levina-Bickel MLE, mean of pointwise estimates",
         fixed={"combine": "mean"},
-        peers=_MLE_PEERS,
     ),
     Estimator(
         "mle-curve",
@@ -482,7 +471,6 @@ ESTIMATORS = (
         "TwoNN",
         "TwoNN, linear fit through the origin, 10% discarded",
         fixed={"method": "linear"},
-        peers=_TWONN_PEERS,
     ),
     Estimator(
         "twonn-mle",
@@ -490,7 +478,6 @@ ESTIMATORS = (
         "TwoNN",
         "TwoNN maximum likelihood, 10% censored",
         fixed={"method": "mle"},
-        peers=_TWONN_PEERS,
     ),
     Estimator(
         "scaling",

@@ -7,15 +7,18 @@ Every estimator subclasses ``sklearn.base.BaseEstimator``: ``__init__`` only sto
 rows (a removed duplicate gets the value of the row kept for it). ``fit_distances`` takes precomputed
 sorted kNN distances (self excluded), so several estimators can share one search.
 
-scikit-dimension's interface is accepted with scikit-dimension's meanings, each checked against it
-(tests/empirics/id/test_skdim_interface.py): ``fit_transform`` and ``transform`` return the ID;
-``MLE().fit(X, n_neighbors=, comb=, smooth=)`` (comb 'mle', 'mean', 'median'), with k lowered to N - 1
-and a warning when N <= k; ``fit_pw(X, n_neighbors=100, smooth=)`` of TwoNN and GRIDE refits the
-estimator in each point's neighbourhood (MLE's pointwise values come from one fit, as in
-scikit-dimension); ``transform_pw``, ``fit_transform_pw``. Refused in one line, because they would
-compute another number: ``MLE(K=...)`` (scikit-dimension's default ignores K; tmcheck's is ``k`` or
-``n_neighbors``) and ``MLE.fit_transform`` without ``comb`` (scikit-dimension's defaults to 'mean'
-there and to 'mle' in fit).
+scikit-dimension's interface is accepted with scikit-dimension's meanings, and only where it means
+the same: ``registry.PEER_CALLS`` is the one table of its methods and keywords that tmcheck takes
+(tests/empirics/id/test_skdim_interface.py runs every row against scikit-dimension 0.5.0).
+``fit_transform`` and ``transform`` return the ID; ``MLE().fit(X, n_neighbors=, comb=, smooth=)``
+(comb 'mle', 'mean', 'median'), with k lowered to N - 1 and a warning when N <= k;
+``MLE().fit_transform(X)`` combines by 'mean' as scikit-dimension's does (its fit by 'mle');
+``MLE().fit_transform_pw(X, n_neighbors=)`` is the pointwise MLE at that k (a local estimator: one
+fit); ``fit_pw(X, n_neighbors=100, smooth=)`` of TwoNN and GRIDE refits the estimator in each point's
+neighbourhood, and so does their ``fit_transform_pw``; ``transform_pw``. Refused in one line, because
+they would compute another number (``registry.PEER_REFUSED``): ``MLE(K=...)`` (scikit-dimension's
+default ignores K; tmcheck's is ``k`` or ``n_neighbors``), precomputed neighbours, and the methods
+scikit-dimension's class does not have (``MLE().fit_pw``: scikit-dimension's MLE has none).
 
 - ``MLE``: Levina & Bickel (2004). With T_j the j-th neighbour distance,
   m_k(x) = (k - 1) / sum_{j<k} log(T_k / T_j). ``combine='inverse'`` is MacKay & Ghahramani's
@@ -60,6 +63,7 @@ from tmcheck.empirics.id.core import (
 )
 from tmcheck.empirics.id.gride import GRIDEFit
 from tmcheck.empirics.id.knn import kneighbors
+from tmcheck.empirics.id.registry import PEER_REFUSED, refuse_unlisted
 
 
 def _refit_in_neighbourhoods(est, X: np.ndarray, nbrs: np.ndarray) -> np.ndarray:
@@ -84,13 +88,25 @@ def _refit_in_neighbourhoods(est, X: np.ndarray, nbrs: np.ndarray) -> np.ndarray
     return out
 
 
-class IDEstimator(IDFit, BaseEstimator):
-    """scikit-learn's and scikit-dimension's interface over the shared fit of ``core.IDFit``."""
+def _fit_as(est, changes: dict, X, **fit_kw):
+    """Fit a clone of ``est`` with ``changes`` to its parameters and take its learned state (``*_``):
+    the parameters the user set stay as given (scikit-learn's rule), the fit says what it used."""
+    once = clone(est).set_params(**changes)
+    once.fit(X, **fit_kw)
+    est.__dict__.update({a: v for a, v in vars(once).items() if a.endswith("_") and not a.startswith("_")})
+    return est
 
-    # scikit-dimension's interface, with its meanings (tests/empirics/id/test_skdim_interface.py checks
-    # each against the installed scikit-dimension). A "local" estimator (MLE) has pointwise values from
-    # one fit; a "global" one (TwoNN, GRIDE) gets them by refitting in every point's neighbourhood.
-    POINTWISE = "global"
+
+def _n_rows(X) -> int:
+    return len(X) if hasattr(X, "__len__") else 0
+
+
+class IDEstimator(IDFit, BaseEstimator):
+    """scikit-learn's and scikit-dimension's interface over the shared fit of ``core.IDFit``.
+
+    The scikit-dimension methods and keywords each class takes are the rows of ``registry.PEER_CALLS``
+    (tests/empirics/id/test_skdim_interface.py checks the signatures against the table and each row
+    against scikit-dimension); ``fit_pw`` and ``fit_transform_pw`` of a class without a row are refused."""
 
     def __sklearn_tags__(self):
         from sklearn.utils import TransformerTags
@@ -101,9 +117,13 @@ class IDEstimator(IDFit, BaseEstimator):
         tags.transformer_tags = TransformerTags()  # transform exists (scikit-dimension's: it returns the ID)
         return tags
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit(self, X, y=None):
+        """Estimate the ID of the rows of X (N, D); y is ignored. Returns self."""
+        return IDFit.fit(self, X)
+
+    def fit_transform(self, X, y=None):
         """Fit and return the ID (a float), as scikit-dimension does."""
-        return self.fit(X, **fit_params).dimension_
+        return self.fit(X).dimension_
 
     def transform(self, X=None):
         """The ID of the last fit (X, when given, must have the fitted width), as scikit-dimension."""
@@ -119,15 +139,14 @@ class IDEstimator(IDFit, BaseEstimator):
                 )
         return self.dimension_
 
-    def fit_pw(self, X, y=None, smooth: bool = False, n_neighbors: int = 100, precomputed_knn=None, n_jobs=None):
+    def fit_pw(self, X, precomputed_knn=None, smooth: bool = False, n_neighbors: int = 100, n_jobs=1):
         """Pointwise IDs in ``dimension_pw_``: scikit-dimension's ``fit_pw`` of a global estimator, the
         estimator refitted on each point's ``n_neighbors`` nearest neighbours (the point itself not among
         them); ``smooth`` adds ``dimension_pw_smooth_``, each point's value averaged with its neighbours'.
-        A local estimator (MLE) has its pointwise values from one fit with its own k instead."""
+        n_jobs changes nothing here (the engine uses the threads torch has)."""
+        refuse_unlisted(type(self).__name__, "fit_pw")
         if precomputed_knn is not None:
-            raise ValueError("precomputed_knn: tmcheck finds the exact neighbours itself; leave it out")
-        if self.POINTWISE == "local":
-            return self.fit(X, smooth=smooth)
+            raise ValueError(PEER_REFUSED["precomputed_knn"])
         X = np.asarray(X)
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 3:
             raise ValueError(f"n_neighbors must be an integer >= 3, got {n_neighbors!r}")
@@ -145,68 +164,62 @@ class IDEstimator(IDFit, BaseEstimator):
         return self
 
     def transform_pw(self, X=None):
-        """The pointwise IDs of the last fit_pw (and the smoothed ones when it was smooth)."""
+        """The pointwise IDs of the last fit (and the smoothed ones when it was smooth)."""
         check_is_fitted(self, "dimension_pw_")
         smooth = getattr(self, "dimension_pw_smooth_", None)
         return self.dimension_pw_ if smooth is None else (self.dimension_pw_, smooth)
 
-    def fit_transform_pw(self, X, y=None, smooth: bool = False, n_neighbors: int = 100, **kw):
+    def fit_transform_pw(self, X, precomputed_knn=None, smooth: bool = False, n_neighbors: int = 100, n_jobs=1):
         """fit_pw, then transform_pw."""
-        if self.POINTWISE == "local":
-            self.fit(X, smooth=smooth, **({"n_neighbors": kw["n_neighbors"]} if "n_neighbors" in kw else {}))
-        else:
-            self.fit_pw(X, smooth=smooth, n_neighbors=n_neighbors, **kw)
-        return self.transform_pw()
+        refuse_unlisted(type(self).__name__, "fit_transform_pw")
+        return self.fit_pw(X, precomputed_knn, smooth=smooth, n_neighbors=n_neighbors, n_jobs=n_jobs).transform_pw()
 
 
 class MLE(MLEFit, IDEstimator):
     """Levina-Bickel maximum-likelihood ID from the k nearest neighbours of every point.
 
-    k (alias n_neighbors, K): neighbours per point (default: the paper's K = 20). combine: 'inverse'
-    (MacKay-Ghahramani; the paper's via skdim) or 'mean' (Levina-Bickel). bootstrap: resamples for
-    a percentile interval (0: none). duplicates: 'remove' (default, warns with the count), 'keep' or
+    k (alias n_neighbors): neighbours per point (default: the paper's K = 20; lowered to N - 1 with a
+    warning when N <= k, as scikit-dimension does). combine: 'inverse' (MacKay-Ghahramani; the
+    paper's via skdim), 'mean' (Levina-Bickel) or 'median'; None (the default) is 'inverse' in fit
+    and 'mean' in fit_transform, scikit-dimension's defaults there. bootstrap: resamples for a
+    percentile interval (0: none). duplicates: 'remove' (default, warns with the count), 'keep' or
     'error'; rtol: near-duplicate tolerance relative to the points' norms (None: 16 eps of their
-    dtype). device: 'auto', 'cpu', 'cuda'.
+    dtype). device: 'auto', 'cpu', 'cuda'. scikit-dimension's K is refused (``registry.PEER_REFUSED``).
     """
 
-    POINTWISE = "local"
-
-    def fit(self, X, y=None, smooth: bool = False, n_neighbors=None, comb=None, n_jobs=None, **kw):
-        """Fit; scikit-dimension's ``fit(X, n_neighbors=20, comb='mle', smooth=False)`` is accepted with
-        its meanings (n_neighbors: k for this fit; comb: 'mle' = combine 'inverse', 'mean', 'median');
-        n_jobs is ignored (the engine uses the threads torch has)."""
-        if kw:
-            raise TypeError(
-                f"MLE.fit got {', '.join(kw)}: tmcheck takes smooth, n_neighbors and comb "
-                "(precomputed kNN arrays: use fit_distances)"
-            )
-        n = len(X) if hasattr(X, "__len__") else 0
+    def fit(self, X, y=None, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, comb=None, n_jobs=1):
+        """Fit; scikit-dimension's ``fit(X, n_neighbors=20, comb='mle', smooth=False)`` with its meanings
+        (n_neighbors: k for this fit; comb: 'mle' = combine 'inverse', 'mean', 'median'); n_jobs changes
+        nothing here (the engine uses the threads torch has)."""
+        if precomputed_knn_arrays is not None:
+            raise ValueError(PEER_REFUSED["precomputed_knn_arrays"])
         k = n_neighbors if n_neighbors is not None else resolve_k(self)
+        n = _n_rows(X)
         if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 3 <= n <= k:
             warnings.warn(f"k = {k} >= the {n} points: k = {n - 1} (as scikit-dimension does)", stacklevel=2)
             n_neighbors = n - 1
         if n_neighbors is None and comb is None:
-            return super().fit(X, smooth=smooth)
+            return IDFit.fit(self, X, smooth=smooth)
         if comb is not None and comb not in SKDIM_COMB:
             raise ValueError(f"comb must be one of {', '.join(SKDIM_COMB)} (scikit-dimension's), got {comb!r}")
-        once = clone(self).set_params(
-            k=n_neighbors if n_neighbors is not None else resolve_k(self),
-            n_neighbors=None,
-            combine=SKDIM_COMB[comb] if comb is not None else self.combine,
-        )
-        once.fit(X, smooth=smooth)
-        self.__dict__.update({a: v for a, v in vars(once).items() if a.endswith("_") and not a.startswith("_")})
-        return self
+        changes = {"k": n_neighbors if n_neighbors is not None else resolve_k(self), "n_neighbors": None}
+        if comb is not None:
+            changes["combine"] = SKDIM_COMB[comb]
+        return _fit_as(self, changes, X, smooth=smooth)
 
-    def fit_transform(self, X, y=None, comb=None, **fit_params):
-        """The ID of ``fit(X, comb=...)``. scikit-dimension's MLE combines by 'mle' in fit but by 'mean'
-        in fit_transform, so a call without comb would mean two things: comb is required here."""
-        if comb is None:
-            raise ValueError(
-                "MLE.fit_transform needs comb= ('mle', 'mean' or 'median'): scikit-dimension's fit_transform "
-                "defaults to 'mean', its fit to 'mle'; or use fit(X).dimension_"
-            )
-        return self.fit(X, comb=comb, **fit_params).dimension_
+    def fit_transform(
+        self, X, y=None, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, comb=None, n_jobs=1
+    ):
+        """The ID of ``fit(X, comb=...)``. comb defaults to 'mean' as in scikit-dimension's
+        fit_transform (its fit defaults to 'mle'), unless the estimator was given ``combine``."""
+        if comb is None and self.combine is None:
+            comb = "mean"
+        return self.fit(X, None, precomputed_knn_arrays, smooth=smooth, n_neighbors=n_neighbors, comb=comb).dimension_
+
+    def fit_transform_pw(self, X, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, n_jobs=1):
+        """scikit-dimension's ``fit_transform_pw`` of a local estimator: the pointwise MLE of one fit at
+        k = n_neighbors (default: the estimator's k), with the smoothed values when ``smooth``."""
+        return self.fit(X, None, precomputed_knn_arrays, smooth=smooth, n_neighbors=n_neighbors).transform_pw()
 
 
 class MLECurve(MLECurveFit, IDEstimator):
@@ -214,8 +227,17 @@ class MLECurve(MLECurveFit, IDEstimator):
 
     ``curve_`` lists {k, dimension, ci}; ``dimension_``, ``dimension_pw_`` and ``ci_`` are those at
     ``k`` (which must be one of ``ks``). A flat curve means the ID does not depend on the scale
-    probed; a rising or falling one shows noise (small k) or curvature (large k).
+    probed; a rising or falling one shows noise (small k) or curvature (large k). On N <= max(ks)
+    points every k is lowered to at most N - 1, with a warning (as MLE does).
     """
+
+    def fit(self, X, y=None):
+        ks, n = self._ks(), _n_rows(X)
+        if 3 <= n <= ks[-1]:
+            lowered = tuple(sorted({min(v, n - 1) for v in ks}))
+            warnings.warn(f"ks up to {ks[-1]} >= the {n} points: ks = {lowered}", stacklevel=2)
+            return _fit_as(self, {"ks": lowered, "k": min(self.k, n - 1)}, X)
+        return IDFit.fit(self, X)
 
 
 class TwoNN(TwoNNFit, IDEstimator):
@@ -231,12 +253,33 @@ class MLEScaling(MLEScalingFit, IDEstimator):
     """The MLE as a function of sample size, and its extrapolation to N -> inf.
 
     The points are split at random into 2^j disjoint subsets of size n_j = N / 2^j for
-    j = 0, 1, ... while n_j >= min_size; m(n_j) is the mean of the subset estimates (this is the
-    paper's protocol at batch size n_j). ``curve_`` lists (n, m(n), standard error, subsets);
+    j = 0, 1, ... while n_j >= min_size and n_j > k; m(n_j) is the mean of the subset estimates (this
+    is the paper's protocol at batch size n_j). ``curve_`` lists (n, m(n), standard error, subsets);
     ``dimension_`` is d in m(n) = d + c n^(-2/d) fitted by weighted least squares (d on a grid,
     c linear), ``exponent_`` is 2/d, ``ci_`` the bootstrap interval of d over subsets,
-    ``bias_`` = m(N) - d, ``dimension_pw_`` the pointwise MLE on all N.
+    ``bias_`` = m(N) - d, ``dimension_pw_`` the pointwise MLE on all N. The extrapolation needs three
+    sizes: on fewer than 4 min_size points, min_size and k are lowered so that N/4 points hold more
+    than k neighbours, with a warning (an extrapolation from so few points is a conformance answer,
+    not a measurement).
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.seed is None  # random subsets (and bootstrap) unless seeded
+        return tags
+
+    def fit(self, X, y=None):
+        k, n = resolve_k(self), _n_rows(X)
+        if n < 4 * max(self.min_size, k + 1) and n >= 12:
+            low = n // 4
+            changes = {"min_size": low, "k": min(k, low - 1), "n_neighbors": None}
+            warnings.warn(
+                f"{n} points hold fewer than 3 subset sizes >= min_size = {self.min_size} with k = {k}: "
+                f"min_size = {low}, k = {changes['k']}",
+                stacklevel=2,
+            )
+            return _fit_as(self, changes, X)
+        return MLEScalingFit.fit(self, X)
 
 
 class GRIDE(GRIDEFit, IDEstimator):

@@ -194,11 +194,6 @@ ESTIMATORS = (
         "GRIDE",
         "GRIDE (Denti et al. 2022), n1=1, n2=2, likelihood-ratio interval; scales n1 = 1..32",
         fixed={"multiscale": True},
-        peers={
-            "n1": "the smaller neighbour order (dadapy's)",
-            "n2": "the larger neighbour order (dadapy's)",
-            "range_max": "the largest neighbour order of the scales (dadapy's)",
-        },
         details=_gride_details,
         interval=lambda est: "likelihood ratio (chi2_1)",
     ),

@@ -10,6 +10,13 @@ them, scikit-learn's rule, so ``inspect.signature`` lists them; ``_n_neighbors_n
 the record says which of the protocol's options (k, bootstrap, seed) reach it, what it fixes, and
 what a full-protocol result adds. This module imports nothing of the package, so every fit module
 can import it.
+
+``PEER_CALLS`` is the one table of the peers' spellings tmcheck accepts (scikit-dimension's methods and
+their keyword arguments): each row is a method of a tmcheck estimator that takes exactly the keywords
+listed, each computing the peer's number (tests/empirics/id/test_skdim_interface.py runs every row
+against scikit-dimension where it is installed, and against its committed numbers everywhere); a
+method or keyword outside the table is refused in one line (``PEER_REFUSED`` says why for the
+peer's spellings that would compute another number).
 """
 
 from __future__ import annotations
@@ -40,7 +47,6 @@ class Estimator:
     sklearn_name: str  # its scikit-learn estimator in ``estimators`` (built from fit_class when absent there)
     description: str  # one line, stored with the result (id.json's protocol)
     fixed: Mapping = field(default_factory=dict)  # parameters this name fixes, e.g. combine='mean'
-    peers: Mapping = field(default_factory=dict)  # scikit-dimension / dadapy spelling -> what it means here
     details: Callable[[object], dict] = no_details  # a full-protocol fit's extra result details
     interval: Callable[[object], str] = bootstrap_interval  # how the fitted ci_ was obtained, in words
     help: str = ""  # its entry in --estimator's help (default: the name)
@@ -61,3 +67,65 @@ class Estimator:
 def help_text(records) -> str:
     """The --estimator help: each record's entry, in the registry's order."""
     return ", ".join(r.help or r.name for r in records) + "."
+
+
+SKDIM = "scikit-dimension 0.5.0"
+
+
+@dataclass(frozen=True)
+class PeerCall:
+    """A peer's method that tmcheck's estimator ``owner`` (the peer's class of the same name) accepts."""
+
+    peer: str  # the library and the version its numbers are checked against
+    owner: str  # the class, in tmcheck and in the peer
+    method: str
+    keywords: tuple[str, ...]  # every keyword argument the method takes besides X (and y), as the peer's
+    means: str  # what it computes, in tmcheck's words
+
+
+_PW = ("smooth", "n_neighbors", "n_jobs")  # a global estimator's fit_pw: refit in each point's n_neighbors
+PEER_CALLS = (
+    PeerCall(SKDIM, "MLE", "fit", ("smooth", "n_neighbors", "comb", "n_jobs"), "k = n_neighbors (20), comb 'mle'"),
+    PeerCall(
+        SKDIM, "MLE", "fit_transform", ("smooth", "n_neighbors", "comb", "n_jobs"), "fit's ID, comb 'mean' by default"
+    ),
+    PeerCall(SKDIM, "MLE", "fit_transform_pw", _PW, "the pointwise MLE at k = n_neighbors (20), one fit"),
+    PeerCall(SKDIM, "MLE", "transform", (), "the fitted ID"),
+    PeerCall(SKDIM, "MLE", "transform_pw", (), "the fitted pointwise IDs (and the smoothed ones)"),
+    *(
+        row
+        for owner in ("TwoNN", "GRIDE")
+        for row in (
+            PeerCall(SKDIM, owner, "fit", (), "the ID of all points"),
+            PeerCall(SKDIM, owner, "fit_transform", (), "fit's ID"),
+            PeerCall(SKDIM, owner, "fit_pw", _PW, "the estimator refitted on each point's n_neighbors (100)"),
+            PeerCall(SKDIM, owner, "fit_transform_pw", _PW, "fit_pw's pointwise IDs (and the smoothed ones)"),
+            PeerCall(SKDIM, owner, "transform", (), "the fitted ID"),
+            PeerCall(SKDIM, owner, "transform_pw", (), "the fitted pointwise IDs (and the smoothed ones)"),
+        )
+    ),
+)
+# the peers' spellings refused because they would compute another number, with tmcheck's way instead
+PEER_REFUSED = {
+    "K": (
+        "K is scikit-dimension's neighbourhood size for neighborhood_based=False, which its default ignores "
+        "(it uses fit(X, n_neighbors=20)); tmcheck's neighbours per point are k= (or n_neighbors=)"
+    ),
+    "precomputed_knn": "precomputed_knn: tmcheck finds the exact neighbours itself; leave it out",
+    "precomputed_knn_arrays": "precomputed_knn_arrays: tmcheck finds the exact neighbours itself; use fit_distances",
+}
+
+
+def peer_call(owner: str, method: str) -> PeerCall | None:
+    """The row of PEER_CALLS for ``owner.method``, or None."""
+    return next((c for c in PEER_CALLS if c.owner == owner and c.method == method), None)
+
+
+def refuse_unlisted(owner: str, method: str) -> None:
+    """TypeError in one line unless ``owner.method`` is a row of PEER_CALLS (for the peer-only methods)."""
+    if peer_call(owner, method) is None:
+        listed = sorted({c.owner for c in PEER_CALLS if c.method == method})
+        raise TypeError(
+            f"{owner}.{method} is not a scikit-dimension call tmcheck accepts (there {method} is a method of "
+            f"{' and '.join(listed)}); pointwise IDs of {owner}: fit(X).dimension_pw_"
+        )

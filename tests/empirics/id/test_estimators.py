@@ -12,6 +12,7 @@ import pytest
 from sklearn.neighbors import NearestNeighbors
 
 from tmcheck.empirics.id import MLE, MLECurve, MLEScaling, TwoNN, validation_points
+from tmcheck.empirics.id.core import MLECurveFit
 
 
 def test_mle_matches_formula_on_independent_knn():
@@ -91,8 +92,11 @@ def test_nan_inf_and_too_few_points_are_clear_errors():
         MLE().fit(X)
     with pytest.warns(UserWarning, match=r"k = 20 >= the 20 points: k = 19 \(as scikit-dimension does\)"):
         assert MLE(k=20).fit(np.random.default_rng(0).normal(size=(20, 3))).k_ == 19
-    with pytest.raises(ValueError, match="N=20 <= K=20"):  # TwoNN-like estimators do not clamp
-        MLECurve(ks=(5, 20)).fit(np.random.default_rng(0).normal(size=(20, 3)))
+    with pytest.warns(UserWarning, match=r"ks up to 20 >= the 20 points: ks = \(5, 19\)"):  # lowered like MLE's k
+        curve = MLECurve(ks=(5, 20), k=20).fit(np.random.default_rng(0).normal(size=(20, 3)))
+    assert [c["k"] for c in curve.curve_] == [5, 19] and curve.ks == (5, 20)  # the parameter stays as given
+    with pytest.raises(ValueError, match="N=20 <= K=20"):  # the arithmetic itself does not lower k
+        MLECurveFit(ks=(5, 20)).fit(np.random.default_rng(0).normal(size=(20, 3)))
     with pytest.raises(ValueError, match="constant data"):
         MLE(k=5).fit(np.ones((50, 4)))
     with pytest.raises(ValueError, match="only 3 distinct points"):
