@@ -29,7 +29,8 @@ from tmcheck.theory.bounds import alpha_D
 FIGURES = ("fig_mse.png", "fig_slope.png")
 DECADE = 10.0
 SPAN = 0.99  # a window spans a decade when log10(max/min) >= SPAN (316,228 / 31,623 rounds)
-VARIOGRAM_POINTS = 20_000
+BALL_CENTRES = 4000  # points at which the local roughness is measured
+BALL_POINTS = 64  # uniform points of each ball mean (taken twice, independently)
 STYLE = {"knn-theory": ("C0", "o"), "knn-cv": ("C1", "s"), "krr": ("C2", "^")}
 LABEL = {"knn-theory": "kNN, k ∝ n^(2β/(2β+d))", "knn-cv": "kNN, k by validation", "krr": "kernel ridge (theory)"}
 
@@ -137,27 +138,37 @@ def control_entry(rows: list[dict], method: str, d: int, beta: float, bootstrap:
 
 # ------------------------------------------------------------------------------------------ diagnosis
 def local_holder(preset, d: int, beta: float, h1: float, h2: float) -> float:
-    """The field's local Hölder exponent between the scales h1 > h2 (chart units): half the log-log slope
-    of its variogram E (f(u + h v) - f(u))², v a random unit vector, on VARIOGRAM_POINTS points."""
+    """The field's local Hölder exponent as kNN sees it, between the radii h1 > h2 (chart units): half the
+    log-log slope of b(h) = E_u (f(u) - mean of f over the ball B(u, h))², the squared bias of an average over
+    a ball of radius h. A linear piece averages out over a ball, so b measures the roughness an average
+    cannot remove: b(h) ∝ h^{2β} for the field at β, h³ (β_eff = 3/2) below its finest scale, where only
+    the last level's kinks are left. Each ball mean is taken twice over BALL_POINTS independent uniform
+    points and the two deviations multiplied, so the Monte-Carlo noise of the means leaves b unbiased."""
     from tmcheck.empirics.synthetic.problem import Experiment, holder_field
 
     field = Experiment(preset.problem(d, beta)).field
     rng = np.random.default_rng(0)
-    u = rng.random((VARIOGRAM_POINTS, d))
-    v = rng.standard_normal((VARIOGRAM_POINTS, d))
-    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    u = rng.random((BALL_CENTRES, d))
 
     def f(x):
         return (holder_field(np.mod(x, 1.0), beta, field.levels, field.salt) - field.mean) / field.scale
 
-    g1, g2 = (float(np.mean((f(u + h * v) - f(u)) ** 2)) for h in (h1, h2))
-    return math.log(g1 / g2) / (2 * math.log(h1 / h2))
+    def ball_mean(h):  # (BALL_CENTRES,): the mean of f over BALL_POINTS uniform points of B(u, h)
+        g = rng.standard_normal((BALL_CENTRES, BALL_POINTS, d))
+        r = h * rng.random((BALL_CENTRES, BALL_POINTS, 1)) ** (1 / d)
+        pts = u[:, None, :] + r * g / np.linalg.norm(g, axis=2, keepdims=True)
+        return f(pts.reshape(-1, d)).reshape(BALL_CENTRES, BALL_POINTS).mean(axis=1)
+
+    fu = f(u)
+    b1, b2 = (float(np.mean((fu - ball_mean(h)) * (fu - ball_mean(h)))) for h in (h1, h2))
+    return math.log(b1 / b2) / (2 * math.log(h1 / h2))
 
 
 def diagnosis(preset, rows: list[dict], entries: list[dict], d: int, beta: float) -> dict:
     """The problem at the scales knn-theory resolves on its top window: the field's finest level K and
     scale 2^-K, the neighbourhoods' median radius (chart units) at the window's ends, and the field's local
-    Hölder exponent between those radii, with the exponent 2β_eff/(2β_eff+d) it implies."""
+    Hölder exponent between those radii as an average over a ball sees it (`local_holder`), with the
+    exponent 2β_eff/(2β_eff+d) it implies."""
     from tmcheck.empirics.synthetic.controls import intrinsic_radius
     from tmcheck.empirics.synthetic.problem import holder_levels
 
