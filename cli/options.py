@@ -191,6 +191,24 @@ class RegistryHelp(TyperCommand):
                 p.help = raw
 
 
+# ------------------------------------------------------------------------------------------------ flags
+# A flag takes no value (`--json`, not `--json true`), but typer >= 0.29 shows its type, `<bool>`, in
+# every help, which invites `--json true` (refused: exit 2). Every command's help goes through this
+# class, so the one rule is set here: a flag shows no type. (tests/cli/test_cli_flag_help.py walks
+# every command.)
+_TYPE_COLUMN = getattr(TyperOption, "display_type_rich", None)
+
+
+def _flag_shows_no_type(self: TyperOption, ctx) -> str | None:
+    if self.is_flag and not self.count:
+        return None
+    return _TYPE_COLUMN(self, ctx)
+
+
+if _TYPE_COLUMN is not None:
+    TyperOption.display_type_rich = _flag_shows_no_type
+
+
 # -------------------------------------------------------------------------------------------- aliases
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout instead of rich output.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print the full tables, not only the summary.")]
