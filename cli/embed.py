@@ -15,6 +15,10 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import DeviceOpt, JsonOpt, SeedOpt, WindowOpt, nonneg_int, positive_int
+from tmcheck.util import progress, safeio
+
+TEXT_LIMIT = 1 << 30  # bytes of --text read (documents are embedded from memory)
+PROGRESS_MIN_DOCS = 64  # below this an embedding takes about a second: no progress display
 
 # why kept: one Annotated alias per option, as in id and fit: alike in shape, each its own flag and help
 ModelOpt = Annotated[
@@ -89,8 +93,10 @@ def command(
 
     if output.suffix not in EMBEDDING_FORMATS:
         raise ValueError(f"--output must end in {' or '.join(EMBEDDING_FORMATS)}, got {output}")
-    if not text.is_file():
-        raise FileNotFoundError(2, "no such text file", str(text))
+    try:  # the one rule for files: a FIFO, a device or a directory is refused at once, naming what it is
+        raw = safeio.read_text(text, "a text file", TEXT_LIMIT)
+    except FileNotFoundError:
+        raise FileNotFoundError(2, "no such text file", str(text)) from None
     if tokenizer is not None:
         _check_tokenizer(tokenizer)
     _refuse_pickled_weights(model)
@@ -110,16 +116,20 @@ def command(
     lm.model.to(resolve_device(device))
     if lm.kind == "tmcheck" and tokenizer is None:
         tokenizer = _run_tokenizer(Path(lm.source))
-    docs = [d.strip() for d in text.read_text(encoding="utf-8").split("\n\n") if d.strip()]
+    docs = [d.strip() for d in raw.split("\n\n") if d.strip()]
     ids = encode_text(lm, docs, tokenizer)
     _check_vocabulary(lm, ids, tokenizer)
-    X = embed_documents(lm, ids, opts)
+    block = lm.n_layer if layer is None else layer  # what was embedded: the metadata names the block, never null
+    with progress.bar(None, f"embedding {len(docs):,} documents at layer {block}", show=len(docs) >= PROGRESS_MIN_DOCS):
+        X = embed_documents(lm, ids, opts)
     info = {
         "model": str(lm.source),
         "kind": lm.kind,
         "documents": len(docs),
         "shape": list(X.shape),
         **opts.as_dict(),
+        "layer": block,
+        "layers": lm.n_layer,
     }
     written = save_embeddings(output, X, info)
     info["output"] = [str(p) for p in written]
@@ -128,20 +138,16 @@ def command(
     else:
         console.print(
             f"wrote {X.shape[0]} embeddings of width {X.shape[1]} ({len(docs)} documents, {lm.kind} model, "
-            f"layer {layer if layer is not None else 'last'}) to {', '.join(info['output'])}"
+            f"layer {block} of {lm.n_layer}) to {', '.join(info['output'])}"
         )
 
 
 def _check_tokenizer(path: Path) -> None:
     """--tokenizer must be a readable tokenizer.json (JSON object): refused in one line, not deep in tokenizers."""
-    import json
-
-    if not path.is_file():
-        raise FileNotFoundError(2, "no such tokenizer file", str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise ValueError(f"--tokenizer {path}: not a tokenizer.json (not JSON)") from None
+        data = safeio.read_json(path, "a tokenizer.json")
+    except FileNotFoundError:
+        raise FileNotFoundError(2, "no such tokenizer file", str(path)) from None
     if not isinstance(data, dict) or "model" not in data:
         raise ValueError(f"--tokenizer {path}: not a tokenizer.json (no 'model' entry)")
 

@@ -158,3 +158,46 @@ def test_the_pickle_payload_is_real(setup, tmp_path):
     pickle.loads((_hostile(setup, "pickled") / "pytorch_model.bin").read_bytes())
     assert (setup / "PWNED").exists()
     (setup / "PWNED").unlink()
+
+
+def _embed(setup, *extra, model="gpt2", env=None):
+    args = ["embed", str(setup / model), "--text", str(setup / "docs.txt"), "--output", str(setup / "m.npy")]
+    return runner.invoke(app, [*args, "--context", "64", "--tokens-per-doc", "4", *map(str, extra)], env=env)
+
+
+@pytest.mark.parametrize(("extra", "block"), [((), 2), (("--layer", "1"), 1), (("--layer", "0"), 0)])
+def test_the_metadata_names_the_layer_embedded(setup, extra, block):
+    # before: "layer": null for the default (the last block)
+    res = _embed(setup, *extra, "--json")
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)
+    assert (info["layer"], info["layers"]) == (block, 2)
+    assert json.loads((setup / "m.json").read_text())["layer"] == block  # the file's metadata too
+
+
+def test_embed_shows_progress_with_elapsed_time(setup, monkeypatch):
+    # before: nothing on stderr while the model ran
+    import re
+
+    import tmcheck.cli.embed as cli_embed
+
+    monkeypatch.setattr(cli_embed, "PROGRESS_MIN_DOCS", 1)
+    res = _embed(setup, "--json", env={"TMCHECK_PROGRESS": "always"})
+    assert res.exit_code == 0 and f"embedding {len(TEXTS)} documents at layer 2" in res.stderr
+    assert re.search(r"\d:\d\d:\d\d", res.stderr), res.stderr
+    json.loads(res.stdout)
+    assert "embedding" not in _embed(setup, env={"TMCHECK_PROGRESS": "never"}).stderr
+
+
+@pytest.mark.parametrize("special", ["fifo", "directory"])
+def test_a_text_that_is_no_regular_file_is_refused_at_once(setup, tmp_path, special):
+    # before: a FIFO was called "no such text file" (is_file is false for it)
+    import os
+    import time
+
+    path = tmp_path / special
+    os.mkfifo(path) if special == "fifo" else path.mkdir()
+    t0 = time.monotonic()
+    res = runner.invoke(app, ["embed", str(setup / "gpt2"), "--text", str(path), "--output", str(tmp_path / "o.npy")])
+    assert res.exit_code == 2 and f"{path} is a" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - t0 < 1.0
