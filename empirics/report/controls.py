@@ -397,7 +397,7 @@ def tuning_table(tuning: dict) -> str:
 
 def diagnosis_table(diags: list[dict]) -> str:
     lines = [
-        "| d | β | finest level K (scale) | knn-theory radius at the top window's ends | levels of the field finer than it |"
+        "| d | β | finest level K (scale) | knn-theory radius at the top window's ends | field levels finer than it |"
         " local Hölder exponent there | 2β_eff/(2β_eff+d) |",
         "|---|---|---|---|---|---|---|",
     ]
