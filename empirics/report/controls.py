@@ -20,7 +20,7 @@ import numpy as np
 
 from tmcheck.empirics.fit.exponent import exponent_report
 from tmcheck.empirics.fit.prediction import MARGIN, PAPER_MARGIN, decide, rule_words
-from tmcheck.empirics.report.common import COVERAGE_REPS, LEVEL, METHODS, Outputs, caption, pyplot
+from tmcheck.empirics.report.common import COVERAGE_REPS, LEVEL, METHODS, Outputs, caption, pyplot, readable_log_ticks
 from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.empirics.sweep.controls import METHODS as CONTROLS
 from tmcheck.empirics.sweep.controls import read_tuning
@@ -303,6 +303,7 @@ def draw_mse(rows: list[dict], entries: list[dict], cells):
                 ax.plot(sizes, ref, "k--", lw=0.8, label="slope −2β/(2β+d)")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        readable_log_ticks(ax, "y", *ax.get_ylim())
         ax.set_title(f"d = {d}, β = {b:g}", fontsize=9)
         ax.set_xlabel("n", fontsize=8)
         ax.set_ylabel("test MSE against f", fontsize=8)
