@@ -11,12 +11,12 @@ the record says which of the protocol's options (k, bootstrap, seed) reach it, w
 what a full-protocol result adds. This module imports nothing of the package, so every fit module
 can import it.
 
-``PEER_CALLS`` is the one table of the peers' spellings tmcheck accepts (scikit-dimension's methods and
-their keyword arguments): each row is a method of a tmcheck estimator that takes exactly the keywords
-listed, each computing the peer's number (tests/empirics/id/test_skdim_interface.py runs every row
-against scikit-dimension where it is installed, and against its committed numbers everywhere); a
-method or keyword outside the table is refused in one line (``PEER_REFUSED`` says why for the
-peer's spellings that would compute another number).
+``PEER_CALLS`` is the one table of the peers' spellings tmcheck accepts (scikit-dimension's and
+dadapy's methods and their keyword arguments): each row is a method of a tmcheck class that takes
+exactly the keywords listed, each computing the peer's number (tests/empirics/id/test_skdim_interface.py
+and test_peer_data.py run every row against the peer where it is installed, and against its
+committed numbers everywhere); a method or keyword outside the table is refused in one line
+(``PEER_REFUSED`` says why for the peer's spellings that would compute another number).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def help_text(records) -> str:
 
 
 SKDIM = "scikit-dimension 0.5.0"
+DADAPY = "dadapy 0.3.4"
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,15 @@ PEER_CALLS = (
             PeerCall(SKDIM, owner, "transform", (), "the fitted ID"),
             PeerCall(SKDIM, owner, "transform_pw", (), "the fitted pointwise IDs (and the smoothed ones)"),
         )
+    ),
+    # dadapy's Data(X) (tmcheck.empirics.id.peer_data.Data)
+    PeerCall(DADAPY, "Data", "compute_id_2NN", ("algorithm", "mu_fraction", "set_attr"), "(TwoNN, 0, mean T_1, T_2)"),
+    PeerCall(
+        DADAPY,
+        "Data",
+        "return_id_scaling_gride",
+        ("range_max", "set_attr", "return_ranks"),
+        "(GRIDE at n1 = 1, 2, 4, ..., Fisher errors, mean T_n1, T_n2 or the ranks n2)",
     ),
 )
 # the peers' spellings refused because they would compute another number, with tmcheck's way instead
