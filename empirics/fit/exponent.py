@@ -25,6 +25,7 @@ FORMS_1D = ("loglog", "offset")
 NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"
 # A flat or increasing loss, or alpha at the end of its search range: any interval is the search's artefact.
 ARTEFACTS = frozenset({"not_decreasing", "B_zero", "alpha_at_edge"})
+WINDOW_DEPENDENT = "window-dependent"  # the label of a verdict given on the top window (a bend in the losses)
 NOISE_FLOOR = 1e-9  # an SD of log loss below this is rounding, not noise: no coverage is simulated at it
 
 
@@ -214,6 +215,48 @@ def _fit_with_draws(n, y, form, s: FitSettings):
     return entry, draws
 
 
+def _test(entry: dict, draws, kw: dict, level: float, margin: float, seed: int) -> dict:
+    """The prediction test `kw` of one fit (undecided where the fit decides nothing)."""
+    if np.isfinite(draws).sum() < 2:  # as many parameters as runs: no residual to draw from
+        return _no_test(entry, kw, level, margin)
+    iv = (entry["interval"]["lo"], entry["interval"]["hi"])
+    t = prediction_test(draws, level=level, margin=margin, seed=seed, alpha_interval=iv, **kw)
+    return _undecided(t, entry)
+
+
+def window_dependence(rng_out: dict, curvature: dict | None, level: float) -> dict:
+    """Whether the local slope changes across the sizes: two windows of 3 consecutive sizes whose loglog
+    intervals are disjoint, or curvature significant at 1 - level. "top": the sizes of the top window."""
+    wins = [e for e in rng_out["entries"] if e["range"].startswith("window")]
+    reasons = []
+    pairs = [(a, b) for i, a in enumerate(wins) for b in wins[i + 1 :] if a["hi"] < b["lo"] or b["hi"] < a["lo"]]
+    if pairs:
+        a, b = pairs[0]
+        reasons.append(
+            f"local slopes differ: {a['alpha']:.3f} [{a['lo']:.3f}, {a['hi']:.3f}] on n {a['sizes'][0]:.4g}-"
+            f"{a['sizes'][-1]:.4g} against {b['alpha']:.3f} [{b['lo']:.3f}, {b['hi']:.3f}] on n "
+            f"{b['sizes'][0]:.4g}-{b['sizes'][-1]:.4g}"
+        )
+    if curvature is not None and np.isfinite(curvature["p_value"]) and curvature["p_value"] < 1 - level:
+        reasons.append(f"curvature is significant (p = {curvature['p_value']:.2g})")
+    top = wins[-1]["sizes"] if wins else None
+    dependent = bool(reasons) and top is not None
+    return {"dependent": dependent, "reasons": reasons, "top": top}
+
+
+def _on_top_window(top: dict, full: dict, bend: dict, alpha: float) -> dict:
+    """The top window's test as the verdict, labelled window-dependent, with the full range's beside it."""
+    lo, hi = bend["top"][0], bend["top"][-1]
+    where = f"on the top window, sizes {lo:,.0f}-{hi:,.0f}, alpha-hat = {alpha:.3f}"
+    out = {**top, "window_dependent": True, "window": list(bend["top"]), "full_range": full}
+    out["verdict"] = f"{top['verdict']} ({WINDOW_DEPENDENT})"
+    out["paper_verdict"] = top["paper_verdict"]  # the same test at the paper's margin: labelled once, in "verdict"
+    out["words"] = (
+        f"{top['words']} ({WINDOW_DEPENDENT}: {where}; {'; '.join(bend['reasons'])}; on all sizes: {full['verdict']})"
+    )
+    return out
+
+
 def _undecided(test: dict, entry: dict) -> dict:
     """A prediction test on a degenerate or ill-posed fit decides nothing: its verdict says why."""
     if entry["status"] == "converged":
@@ -380,25 +423,31 @@ def exponent_report(
     """
     s = FitSettings.of(settings, **overrides)
     level, seed = s.level, s.seed
+    rng_out = range_sensitivity(sizes, losses, level, prediction, margin, seed)
+    curvature = curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None
+    bend = window_dependence(rng_out, curvature, level)
+    asked = [(None, prediction)] * (prediction is not None) + list((predictions or {}).items())
     fits, tests, named = {}, {}, {}
     for form in forms:
         entry, draws = _fit_with_draws(sizes, losses, form, s)
         fits[form] = entry
-        iv = (entry["interval"]["lo"], entry["interval"]["hi"])
-        for name, kw in [(None, prediction)] * (prediction is not None) + list((predictions or {}).items()):
-            if np.isfinite(draws).sum() < 2:  # as many parameters as runs: no residual to draw from
-                t = _no_test(entry, kw, level, margin)
-            else:
-                t = prediction_test(draws, level=level, margin=margin, seed=seed, alpha_interval=iv, **kw)
-                t = _undecided(t, entry)
+        top = None
+        if bend["dependent"] and asked:  # the verdict on the top window: a verdict never averages a bend away
+            keep = np.isin(np.asarray(sizes, dtype=np.float64).ravel(), bend["top"])
+            top = _fit_with_draws(np.asarray(sizes)[keep], np.asarray(losses)[keep], form, s)
+        for name, kw in asked:
+            t = _test(entry, draws, kw, level, margin, seed)
+            if top is not None:
+                t = _on_top_window(_test(*top, kw, level, margin, seed), t, bend, top[0]["alpha"])
             if name is None:
                 tests[form] = t
             else:
                 named.setdefault(name, {})[form] = t
     out = {
         "fits": fits,
-        "range": range_sensitivity(sizes, losses, level, prediction, margin, seed),
-        "curvature": curvature_test(sizes, losses, level) if len(np.unique(sizes)) >= 3 else None,
+        "range": rng_out,
+        "curvature": curvature,
+        "windows": bend,
         "prediction": tests or None,
         "predictions": named or None,
     }

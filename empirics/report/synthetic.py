@@ -209,6 +209,7 @@ def build_tables(rows: list[dict], ids: list[dict], bootstrap: int) -> tuple[lis
 
 
 FIGURES = ("fig_alpha.png", "fig_loss.png", "fig_model.png")
+SLOPES = "fig_slopes.png"  # the local slope against n, per (d, β), with the prediction's ±margin band
 
 
 def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
@@ -221,7 +222,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     ids = estimated_dimensions(sweep, preset)
     data, model = build_tables(rows, ids, bootstrap)
     versus = against_baselines(rows, trivial_mses(preset, rows))
-    figures = FIGURES if model else FIGURES[:2]
+    figures = [*(FIGURES if model else FIGURES[:2]), SLOPES]
     report = {
         "kind": "synthetic",
         "sweep": str(sweep.path),
@@ -243,6 +244,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     out.figure(FIGURES[1], draw_loss(rows, data, bootstrap))
     if model:
         out.figure(FIGURES[2], draw_model(rows, model))
+    out.figure(SLOPES, draw_slopes(data))
     out.json(layout.REPORT_JSON, report)
     out.text(layout.REPORT_MD, markdown(report))
     out.write()
@@ -296,6 +298,49 @@ def draw_alpha(data: list[dict]):
     axes[0][0].set_ylabel("α_D (test MSE ∝ n^-α_D), 95% profile interval")
     axes[0][0].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
+    return fig
+
+
+def _windows_of(entry: dict | None) -> list[dict]:
+    """The range-sensitivity entries of windows of 3 sizes of one data-scaling entry (none without a fit)."""
+    entries = ((entry or {}).get("exponent") or {}).get("range", {}).get("entries", [])
+    return [w for w in entries if w["range"].startswith("window")]
+
+
+def draw_slopes(data: list[dict]):
+    """The local slope (loglog α̂ on each window of 3 consecutive sizes, with its 95% interval as a band)
+    against the window's middle size, one panel per (d, β), each method a colour, over the prediction
+    2β/(2β+d) and its ±margin band: a bend shows as a falling curve, not as one averaged number."""
+    plt = pyplot()
+    cells = sorted({(e["d"], e["beta"]) for e in data}, key=lambda c: (c[0], -c[1]))
+    cols = min(3, len(cells))
+    rows_ = -(-len(cells) // cols)
+    fig, axes = plt.subplots(rows_, cols, figsize=(4.6 * cols, 3.6 * rows_), squeeze=False)
+    for ax, (d, beta) in zip(axes.flat, cells, strict=False):
+        pred = alpha_D(d, beta)
+        ax.axhline(pred, color="k", lw=1.2, label="predicted 2β/(2β+d)")
+        ax.axhspan(pred - MARGIN, pred + MARGIN, color="grey", alpha=0.2, lw=0, label=f"±{MARGIN:g} margin")
+        for method, (color, marker, label) in METHOD_STYLE.items():
+            e = next((e for e in data if (e["d"], e["beta"], e["method"]) == (d, beta, method)), None)
+            wins = _windows_of(e)
+            if not wins:
+                continue
+            x = np.array([w["sizes"][1] for w in wins])
+            ax.plot(x, [w["alpha"] for w in wins], marker=marker, color=color, label=label)
+            ax.fill_between(x, [w["lo"] for w in wins], [w["hi"] for w in wins], color=color, alpha=0.15, lw=0)
+        ax.set_xscale("log")
+        mids = [w["sizes"][1] for e in data if (e["d"], e["beta"]) == (d, beta) for w in _windows_of(e)]
+        if mids:
+            readable_log_ticks(ax, "x", min(mids) / 1.3, max(mids) * 1.3)
+        ax.set_xlabel("n (middle of a window of 3 sizes)")
+        ax.set_ylabel("local slope α̂_D (95% band)")
+        ax.set_title(f"d = {d}, β = {beta:g}")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(cells) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
 
@@ -662,6 +707,11 @@ def markdown(report: dict) -> str:
         "![alpha_D against d](fig_alpha.png)",
         "",
         "![test MSE against n](fig_loss.png)",
+        "",
+        "Where the local slopes of windows differ (disjoint intervals) or the curvature is significant, the "
+        "verdict is the top window's and says (window-dependent); the figure shows the local slope against n.",
+        "",
+        f"![local slope against n]({SLOPES})",
         "",
     ]
     if report["model_scaling"]:

@@ -267,3 +267,39 @@ def test_fit_settings_refuse_an_unknown_name_rather_than_ignore_it(bad):
         FitSettings.of(None, **bad)
     with pytest.raises(TypeError):
         exponent_report([100, 300, 1000], [1.0, 0.6, 0.3], forms=("loglog",), **bad)
+
+
+def _bending(B: float, seed: int = 1):
+    """Losses whose local slope falls from 1 to 0.4 across n = 100..100,000 (3 seeds a size)."""
+    n = np.repeat([100, 316, 1000, 3162, 10_000, 31_623, 100_000.0], 3)
+    y = (50 * n**-1.0 + B * n**-0.4) * np.exp(np.random.default_rng(seed).normal(0, 0.02, len(n)))
+    return n, y
+
+
+def test_a_bend_is_not_averaged_away_the_verdict_is_the_top_windows():
+    """The issue's case: the whole range averages a steep start and a flat end to 2/3 ("equivalent"), the
+    top window says otherwise. The verdict must be the top window's, labelled window-dependent."""
+    n, y = _bending(0.5)
+    kw = {"forms": ("loglog",), "prediction": {"kind": "D", "beta": 1.0, "d": 1}, "methods": ("profile",)}
+    rep = exponent_report(n, y, coverage_reps=40, **kw)
+    t = rep["prediction"]["loglog"]
+    assert rep["windows"]["dependent"] and rep["windows"]["top"] == [10_000.0, 31_623.0, 100_000.0]
+    assert t["full_range"]["outcome"] == "equivalent"  # what averaging the bend would have said
+    assert t["outcome"] == "differs" and t["window_dependent"]
+    assert t["verdict"].endswith("(window-dependent)")
+    assert "on the top window, sizes 10,000-100,000" in t["words"]
+    # the verdict is exactly the top window's own test
+    top = n >= 10_000
+    alone = exponent_report(n[top], y[top], coverage_reps=40, **kw)["prediction"]["loglog"]
+    assert t["difference_ci"] == alone["difference_ci"] and t["outcome"] == alone["outcome"]
+
+
+def test_a_straight_power_law_keeps_its_whole_range_verdict():
+    n, _ = _bending(0.0)
+    y = 3 * n ** -(2 / 3) * np.exp(np.random.default_rng(2).normal(0, 0.02, len(n)))
+    rep = exponent_report(
+        n, y, forms=("loglog",), prediction={"kind": "D", "beta": 1.0, "d": 1}, coverage_reps=40, methods=("profile",)
+    )
+    t = rep["prediction"]["loglog"]
+    assert not rep["windows"]["dependent"] and "window_dependent" not in t
+    assert t["outcome"] == "equivalent" and "window" not in t["verdict"]
