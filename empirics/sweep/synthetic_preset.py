@@ -149,6 +149,7 @@ class SynthPreset(Preset):
         """Every problem and every size of the grid is valid; raises ValueError with one line if not."""
         from tmcheck.empirics.lm.train import SCHEDULES
         from tmcheck.empirics.synthetic.problem import validation_size
+        from tmcheck.util.bounds import check_memory
 
         self.check_tuned()
 
@@ -171,6 +172,10 @@ class SynthPreset(Preset):
                 self.problem(d, beta, self.noise)
         for n in (*self.ns, self.model_n):
             validation_size(n, self.val_fraction, self.min_val)
+        # a run holds its pool of max(ns) labelled points (D coordinates and a label, float64), a copy of
+        # the split and the Hölder field's per-level arrays: about 3 such arrays; refused before a plan is written
+        pool = max(max(self.ns), self.model_n, self.n_test)
+        check_memory("--set ns", 3 * 8 * pool * (self.D + 1), f"a data pool of {pool:,} points in D = {self.D}")
         self.model_config(self.ffn_width)
 
     def problem(self, d: int, beta: float, noise: float):

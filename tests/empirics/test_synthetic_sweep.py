@@ -98,6 +98,7 @@ def test_the_theory_arm_grows_width_and_heads_from_its_anchor():
         (dict(noise=-0.5), "noise: expected greater than or equal to 0"),
         (dict(ns=(10, 100)), "smaller than the validation split"),
         (dict(size="huge"), "unknown size rule"),
+        (dict(ns=(100, 1000, 10**9)), r"--set ns asks for about .* GB of memory for a data pool of 1,000,000,000"),
     ],
 )
 def test_bad_sweep_parameters(override, message):
