@@ -25,7 +25,7 @@ DEFAULT_K = 20  # the paper's K
 _BOOT_CELLS = 1 << 17  # resampled values held at once by the vectorised bootstrap (cache-sized blocks)
 
 
-def _percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_ci(samples: np.ndarray, level: float) -> tuple[float, float]:
     lo, hi = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 
@@ -45,7 +45,7 @@ def bootstrap_counts(n: int, n_boot: int, rng):
         yield np.bincount((idx + n * np.arange(b)[:, None]).ravel(), minlength=b * n).reshape(b, n)
 
 
-def _combine(pw: np.ndarray, combine: str, axis=None):
+def combine_values(pw: np.ndarray, combine: str, axis=None):
     """Mean ('mean'), median ('median') or inverse mean of inverses ('inverse') of pointwise values."""
     if combine == "mean":
         return np.mean(pw, axis=axis)
@@ -89,7 +89,7 @@ class IDFit:
             self.__dict__.pop(attr, None)
         k = self._n_neighbors_needed()
         p = prepare(X, k, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
-        self.fit_distances(p.neighbors.distances)
+        self.fit_neighbors(p.X, p.neighbors)
         self.n_features_in_ = p.X.shape[1]
         self.n_duplicates_ = p.n_duplicates
         self.duplicate_rtol_ = p.rtol
@@ -98,6 +98,11 @@ class IDFit:
         if smooth:
             self.dimension_pw_smooth_ = smoothed(self.dimension_pw_, self.neighbor_indices_)
         return self
+
+    def fit_neighbors(self, X: np.ndarray, neighbors) -> IDFit:
+        """Fit from the points after the duplicate policy and their exact kNN; the estimators that read
+        only the distances (all but those that need the neighbours' coordinates) use fit_distances."""
+        return self.fit_distances(neighbors.distances)
 
     def _rng(self):
         return np.random.default_rng(self.seed)
@@ -151,13 +156,13 @@ class MLEFit(IDFit):
         k = self._n_neighbors_needed()
         combine = self.combine or "inverse"
         self.dimension_pw_ = mle_pointwise(distances, k)
-        self.dimension_ = float(_combine(self.dimension_pw_, combine))
+        self.dimension_ = float(combine_values(self.dimension_pw_, combine))
         self.ci_ = None
         if self.bootstrap:
             pw = self.dimension_pw_
             blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
-            stats = np.concatenate([_combine(pw[idx], combine, axis=1) for idx in blocks])
-            self.ci_ = _percentile_ci(stats, self.ci_level)
+            stats = np.concatenate([combine_values(pw[idx], combine, axis=1) for idx in blocks])
+            self.ci_ = percentile_ci(stats, self.ci_level)
         self.n_used_ = len(self.dimension_pw_)
         self.n_duplicates_ = 0
         self.k_ = k
@@ -316,7 +321,7 @@ class TwoNNFit(IDFit):
             stats = np.concatenate(
                 [self._from_counts(log_sorted, c) for c in bootstrap_counts(len(mu), self.bootstrap, self._rng())]
             )
-            self.ci_ = _percentile_ci(stats, self.ci_level)
+            self.ci_ = percentile_ci(stats, self.ci_level)
         self.n_used_ = len(mu)
         self.n_duplicates_ = 0
         return self
@@ -410,7 +415,7 @@ class MLEScalingFit(IDFit):
                     ]
                 )
                 boot.append(_extrapolate(sizes, m, se)[0])
-            self.ci_ = _percentile_ci(np.array(boot), self.ci_level)
+            self.ci_ = percentile_ci(np.array(boot), self.ci_level)
         return self
 
 
