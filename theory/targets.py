@@ -316,17 +316,46 @@ def tight_error_bound(d: int, H: float, beta: float, N: int) -> float:
 
 
 def tight_N(d: int, H: float, beta: float, eps: float) -> int:
-    """The smallest N >= 2 with tight_error_bound(N) <= ε: N = ⌈(2√d/3)(H_f/ε)^{1/β}⌉ + 1."""
+    """The smallest N >= 2 with tight_error_bound(N) <= ε: N = ⌈(2√d/3)(H_f/ε)^{1/β}⌉ + 1.
+
+    The closed form is only a starting point: float rounding can put the least N one off it, so the
+    least N is found by `least_N`, a bisection on the monotone predicate tight_error_bound(N) <= ε, in
+    O(log N) evaluations whatever the start (stepping by one from a wrong start took ~10^14 steps).
+    """
     check_constants(d, H, beta, eps)
     _check_grid(math.log10(2 * math.sqrt(d) / 3) + (math.log10(H) - math.log10(eps)) / beta, eps)
     N = max(2, math.ceil(2 * math.sqrt(d) / 3 * (H / eps) ** (1 / beta)) + 1)
-    if N > 2**50:  # float64 cannot tell N from N - 1 here: stepping by one would never end
+    if N > 2**50:  # float64 cannot tell N from N - 1 here: the closed form is the answer
         return N
-    while N > 2 and tight_error_bound(d, H, beta, N - 1) <= eps:
-        N -= 1
-    while tight_error_bound(d, H, beta, N) > eps:
-        N += 1
-    return N
+    return least_N(lambda k: tight_error_bound(d, H, beta, k) <= eps, N)
+
+
+def least_N(holds, start: int, low: int = 2) -> int:
+    """The least N >= low with holds(N), for a predicate monotone in N (false, ..., false, true, ...).
+
+    Gallops from `start` (doubling the step) until the answer is bracketed, then bisects: O(log |N* - start|)
+    calls of holds. Raises TargetError when no N below 2^1000 holds.
+    """
+    start = max(start, low)
+    if holds(start):
+        hi, step = start, 1
+        while hi - step >= low and holds(hi - step):
+            hi, step = hi - step, 2 * step
+        lo = max(hi - step, low - 1)  # holds(lo) is false, or lo = low - 1 (nothing below low is asked)
+    else:
+        lo, step = start, 1
+        while not holds(lo + step):
+            lo, step = lo + step, 2 * step
+            if step > 2**1000:
+                raise TargetError("no grid size satisfies the bound (searched up to 2^1000)")
+        hi = lo + step
+    while hi - lo > 1:  # invariant: holds(hi), and lo < low or not holds(lo)
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def grid_N(kind: str, d: int, H: float, beta: float, eps: float) -> int:

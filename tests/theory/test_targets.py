@@ -4,6 +4,7 @@ checked on."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from tmcheck.theory.targets import (
     TargetError,
     check_sample,
     check_target,
+    least_N,
     paper_error_bound,
     paper_N,
     parse_target,
@@ -72,6 +74,48 @@ def test_tight_N_is_minimal_and_below_paper(d, H, beta, eps):
     assert tight_error_bound(d, H, beta, N) <= eps
     assert N == 2 or tight_error_bound(d, H, beta, N - 1) > eps
     assert N <= paper_N(d, H, beta, eps)
+
+
+def brute_force_N(d, H, beta, eps):
+    """The definition read literally: scan N = 2, 3, ... for the first bound <= ε."""
+    N = 2
+    while tight_error_bound(d, H, beta, N) > eps:
+        N += 1
+    return N
+
+
+@given(st.integers(1, 6), st.floats(0.1, 2), st.sampled_from([0.5, 0.75, 1.0]), st.floats(0.05, 0.99))
+def test_tight_N_equals_a_scan_from_two(d, H, beta, eps):
+    assert tight_N(d, H, beta, eps) == brute_force_N(d, H, beta, eps)
+
+
+@given(st.integers(2, 10**30), st.integers(0, 10**30), st.integers(2, 50))
+def test_least_N_finds_any_threshold_from_any_start(threshold, start, low):
+    calls = []
+
+    def holds(N):
+        calls.append(N)
+        return N >= threshold
+
+    assert least_N(holds, start, low) == max(threshold, low)
+    assert len(calls) <= 4 * 101 + 4  # O(log |N* - start|): 10^30 < 2^100
+    assert all(N >= low for N in calls)
+
+
+def test_a_wrong_closed_form_costs_a_bisection_not_a_walk(monkeypatch):
+    """The grid mutation of issue #41: a bound whose least N is ~10^7 times the closed form's start.
+
+    Stepping by one from the start took ~6.7·10^13 steps here; the bisection takes ~100 calls."""
+    import tmcheck.theory.targets as targets
+
+    monkeypatch.setattr(
+        targets, "tight_error_bound", lambda d, H, beta, N: H * (2 * d**0.5 / (3 * (N - 1))) ** (beta / 2)
+    )
+    t0 = time.perf_counter()
+    N = targets.tight_N(1, 1.0, 1.0, 1e-7)
+    assert time.perf_counter() - t0 < 1.0
+    assert targets.tight_error_bound(1, 1.0, 1.0, N) <= 1e-7 < targets.tight_error_bound(1, 1.0, 1.0, N - 1)
+    assert N > 6 * 10**13
 
 
 def test_constants_are_validated():
