@@ -1,0 +1,151 @@
+"""lPCA: the intrinsic dimension from the PCA eigenvalue spectrum, equal to scikit-dimension 0.5.0's
+``lPCA`` on the same points (tests/empirics/id/test_lpca.py) for its spectral versions (paper
+Section 5, "Estimating the ID of text", where PCA is the linear baseline).
+
+The spectrum is the covariance's eigenvalues l_1 >= l_2 >= ... (the squared singular values of the
+centred points over N - 1, what scikit-learn's PCA calls explained_variance_). ``ver``:
+
+- 'FO' (default, Fukunaga-Olsen): the number of l_i > alphaFO l_1;
+- 'Kaiser': the number of l_i above their mean;
+- 'maxgap': the i with the largest gap l_i / l_{i+1};
+- 'ratio': the fewest leading eigenvalues holding more than alphaRatio of the variance;
+- 'participation_ratio': (sum l)^2 / sum l^2 (a real number);
+- 'Fan': Fan et al.'s rule (noise level from the tail past PFan of the variance, then the first gap
+  above alphaFan or the first cumulative share above betaFan);
+- 'broken_stick': the leading eigenvalues whose share exceeds the broken-stick distribution's.
+
+The random-matrix versions of scikit-dimension ('MP', 'GD', 'KN', 'Minka', 'parallel', 'denoised',
+'scRMT') are refused in one line: they are not implemented here. A global estimator: duplicated rows
+are kept by default (they change the spectrum as they change scikit-dimension's); ``duplicates=
+'remove'`` (what ``estimate_id`` passes by default) drops them by MLE's rule first. The bootstrap
+interval resamples points and recomputes the spectrum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tmcheck.empirics.id.core import IDFit, bootstrap_indices, percentile_ci
+from tmcheck.empirics.id.points import check_points, prepare
+from tmcheck.empirics.id.registry import Estimator
+
+VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick")
+
+
+def spectrum(X: np.ndarray) -> np.ndarray:
+    """The covariance eigenvalues of the rows of X, descending (min(N, D) of them)."""
+    Xc = X - X.mean(axis=0)
+    return np.linalg.svd(Xc, compute_uv=False) ** 2 / (len(X) - 1)
+
+
+def dimension_from(ev: np.ndarray, est) -> float:
+    """The ID of one spectrum under ``est``'s version and thresholds (scikit-dimension's formulas)."""
+    if est.ver == "FO":
+        return int(np.sum(ev > est.alphaFO * ev[0]))
+    if est.ver == "Kaiser":
+        return int(np.sum(ev > np.mean(ev)))
+    if est.ver == "maxgap":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return int(np.nanargmax(ev[:-1] / ev[1:]) + 1)
+    if est.ver == "ratio":
+        share = np.cumsum(ev) / np.max(np.cumsum(ev))
+        return int(np.sum(share < est.alphaRatio) + 1)
+    if est.ver == "participation_ratio":
+        return float(np.sum(ev) ** 2 / np.sum(ev**2))
+    if est.ver == "broken_stick":
+        d = len(ev)
+        stick = np.array([np.sum(1.0 / np.arange(i + 1, d + 1)) / d for i in range(d)])
+        above = stick > ev / np.sum(ev)
+        return int(np.argmax(above)) if above.any() else 0
+    r = np.where(np.cumsum(ev) / np.sum(ev) > est.PFan)[0][0]  # Fan
+    ev = ev - np.mean(ev[r:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = ev[:-1] / ev[1:]
+    return int(
+        1
+        + np.min(
+            np.concatenate((np.where(gaps > est.alphaFan)[0], np.where(np.cumsum(ev) / np.sum(ev) > est.betaFan)[0]))
+        )
+    )
+
+
+class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
+    """The arithmetic of lPCA (its parameters: scikit-dimension's thresholds, tmcheck's bootstrap)."""
+
+    def __init__(
+        self,
+        ver="FO",
+        alphaRatio=0.05,  # noqa: N803  (scikit-dimension's parameter names)
+        alphaFO=0.05,  # noqa: N803
+        alphaFan=10,  # noqa: N803
+        betaFan=0.8,  # noqa: N803
+        PFan=0.95,  # noqa: N803
+        bootstrap=0,
+        ci_level=0.95,
+        duplicates="keep",
+        rtol=None,
+        device="auto",
+        seed=None,
+    ):
+        self.ver = ver
+        self.alphaRatio = alphaRatio
+        self.alphaFO = alphaFO
+        self.alphaFan = alphaFan
+        self.betaFan = betaFan
+        self.PFan = PFan
+        self.bootstrap = bootstrap
+        self.ci_level = ci_level
+        self.duplicates = duplicates
+        self.rtol = rtol
+        self.device = device
+        self.seed = seed
+
+    def _n_neighbors_needed(self) -> int:
+        self._check_common()
+        if self.ver not in VERSIONS:
+            raise ValueError(
+                f"ver must be one of {', '.join(VERSIONS)}, got {self.ver!r} (scikit-dimension's random-matrix "
+                "versions are not implemented in tmcheck)"
+            )
+        return 1
+
+    def fit(self, X, y=None):
+        """The ID of the rows of X from their covariance spectrum; y is ignored. Returns self."""
+        self._n_neighbors_needed()
+        if self.duplicates == "keep":
+            X, n_dup, self.duplicate_rtol_ = np.asarray(check_points(X, 1), dtype=np.float64), 0, None
+        else:  # MLE's duplicate policy (its kNN finds them)
+            p = prepare(X, 1, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
+            X, n_dup, self.duplicate_rtol_ = np.asarray(p.X, dtype=np.float64), p.n_duplicates, p.rtol
+        self.explained_var_ = ev = spectrum(X)
+        self.dimension_ = dimension_from(ev, self)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.gap_ = ev[:-1] / ev[1:]
+        self.ci_ = None
+        if self.bootstrap:
+            stats = [
+                dimension_from(spectrum(X[i]), self)
+                for idx in bootstrap_indices(len(X), self.bootstrap, self._rng())
+                for i in idx
+            ]
+            self.ci_ = percentile_ci(np.asarray(stats, dtype=np.float64), self.ci_level)
+        self.n_features_in_ = X.shape[1]
+        self.n_used_, self.n_duplicates_ = len(X), n_dup
+        return self
+
+    def fit_distances(self, distances):
+        raise ValueError("lPCA reads the points' spectrum, not their neighbour distances: use fit(X)")
+
+
+# the estimators of this module (``registry.Estimator``; ``protocol.ESTIMATORS`` gathers them)
+ESTIMATORS = (
+    Estimator(
+        "lpca",
+        lPCAFit,
+        "lPCA",
+        "PCA spectrum, Fukunaga-Olsen: eigenvalues above 5% of the largest (scikit-dimension's lPCA default)",
+        interval=lambda est: (
+            "none" if est.ci_ is None else f"percentile bootstrap over points, {est.bootstrap} resamples"
+        ),
+    ),
+)
