@@ -7,8 +7,9 @@ loglog form, the reports' interval method), each with the rule's verdict at ±δ
 ±0.02; the local slope on every decade window (3 half-decade sizes), and the smallest n from which every
 window's slope is equivalent. The whole-range verdict is labelled "window-dependent" when the windows'
 intervals are disjoint or the curvature test is significant (issue #38 item 2: a verdict never averages a bend
-away). Per (d, β), a diagnosis of the problem at the scales kNN resolves: the holder field's finest level K,
-the median radius of knn-theory's neighbourhoods, and the field's local Hölder exponent measured there.
+away). Per control, a diagnosis of the problem at the scale it averages over: the holder field's finest level
+K, the control's scale (kNN's neighbourhood radius, krr's kernel width) and the field's local Hölder exponent
+measured there.
 """
 
 from __future__ import annotations
@@ -167,31 +168,33 @@ def local_holder(preset, d: int, beta: float, h1: float, h2: float) -> float:
     return math.log(b1 / b2) / (2 * math.log(h1 / h2))
 
 
-def diagnosis(preset, rows: list[dict], entries: list[dict], d: int, beta: float) -> dict:
-    """The problem at the scales knn-theory resolves on its top window: the field's finest level K and
-    scale 2^-K, the neighbourhoods' median radius (chart units) at the window's ends, and the field's local
-    Hölder exponent between those radii as an average over a ball sees it (`local_holder`), with the
-    exponent 2β_eff/(2β_eff+d) it implies."""
+SCALE = {"knn-theory": "radius", "knn-cv": "radius", "krr": "h"}  # the row field of each control's scale
+SCALE_WORDS = {"radius": "neighbourhood radius", "h": "kernel width"}
+
+
+def diagnosis(preset, rows: list[dict], e: dict) -> dict:
+    """The problem at the scale a control averages over on its top window: the field's finest level K and
+    scale 2^-K, the control's scale (kNN: the median distance to the k-th neighbour; krr: the kernel width
+    h) in chart units at the window's ends, and the field's local Hölder exponent between those scales as an
+    average over a ball sees it (`local_holder`), with the exponent 2β_eff/(2β_eff+d) it implies."""
     from tmcheck.empirics.synthetic.controls import intrinsic_radius
     from tmcheck.empirics.synthetic.problem import holder_levels
 
+    d, beta, top = e["d"], e["beta"], e["top"]
     K = holder_levels(d)
-    out = {"d": d, "beta": beta, "levels": K, "finest_scale": 2.0**-K, "noise": preset.noise, "target_variance": 1.0}
-    top = next((e["top"] for e in entries if e["method"] == "knn-theory" and (e["d"], e["beta"]) == (d, beta)), None)
+    out = {"method": e["method"], "d": d, "beta": beta, "levels": K, "finest_scale": 2.0**-K}
     if top is None or preset.target != "holder":
         return out
-    lo, hi = top["sizes"][0], top["sizes"][-1]
-    radii = {}
-    for n in (lo, hi):
-        sel = [
-            r["radius"] for r in rows if (r["method"], r["d"], r["beta"], float(r["n"])) == ("knn-theory", d, beta, n)
-        ]
-        radii[n] = intrinsic_radius(float(np.median(sel)))
-    b_eff = local_holder(preset, d, beta, radii[lo], radii[hi])
+    key, scales = SCALE[e["method"]], []
+    for n in (top["sizes"][0], top["sizes"][-1]):
+        sel = [r[key] for r in rows if (r["method"], r["d"], r["beta"], float(r["n"])) == (e["method"], d, beta, n)]
+        scales.append(intrinsic_radius(float(np.median(sel))))
+    b_eff = local_holder(preset, d, beta, *scales)
     out.update(
-        radius_top_lo=radii[lo],
-        radius_top_hi=radii[hi],
-        levels_below_radius=K - math.log2(1 / radii[hi]),
+        scale=SCALE_WORDS[key],
+        scale_top_lo=scales[0],
+        scale_top_hi=scales[1],
+        levels_finer=K - math.log2(1 / scales[1]),
         local_beta=b_eff,
         alpha_local=alpha_D(d, b_eff) if b_eff > 0 else float("nan"),
     )
@@ -201,9 +204,9 @@ def diagnosis(preset, rows: list[dict], entries: list[dict], d: int, beta: float
 def diagnosis_words(e: dict, diag: dict) -> str:
     """Why a control's top-window slope is or is not equivalent, from the numbers: the difference α̂ − α_D,
     the part of it the field's roughness at kNN's scales accounts for (2β_eff/(2β_eff+d) − α_D), and what
-    is left; a top window that is not equivalent is put down to the problem when the roughness accounts
-    for at least half the difference, else to the design when its interval is wider than the margin, else
-    to the estimator's pre-asymptotic bias."""
+    is left; a top window that is not equivalent is put down to the design when its interval is wider than
+    the margin, else to the problem when the roughness accounts for at least half the difference (and at
+    least a fifth of the margin), else to the estimator's pre-asymptotic bias."""
     top = e["top"]
     if top is None:
         return "no decade window: too few sizes"
@@ -213,17 +216,17 @@ def diagnosis_words(e: dict, diag: dict) -> str:
         return head
     field = diag["alpha_local"] - e["predicted"]
     head += (
-        f"; the field's roughness between knn-theory's radii {diag['radius_top_lo']:.3g} and "
-        f"{diag['radius_top_hi']:.3g} (β_eff = {diag['local_beta']:.3f}, {diag['levels_below_radius']:.1f} of its "
-        f"levels finer than the radius, K = {diag['levels']}) accounts for {field:+.3f}, leaving {diff - field:+.3f}"
+        f"; the field's roughness between its {diag['scale']} {diag['scale_top_lo']:.3g} and "
+        f"{diag['scale_top_hi']:.3g} (β_eff = {diag['local_beta']:.3f}, {diag['levels_finer']:.1f} of its levels "
+        f"finer than that, K = {diag['levels']}) accounts for {field:+.3f}, leaving {diff - field:+.3f}"
     )
     if top["outcome"] == "equivalent":
         return head
     width = (top["equivalence_ci"][1] - top["equivalence_ci"][0]) / 2
-    if abs(field) >= abs(diff) / 2:
-        why = "the problem is off: at these scales the field is not β-rough (the cap 2^-K of holder_levels)"
-    elif width > MARGIN:
+    if width > MARGIN:
         why = f"the design is short: the interval's half-width {width:.3f} exceeds the margin (more seeds or sizes)"
+    elif abs(field) >= max(abs(diff) / 2, MARGIN / 5):
+        why = "the problem is off: at these scales the field is not β-rough (the cap 2^-K of holder_levels)"
     else:
         why = "the estimator is still pre-asymptotic at these n"
     return f"{head}: {why}"
@@ -243,7 +246,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
             e = control_entry(rows, method, d, b, bootstrap, seed=100 * i + 10 * j)
             if e is not None:
                 entries.append(e)
-    diags = [diagnosis(preset, rows, entries, d, b) for d, b in cells]
+    diags = [diagnosis(preset, rows, e) for e in entries]
     planned = len(sweep.read_plan()) if (sweep.path / layout.PLAN).exists() else len(rows)
     report = {
         "kind": "controls",
@@ -398,20 +401,30 @@ def tuning_table(tuning: dict) -> str:
 
 def diagnosis_table(diags: list[dict]) -> str:
     lines = [
-        "| d | β | finest level K (scale) | knn-theory radius at the top window's ends | field levels finer than it |"
-        " local Hölder exponent there | 2β_eff/(2β_eff+d) |",
-        "|---|---|---|---|---|---|---|",
+        "| control | d | β | finest level K (scale) | the control's scale at the top window's ends (chart units) |"
+        " field levels finer than it | local Hölder exponent there | 2β_eff/(2β_eff+d) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for g in diags:
+        head = f"| {g['method']} | {g['d']} | {g['beta']:g} | {g['levels']} ({g['finest_scale']:.3g}) |"
         if "local_beta" not in g:
-            lines.append(f"| {g['d']} | {g['beta']:g} | {g['levels']} ({g['finest_scale']:.3g}) | — | — | — | — |")
+            lines.append(f"{head} — | — | — | — |")
             continue
         lines.append(
-            f"| {g['d']} | {g['beta']:g} | {g['levels']} ({g['finest_scale']:.3g}) | {g['radius_top_lo']:.3g} → "
-            f"{g['radius_top_hi']:.3g} | {g['levels_below_radius']:.1f} | {g['local_beta']:.3f} | "
-            f"{g['alpha_local']:.3f} |"
+            f"{head} {g['scale']} {g['scale_top_lo']:.3g} → {g['scale_top_hi']:.3g} | {g['levels_finer']:.1f} | "
+            f"{g['local_beta']:.3f} | {g['alpha_local']:.3f} |"
         )
     return "\n".join(lines)
+
+
+def diagnosis_lines(report: dict) -> list[str]:
+    """One line per control: its top window's difference, what the field's roughness accounts for, why."""
+    diag = {(g["method"], g["d"], g["beta"]): g for g in report["diagnosis"]}
+    return [
+        f"- {e['method']}, d = {e['d']}, β = {e['beta']:g}: "
+        f"{diagnosis_words(e, diag[(e['method'], e['d'], e['beta'])])}."
+        for e in report["controls"]
+    ]
 
 
 def _grid(values) -> str:
@@ -461,7 +474,6 @@ def resume_command(preset_name: str, directory: str = "DIR") -> str:
 
 def markdown(report: dict) -> str:
     p, entries = report["preset"], report["controls"]
-    diag = {(g["d"], g["beta"]): g for g in report["diagnosis"]}
     lines = [
         "# Positive controls: estimators with proven rates on the synthetic problem",
         "",
@@ -499,14 +511,11 @@ def markdown(report: dict) -> str:
         "",
         "![local slopes](fig_slope.png)",
         "",
-        "## Diagnosis: the problem at the scales kNN resolves",
+        "## Diagnosis: the problem at the scale each control averages over",
         "",
         diagnosis_table(report["diagnosis"]),
         "",
-        *[
-            f"- {e['method']}, d = {e['d']}, β = {e['beta']:g}: {diagnosis_words(e, diag[(e['d'], e['beta'])])}."
-            for e in entries
-        ],
+        *diagnosis_lines(report),
         "",
         "## Notes",
         "",

@@ -55,17 +55,12 @@ def tuning() -> str:
 
 
 def diagnosis() -> str:
-    from tmcheck.empirics.report.controls import diagnosis_table, diagnosis_words
+    from tmcheck.empirics.report.controls import diagnosis_lines, diagnosis_table
 
     rep = _report()
     if rep is None:
         return _missing()
-    diag = {(g["d"], g["beta"]): g for g in rep["diagnosis"]}
-    words = [
-        f"- {e['method']}, d = {e['d']}, β = {e['beta']:g}: {diagnosis_words(e, diag[(e['d'], e['beta'])])}."
-        for e in rep["controls"]
-    ]
-    return "\n".join([diagnosis_table(rep["diagnosis"]), "", *words])
+    return "\n".join([diagnosis_table(rep["diagnosis"]), "", *diagnosis_lines(rep)])
 
 
 GENERATORS = {
