@@ -114,11 +114,14 @@ class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
         self._n_neighbors_needed()
         if self.duplicates == "keep":
             X, n_dup, self.duplicate_rtol_ = np.asarray(check_points(X, 1), dtype=np.float64), 0, None
+            self.representative_ = np.arange(len(X))
         else:  # MLE's duplicate policy (its kNN finds them)
             p = prepare(X, 1, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
             X, n_dup, self.duplicate_rtol_ = np.asarray(p.X, dtype=np.float64), p.n_duplicates, p.rtol
+            self.representative_ = p.representative
         self.explained_var_ = ev = spectrum(X)
         self.dimension_ = dimension_from(ev, self)
+        self.dimension_pw_ = np.full(len(X), float(self.dimension_))  # a global estimate: every point's value
         with np.errstate(divide="ignore", invalid="ignore"):
             self.gap_ = ev[:-1] / ev[1:]
         self.ci_ = None
