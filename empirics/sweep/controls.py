@@ -34,6 +34,7 @@ METHODS = ("knn-theory", "knn-cv", "krr")
 NAME = "{method}-d{d}-b{beta}-n{n}-s{seed}"
 TUNING = "tuning"  # data/<TUNING>/tuning.json: the constants chosen once per (d, β)
 TUNING_FILE = "tuning.json"
+SMALL_BAND = 100_000  # a method's sizes up to this n are planned before its larger ones
 HALF_DECADES = (100, 316, 1000, 3162, 10_000, 31_623, 100_000, 316_228, 1_000_000)
 Beta = Annotated[float, Field(gt=0, le=1)]
 
@@ -239,16 +240,22 @@ def run_name(params: Mapping) -> str:
 
 
 def plan_specs(p: ControlsPreset) -> list[RunSpec]:
-    """Every run: methods in the preset's order (a partial sweep holds whole methods), then (d, β), the
-    seed and n, so that one worker's consecutive runs share a problem and a data pool."""
+    """Every run: methods in the preset's order (a partial sweep holds whole methods); within a method the
+    sizes up to SMALL_BAND first, then the larger ones, so that a partial method has every (d, β) up to
+    SMALL_BAND, and the larger ones from the largest d down (the smallest k, the cheapest neighbour
+    searches, first); within a band (d, β), the seed and n, so that one worker's consecutive runs share a
+    problem and a data pool."""
     specs = []
     for method in p.methods:
-        for d in p.dims:
-            for beta in p.betas:
-                for seed in p.seeds:
-                    for n in p.planned_ns(method):
-                        params = {"method": method, "d": d, "beta": beta, "n": n, "seed": seed}
-                        specs.append(RunSpec("controls", run_name(params), params))
+        ns = p.planned_ns(method)
+        small, large = [n for n in ns if n <= SMALL_BAND], [n for n in ns if n > SMALL_BAND]
+        for band, dims in ((small, p.dims), (large, sorted(p.dims, reverse=True))):
+            for d in dims:
+                for beta in p.betas:
+                    for seed in p.seeds:
+                        for n in band:
+                            params = {"method": method, "d": d, "beta": beta, "n": n, "seed": seed}
+                            specs.append(RunSpec("controls", run_name(params), params))
     return specs
 
 
