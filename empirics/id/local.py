@@ -138,50 +138,52 @@ class TLEFit(LocalFit):
             raise ValueError(f"epsilon must be a finite number >= 0, got {self.epsilon!r}")
         X = np.asarray(X, dtype=np.float64)
         idx, dist = neighbors.indices[:, :k], np.asarray(neighbors.distances, dtype=np.float64)[:, :k]
-        pw = np.array([tle_point(X[idx[i]], dist[i], self.epsilon) for i in range(len(X))])
+        pw = tle_pointwise(X, idx, dist, self.epsilon)
         return self._combine_pointwise(pw, k)
 
 
-def tle_point(nn: np.ndarray, u: np.ndarray, epsilon: float) -> float:
-    """TLE of one point from its neighbours nn (k, D) at sorted distances u (k,), scikit-dimension's
-    ``_idtle`` step by step (its boundary cases 1-5)."""
-    r = u[-1]
-    if r == 0:
-        raise ValueError("all k-NN distances are zero")
-    k = len(u)
-    V = np.sqrt(((nn[:, None, :] - nn[None, :, :]) ** 2).sum(axis=-1))  # (k, k) distances between neighbours
-    Di = np.tile(u[:, None], (1, k))
-    Dj = Di.T
-    Z2 = 2 * Di**2 + 2 * Dj**2 - V**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        S = r * (np.sqrt((Di**2 + V**2 - Dj**2) ** 2 + 4 * V**2 * (r**2 - Di**2)) - (Di**2 + V**2 - Dj**2))
-        S /= 2 * (r**2 - Di**2)
-        T = r * (np.sqrt((Di**2 + Z2 - Dj**2) ** 2 + 4 * Z2 * (r**2 - Di**2)) - (Di**2 + Z2 - Dj**2))
-        T /= 2 * (r**2 - Di**2)
-        Dr = u == r  # neighbours at distance r: the limit of the formulas
-        S[Dr, :] = r * V[Dr, :] ** 2 / (r**2 + V[Dr, :] ** 2 - Dj[Dr, :] ** 2)
-        T[Dr, :] = r * Z2[Dr, :] / (r**2 + Z2[Dr, :] - Dj[Dr, :] ** 2)
-        Di0, Dj0 = Di == 0, Dj == 0
-        T[Di0], S[Di0] = Dj[Di0], Dj[Di0]
-        T[Dj0] = S[Dj0] = (r * V / (r + V))[Dj0]
-    V0 = V == 0
-    np.fill_diagonal(V0, False)
-    T[V0] = S[V0] = r
-    n_v0 = int(V0.sum())
-    dropped = (T < epsilon) | (S < epsilon) | np.isnan(T) | np.isnan(S)
-    np.fill_diagonal(dropped, False)
-    n_dropped = int(dropped.sum())
-    T[dropped] = S[dropped] = r
-    with np.errstate(divide="ignore"):  # the diagonal (a neighbour with itself) is 0 and set to 0 below
-        T, S = np.log(T / r), np.log(S / r)
-    np.fill_diagonal(T, 0)
-    np.fill_diagonal(S, 0)
-    s1t, s1s = T.sum(), S.sum()
-    n_small = int((u < epsilon).sum())
-    s2 = np.sum(np.log(u[n_small:] / r))
-    if s1t + s1s > -epsilon:  # (almost) all distances equal
-        return 0.0
-    return float(-2 * (k**2 - n_dropped - n_small - n_v0) / (s1t + s1s + 2 * s2))
+def tle_pointwise(X: np.ndarray, indices: np.ndarray, distances: np.ndarray, epsilon: float) -> np.ndarray:
+    """TLE of every point from its k neighbours X[indices] (N, k) at sorted distances (N, k):
+    scikit-dimension's ``_idtle`` step by step (its boundary cases 1-5), on blocks of points at once
+    (b, k, k) instead of one point at a time."""
+    N, k = distances.shape
+    out = np.empty(N)
+    block = max(1, (1 << 22) // (k * k * max(X.shape[1], 4)))
+    off = ~np.eye(k, dtype=bool)  # a neighbour with itself gives no measurement
+    for b0 in range(0, N, block):
+        u = distances[b0 : b0 + block]  # (b, k)
+        nn = X[indices[b0 : b0 + block]]  # (b, k, D)
+        r = u[:, -1][:, None, None]  # (b, 1, 1)
+        if (r == 0).any():
+            raise ValueError("all k-NN distances of a point are zero")
+        V = np.sqrt(((nn[:, :, None, :] - nn[:, None, :, :]) ** 2).sum(axis=-1))  # (b, k, k) between neighbours
+        Di, Dj = u[:, :, None] + 0 * V, u[:, None, :] + 0 * V
+        Z2 = 2 * Di**2 + 2 * Dj**2 - V**2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            S = r * (np.sqrt((Di**2 + V**2 - Dj**2) ** 2 + 4 * V**2 * (r**2 - Di**2)) - (Di**2 + V**2 - Dj**2))
+            S = S / (2 * (r**2 - Di**2))
+            T = r * (np.sqrt((Di**2 + Z2 - Dj**2) ** 2 + 4 * Z2 * (r**2 - Di**2)) - (Di**2 + Z2 - Dj**2))
+            T = T / (2 * (r**2 - Di**2))
+            Dr = Di == r  # neighbours at distance r: the limit of the formulas
+            S = np.where(Dr, r * V**2 / (r**2 + V**2 - Dj**2), S)
+            T = np.where(Dr, r * Z2 / (r**2 + Z2 - Dj**2), T)
+            T, S = np.where(Di == 0, Dj, T), np.where(Di == 0, Dj, S)
+            at_j0 = r * V / (r + V)
+            T, S = np.where(Dj == 0, at_j0, T), np.where(Dj == 0, at_j0, S)
+        V0 = (V == 0) & off
+        T, S = np.where(V0, r, T), np.where(V0, r, S)
+        dropped = ((T < epsilon) | (S < epsilon) | np.isnan(T) | np.isnan(S)) & off
+        T, S = np.where(dropped, r, T), np.where(dropped, r, S)
+        with np.errstate(divide="ignore"):  # the diagonal is set to 0 next
+            T, S = np.where(off, np.log(T / r), 0.0), np.where(off, np.log(S / r), 0.0)
+        s1 = T.sum(axis=(1, 2)) + S.sum(axis=(1, 2))
+        small = u < epsilon
+        with np.errstate(divide="ignore"):
+            s2 = np.where(small, 0.0, np.log(u / u[:, -1:])).sum(axis=1)
+        n = k**2 - dropped.sum(axis=(1, 2)) - small.sum(axis=1) - V0.sum(axis=(1, 2))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[b0 : b0 + block] = np.where(s1 > -epsilon, 0.0, -2 * n / (s1 + 2 * s2))  # all distances equal: 0
+    return out
 
 
 # the estimators of this module (``registry.Estimator``; ``protocol.ESTIMATORS`` gathers them)
