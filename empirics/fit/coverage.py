@@ -103,6 +103,21 @@ def choose_method(table: dict, target: float = COVERAGE_TARGET) -> dict:
     }
 
 
+def _rule_intervals(design: Design, law: dict, noise: float, reps: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 - 2a profile intervals of alpha the equivalence rule reads, on `reps` simulated sweeps."""
+    rng = np.random.default_rng(seed)
+    n, Y = simulated_sweeps(design, law, noise, reps, rng)
+    res = interval_batch(n, Y, law["form"], 1 - 2 * prediction.SIZE, ("profile",), rng=rng)["profile"]
+    return res["lo"], res["hi"]
+
+
+def _rates(lo: np.ndarray, hi: np.ndarray, alpha: float, shift: float, margin: float) -> dict:
+    """How often each outcome is decided when the true difference alpha - prediction is `shift`."""
+    pred = alpha - shift
+    out = [prediction.decide(a - pred, b - pred, margin) for a, b in zip(lo, hi, strict=True)]
+    return {k: out.count(k) / len(out) for k in ("equivalent", "differs", "undecided")}
+
+
 def rule_error_rates(design: Design, law: dict, noise: float, margin: float, reps: int = PROFILE_REPS, seed: int = 0):
     """The equivalence rule's error rates at a design (tmcheck.empirics.fit.prediction), by simulation.
 
@@ -113,16 +128,9 @@ def rule_error_rates(design: Design, law: dict, noise: float, margin: float, rep
     (the power: how often a true prediction is called "equivalent"). Returns {"equivalent_at_edge",
     "differs_at_edge" (the larger of the two edges), "equivalent_at_zero", "differs_at_zero", "reps",
     "nominal"}."""
-    rng = np.random.default_rng(seed)
-    n, Y = simulated_sweeps(design, law, noise, reps, rng)
-    res = interval_batch(n, Y, law["form"], 1 - 2 * prediction.SIZE, ("profile",), rng=rng)["profile"]
-
-    def rates(shift: float) -> dict:
-        pred = law["alpha"] - shift  # the true difference alpha - pred is `shift`
-        out = [prediction.decide(lo - pred, hi - pred, margin) for lo, hi in zip(res["lo"], res["hi"], strict=True)]
-        return {k: out.count(k) / reps for k in ("equivalent", "differs", "undecided")}
-
-    edges, zero = [rates(margin), rates(-margin)], rates(0.0)
+    lo, hi = _rule_intervals(design, law, noise, reps, seed)
+    edges = [_rates(lo, hi, law["alpha"], s, margin) for s in (margin, -margin)]
+    zero = _rates(lo, hi, law["alpha"], 0.0, margin)
     return {
         "equivalent_at_edge": max(e["equivalent"] for e in edges),
         "differs_at_edge": max(e["differs"] for e in edges),
@@ -131,3 +139,62 @@ def rule_error_rates(design: Design, law: dict, noise: float, margin: float, rep
         "reps": reps,
         "nominal": prediction.SIZE,
     }
+
+
+POWER = 0.8  # the probability at which a difference counts as detectable
+SHIFTS = np.round(np.arange(0.0, 1.0001, 0.01), 2)  # the true differences scanned for the detectable one
+
+
+def detectable_difference(lo: np.ndarray, hi: np.ndarray, alpha: float, margin: float, power: float = POWER) -> float:
+    """The smallest true difference |alpha - prediction| (on SHIFTS) called "differs" with probability at
+    least `power` at both signs; inf when none up to 1 is."""
+    for shift in SHIFTS:
+        if min(_rates(lo, hi, alpha, sg * shift, margin)["differs"] for sg in (1, -1)) >= power:
+            return float(shift)
+    return float("inf")
+
+
+def verdict_power(design: Design, law: dict, noise: float, margin: float, reps: int = 1000, seed: int = 0) -> dict:
+    """At one design: P(equivalent) when the prediction is true, P(differs) at a true difference of two
+    margins, and the detectable difference (at POWER), for a law with the seeds' noise, read through the
+    rule's own intervals (1 - 2a profile) on `reps` simulated sweeps."""
+    lo, hi = _rule_intervals(design, law, noise, reps, seed)
+    zero = _rates(lo, hi, law["alpha"], 0.0, margin)
+    far = min(_rates(lo, hi, law["alpha"], sg * 2 * margin, margin)["differs"] for sg in (1, -1))
+    return {
+        "equivalent_if_true": zero["equivalent"],
+        "undecided_if_true": zero["undecided"],
+        "differs_at_2_margins": far,
+        "detectable": detectable_difference(lo, hi, law["alpha"], margin),
+        "reps": reps,
+    }
+
+
+def power_table(
+    top_n: float,
+    per_decade: float,
+    law: dict,
+    noise: float,
+    margin: float,
+    seeds=(3, 5, 10, 20),
+    decades=(1, 2, 3),
+    reps: int = 1000,
+    seed: int = 0,
+) -> list[dict]:
+    """verdict_power over designs that end at `top_n` and span each of `decades` with `per_decade` sizes a
+    decade (evenly in log n, at least 3 sizes), each size with each number of `seeds`: what the study
+    would decide with more seeds or more decades, at its own law and noise."""
+    out = []
+    for span in decades:
+        k = max(3, round(per_decade * span) + 1)
+        sizes = tuple(float(v) for v in np.logspace(np.log10(top_n) - span, np.log10(top_n), k))
+        for s in seeds:
+            out.append(
+                {
+                    "decades": span,
+                    "sizes": k,
+                    "seeds": s,
+                    **verdict_power(Design(sizes, s), law, noise, margin, reps, seed),
+                }
+            )
+    return out

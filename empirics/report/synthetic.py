@@ -223,6 +223,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     data, model = build_tables(rows, ids, bootstrap)
     versus = against_baselines(rows, trivial_mses(preset, rows))
     figures = [*(FIGURES if model else FIGURES[:2]), SLOPES]
+    power = study_power(data)
     report = {
         "kind": "synthetic",
         "sweep": str(sweep.path),
@@ -230,6 +231,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "data_scaling": data,
         "model_scaling": model,
         "against_baselines": versus,
+        "power": power,
         "id_estimates": ids,
         "rows": len(rows),
         "stops": {
@@ -237,6 +239,9 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         },
         "transformer_seconds": float(sum(r.get("seconds", 0.0) for r in rows)),
         "wall_seconds": float(sum(r["wall_s"] for r in rows)),
+        # CPU time of each run (process time, one thread); rows from before cpu_s was recorded count their wall time
+        "cpu_hours": float(sum(r.get("cpu_s", r["wall_s"]) for r in rows)) / 3600,
+        "cpu_measured": sum("cpu_s" in r for r in rows),
         "files": [layout.REPORT_MD, layout.REPORT_JSON, *figures],
     }
     out = Outputs(sweep.path)
@@ -299,6 +304,84 @@ def draw_alpha(data: list[dict]):
     axes[0][0].legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
+
+
+POWER_REPS = 1000  # simulated sweeps per design of the power analysis
+
+
+def study_power(data: list[dict], method: str = "transformer") -> dict:
+    """What the study could decide (#38 item 6), by simulation at its own designs and noise: per (d, β),
+    the method's loglog fit (its alpha, B and seed noise) at the sizes and seeds it ran, through the
+    equivalence rule's own intervals (tmcheck.empirics.fit.coverage.verdict_power); and, at the median
+    noise of those fits, the same against the number of seeds and decades (power_table) ending at the
+    study's largest n with its sizes per decade."""
+    from tmcheck.empirics.fit.coverage import Design, power_table, verdict_power
+
+    cells, noises, spans = [], [], []
+    for e in sorted((e for e in data if e["method"] == method and e.get("exponent")), key=_key):
+        f = e["exponent"]["fits"]["loglog"]
+        sigma = f["noise"]["sigma_log"]
+        if not sigma > 0:
+            continue
+        sizes = f["design"]["sizes"]
+        law = {"form": "loglog", "E": 0.0, "B": f["params"]["B"], "alpha": f["params"]["alpha"]}
+        design = Design(tuple(sizes), tuple(f["design"]["seeds_per_size"]))
+        row = verdict_power(design, law, sigma, MARGIN, POWER_REPS, seed=len(cells))
+        cells.append({"d": e["d"], "beta": e["beta"], "noise": sigma, "sizes": len(sizes), **row})
+        noises.append(sigma)
+        spans.append((max(sizes), (len(sizes) - 1) / np.log10(max(sizes) / min(sizes))))
+    if not cells:
+        return {"cells": [], "table": [], "margin": MARGIN}
+    top = max(t for t, _ in spans)
+    per_decade = float(np.median([k for _, k in spans]))
+    sigma = float(np.median(noises))
+    law = {"form": "loglog", "E": 0.0, "B": 1.0, "alpha": 0.5}  # the interval's width does not depend on them
+    table = power_table(top, per_decade, law, sigma, MARGIN, reps=POWER_REPS)
+    return {"cells": cells, "table": table, "noise": sigma, "top_n": top, "per_decade": per_decade, "margin": MARGIN}
+
+
+def power_lines(power: dict) -> list[str]:
+    """The power section of the report: per cell at the study's design, then seeds against decades."""
+    if not power["cells"]:
+        return []
+    m = power["margin"]
+    lines = [
+        "## Power: what this study could decide",
+        "",
+        f"By simulation ({POWER_REPS:,} sweeps a design) at each transformer cell's own sizes, seeds and seed "
+        f"noise, read through the rule's 90% interval at ±{m:g}: how often a true prediction is called "
+        f"equivalent, how often a difference of {2 * m:g} is called differs, and the smallest difference "
+        "called differs 80% of the time at both signs.",
+        "",
+        "| d | β | seed noise (SD of log MSE) | sizes | P(equivalent if true) | P(differs at ±"
+        f"{2 * m:g}) | detectable difference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in power["cells"]:
+        det = "none up to 1" if not np.isfinite(c["detectable"]) else f"{c['detectable']:.2f}"
+        lines.append(
+            f"| {c['d']} | {c['beta']:g} | {c['noise']:.3f} | {c['sizes']} | {c['equivalent_if_true']:.0%} | "
+            f"{c['differs_at_2_margins']:.0%} | {det} |"
+        )
+    seeds = sorted({r["seeds"] for r in power["table"]})
+    lines += [
+        "",
+        f"At the median seed noise {power['noise']:.3f}, with designs ending at n = {power['top_n']:,.0f} and "
+        f"{power['per_decade']:.1f} sizes a decade: P(equivalent if true) / detectable difference, by seeds a "
+        "size (columns) and decades (rows). A window-dependent verdict rests on its top window, 3 sizes over "
+        "one decade: the first row is its power.",
+        "",
+        "| decades | " + " | ".join(f"{s} seeds" for s in seeds) + " |",
+        "|---|" + "---|" * len(seeds),
+    ]
+    for span in sorted({r["decades"] for r in power["table"]}):
+        cells = {r["seeds"]: r for r in power["table"] if r["decades"] == span}
+        lines.append(
+            f"| {span} | "
+            + " | ".join(f"{cells[s]['equivalent_if_true']:.0%} / {cells[s]['detectable']:.2f}" for s in seeds)
+            + " |"
+        )
+    return [*lines, ""]
 
 
 def _windows_of(entry: dict | None) -> list[dict]:
@@ -713,6 +796,7 @@ def markdown(report: dict) -> str:
         "",
         f"![local slope against n]({SLOPES})",
         "",
+        *power_lines(report.get("power") or {"cells": []}),
     ]
     if report["model_scaling"]:
         parts += _model_scaling_lines(report["model_scaling"], p)
@@ -786,6 +870,8 @@ def _closing_lines(report: dict) -> list[str]:
         f"Rows: {report['rows']} (transformer runs: {report['stops']['patience']} stopped on their validation "
         f"loss, {report['stops']['cap']} on the step cap); transformer training time "
         f"{report['transformer_seconds'] / 60:.1f} min; "
-        f"wall time of all rows {report['wall_seconds'] / 60:.1f} min.",
+        f"wall time of all rows {report['wall_seconds'] / 60:.1f} min; compute "
+        f"{report['cpu_hours']:.2f} CPU-hours ({report['cpu_measured']} of {report['rows']} rows with their "
+        "measured CPU time, the others their wall time, on one thread).",
         "",
     ]

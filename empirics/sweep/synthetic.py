@@ -114,7 +114,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     exp = cache["experiment"]
     n_max = max(p.ns) if row["sweep"] == "data" else p.model_n
     split = exp.split(row["n"], n_max, row["seed"], p.n_test, p.val_fraction, p.min_val)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if row["method"] == "knn":
         out = knn_baseline(split)
     elif row["method"] == "krr":
@@ -138,7 +138,8 @@ def run(ctx: Context, spec: RunSpec) -> dict:
             model, split, train_config(p, len(split.X_train)), p.batch_size, row["seed"], ctx.sweep.run_dir(spec.run)
         )
         out.update(width=width, heads=heads, params=n_params(cfg))
-    return {**row, **out, "n_train": len(split.X_train), "wall_s": time.perf_counter() - t0}
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {**row, **out, "n_train": len(split.X_train), "wall_s": wall, "cpu_s": cpu}
 
 
 # preset fields a run's row does not depend on: names and prose, the grid's other points, and the

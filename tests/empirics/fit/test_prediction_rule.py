@@ -116,3 +116,28 @@ def test_a_rule_on_a_narrower_interval_breaks_its_level(monkeypatch):
     monkeypatch.setattr(prediction, "SIZE", 0.10)
     r = _edge_rates()
     assert max(r["equivalent_at_edge"], r["differs_at_edge"]) > 0.065
+
+
+def test_power_known_answers_at_the_extremes_of_noise():
+    from tmcheck.empirics.fit.coverage import Design, verdict_power
+
+    law = {"form": "loglog", "E": 0.0, "B": 2.0, "alpha": 0.5}
+    design = Design((1e3, 3e3, 1e4, 3e4, 1e5), 5)
+    quiet = verdict_power(design, law, 1e-4, 0.05, reps=300)
+    # with almost no noise a true prediction is equivalent, and any difference just past the margin differs
+    assert quiet["equivalent_if_true"] == 1.0 and quiet["differs_at_2_margins"] == 1.0
+    assert quiet["detectable"] == pytest.approx(0.06)
+    loud = verdict_power(design, law, 3.0, 0.05, reps=300)
+    assert loud["equivalent_if_true"] < 0.05 and loud["differs_at_2_margins"] < 0.5
+    assert loud["detectable"] > 0.3
+
+
+def test_power_grows_with_seeds_and_decades():
+    from tmcheck.empirics.fit.coverage import power_table
+
+    law = {"form": "loglog", "E": 0.0, "B": 1.0, "alpha": 0.5}
+    rows = power_table(1e5, 2, law, 0.15, 0.05, seeds=(3, 20), decades=(1, 3), reps=400)
+    by = {(r["decades"], r["seeds"]): r for r in rows}
+    assert by[(1, 3)]["equivalent_if_true"] < by[(1, 20)]["equivalent_if_true"] <= by[(3, 20)]["equivalent_if_true"]
+    assert by[(3, 20)]["detectable"] < by[(1, 3)]["detectable"]
+    assert {r["sizes"] for r in rows} == {3, 7}  # 2 sizes a decade: 1 decade -> 3 sizes, 3 decades -> 7
