@@ -87,6 +87,7 @@ def test_the_theory_arm_grows_width_and_heads_from_its_anchor():
 
     n_train = 80_000
     assert train_config(p, n_train).max_steps == p.epochs * n_train // p.batch_size < p.max_steps
+    assert train_config(p, 800).max_steps >= 3000  # small n: enough steps for early stopping to end the run
 
 
 @pytest.mark.parametrize(
