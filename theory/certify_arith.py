@@ -1,0 +1,339 @@
+"""Sound enclosures in float64 for the sup-norm certificates of `theory.certify` (issue #41, item 3).
+
+`Aff` is a first-order affine form with an interval remainder (a Taylor model of order 1), batched:
+
+    v(e) ∈ c + Σ_i g_i e_i + [lo, hi]   for every e ∈ [-1, 1]^k,
+
+where e are the k input directions of a cell (x_i = m_i + h_i e_i). Affine maps are exact on the
+linear part, so the network's cancellations (ψ = σ(u+2) - σ(u+1) - σ(u-1) + σ(u-2) is 0 far from a
+grid point) cost nothing; products keep the first-order terms and bound the rest; ReLU is the identity
+or exactly 0 when its input's range has one sign, and a chord relaxation otherwise.
+
+Rounding. Every result is computed in round-to-nearest, and the rounding error is bounded and added to
+the remainder, rounded outward with `down`/`up` (one `nextafter` step beyond a round-to-nearest result
+bounds the exact value): a sum of n products has error at most γ_n Σ|a_i b_i| (Higham, Thm. 3.5,
+whatever order BLAS sums in), with γ_n = n u / (1 - n u) < 1.01 n u; weights are the round-to-nearest
+floats of rationals (relative error u), counted as one more term. Underflow adds at most 2^-1074 an
+operation, which TINY covers.
+
+`enclose_target` encloses a target f (a sympy expression) on a box with mpmath's interval arithmetic
+(`mpmath.iv`, outward-rounded): the mean-value form f(m) + ∇f(X)(x - m) as an `Aff`, or the plain
+range where ∇f has no finite enclosure. Functions outside a known list are refused (`CertifyError`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+U = 2.0**-53  # unit roundoff of float64
+TINY = 2.0**-1000  # covers every underflow error (each < 2^-1074) of any one operation's sum
+
+
+class CertifyError(ValueError):
+    """A network or target outside what the certificate can enclose soundly (said in one line)."""
+
+
+def down(x):
+    """A float <= the exact value whose round-to-nearest is x (x - 4u|x| - 2^-1073, rounded, is below it)."""
+    return x - (np.abs(x) * (4 * U) + 2.0**-1073)
+
+
+def up(x):
+    return x + (np.abs(x) * (4 * U) + 2.0**-1073)
+
+
+def gamma(n: int) -> float:
+    """A bound on the relative error of an n-term float dot product whose weights are rounded rationals."""
+    return 1.01 * (n + 2) * U
+
+
+def frac_interval(values) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds [lo, hi] of exact rationals (an array of Fractions or ints), lo = hi where exact."""
+    arr = np.asarray(values, dtype=object)
+    mid = np.array([float(v) for v in arr.reshape(-1)], dtype=np.float64).reshape(arr.shape)
+    exact = np.array([Fraction(m) == Fraction(v) for m, v in zip(mid.reshape(-1), arr.reshape(-1), strict=True)])
+    exact = exact.reshape(arr.shape)
+    return np.where(exact, mid, down(mid)), np.where(exact, mid, up(mid))
+
+
+def imul(alo, ahi, blo, bhi):
+    """Interval product, outward rounded."""
+    p = np.stack(np.broadcast_arrays(alo * blo, alo * bhi, ahi * blo, ahi * bhi))
+    return down(p.min(0)), up(p.max(0))
+
+
+@dataclass
+class Aff:
+    """c + g·e + [lo, hi] for e ∈ [-1, 1]^k: c, lo, hi of one shape S, g of shape S + (k,)."""
+
+    c: np.ndarray
+    g: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return self.g.shape[-1]
+
+    @classmethod
+    def interval(cls, lo, hi, k: int) -> Aff:
+        """The constant enclosure [lo, hi] (no linear part)."""
+        lo, hi = np.broadcast_arrays(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+        c = (lo + hi) / 2
+        return cls(c, np.zeros(c.shape + (k,)), down(lo - c), up(hi - c))
+
+    @classmethod
+    def zeros(cls, shape, k: int) -> Aff:
+        z = np.zeros(shape)
+        return cls(z, np.zeros(tuple(shape) + (k,)), z.copy(), z.copy())
+
+    def radius(self) -> np.ndarray:
+        """An upper bound on Σ_i |g_i|."""
+        s = np.abs(self.g).sum(-1)
+        return np.where(s == 0, 0.0, up(s * (1 + (self.k + 2) * U)))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """[lo, hi] containing every value of the form on the cell."""
+        G = self.radius()
+        point = (G == 0) & (self.lo == 0) & (self.hi == 0)  # exactly c
+        lo = np.where(point, self.c, down(down(self.c - G) + self.lo))
+        return lo, np.where(point, self.c, up(up(self.c + G) + self.hi))
+
+    def absmax(self) -> np.ndarray:
+        lo, hi = self.bounds()
+        return np.maximum(np.abs(lo), np.abs(hi))
+
+    def __getitem__(self, idx) -> Aff:
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return Aff(self.c[idx], self.g[idx + (slice(None),)], self.lo[idx], self.hi[idx])
+
+    def _with_error(self, c, g, lo, hi, err) -> Aff:
+        err = up(err * (1 + 4 * U) + TINY)
+        return Aff(c, g, down(lo - err), up(hi + err))
+
+    def add(self, other: Aff) -> Aff:
+        c, g = self.c + other.c, self.g + other.g
+        err = U * (np.abs(self.c) + np.abs(other.c) + self.radius() + other.radius())
+        return self._with_error(c, g, down(self.lo + other.lo), up(self.hi + other.hi), err)
+
+    def add_interval(self, lo, hi) -> Aff:
+        """self + w for every w ∈ [lo, hi]: the midpoint joins the centre (products then keep it first-order)."""
+        lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+        m = (lo + hi) / 2
+        c = self.c + m
+        err = U * (np.abs(self.c) + np.abs(m))
+        return self._with_error(
+            c, np.broadcast_to(self.g, c.shape + (self.k,)), down(self.lo + down(lo - m)), up(self.hi + up(hi - m)), err
+        )
+
+    def scale(self, wlo, whi) -> Aff:
+        """w · self for every w ∈ [wlo, whi] (arrays broadcast against the form's shape)."""
+        wlo, whi = np.asarray(wlo, np.float64), np.asarray(whi, np.float64)
+        wm = (wlo + whi) / 2
+        wr = up(np.maximum(up(whi - wm), up(wm - wlo)))
+        c, g = wm * self.c, wm[..., None] * self.g
+        lo, hi = imul(wm, wm, self.lo, self.hi)
+        err = U * (np.abs(c) + np.abs(wm) * self.radius()) + wr * self.absmax()
+        return self._with_error(c, g, lo, hi, err)
+
+    def mul(self, other: Aff) -> Aff:
+        """The product of two forms over the same cell: first-order terms kept, the rest bounded."""
+        ca, cb = self.c, other.c
+        c = ca * cb
+        g = ca[..., None] * other.g + cb[..., None] * self.g
+        Ga, Gb = self.radius(), other.radius()
+        rl, rh = imul(down(self.lo - Ga), up(self.hi + Ga), down(other.lo - Gb), up(other.hi + Gb))
+        al, ah = imul(ca, ca, other.lo, other.hi)
+        bl, bh = imul(cb, cb, self.lo, self.hi)
+        lo, hi = down(down(rl + al) + bl), up(up(rh + ah) + bh)
+        err = 4 * U * (np.abs(c) + np.abs(ca) * Gb + np.abs(cb) * Ga)
+        return self._with_error(c, g, lo, hi, err)
+
+    def relu(self) -> Aff:
+        """σ(v): v itself where v >= 0 on the cell, exactly 0 where v <= 0, else the chord λv + [·, ·]."""
+        lo, hi = self.bounds()
+        pos, neg = lo >= 0, hi <= 0
+        mixed = ~(pos | neg)
+        lam = np.where(pos, 1.0, 0.0)
+        if mixed.any():
+            lam[mixed] = hi[mixed] / (hi[mixed] - lo[mixed])
+        out = self.scale(lam, lam)
+        # σ(v) - λv on [lo, hi] is piecewise linear: its extremes are among v = lo, 0, hi
+        a_lo, a_hi = imul(-lam, -lam, lo, lo)
+        b_lo, b_hi = imul(down(1 - lam), up(1 - lam), hi, hi)
+        extra_lo = np.where(mixed, np.minimum(0.0, np.minimum(a_lo, b_lo)), 0.0)
+        extra_hi = np.where(mixed, np.maximum(0.0, np.maximum(a_hi, b_hi)), 0.0)
+        out = out.add_interval(extra_lo, extra_hi)
+        keep = np.where(pos, 1.0, 0.0)  # exact: v itself, or exactly 0
+        c = np.where(mixed, out.c, keep * self.c)
+        g = np.where(mixed[..., None], out.g, keep[..., None] * self.g)
+        return Aff(c, g, np.where(mixed, out.lo, keep * self.lo), np.where(mixed, out.hi, keep * self.hi))
+
+    def lincomb(self, W: np.ndarray, axis: int, blo=None, bhi=None) -> Aff:
+        """Σ_j W[o, j] self[..., j, ...] (+ b[o] ∈ [blo, bhi]) along `axis`; W the round-to-nearest floats of
+        rationals (their rounding is counted)."""
+        W = np.asarray(W, np.float64)
+        n = W.shape[1] + 1
+
+        def apply(M, x, ax):
+            return np.moveaxis(np.tensordot(M, x, axes=([1], [ax])), 0, ax)
+
+        c, g = apply(W, self.c, axis), apply(W, self.g, axis)
+        Wp, Wn, A = np.maximum(W, 0), np.minimum(W, 0), np.abs(W)
+        lo = apply(Wp, self.lo, axis) + apply(Wn, self.hi, axis)
+        hi = apply(Wp, self.hi, axis) + apply(Wn, self.lo, axis)
+        rmax = np.maximum(np.abs(self.lo), np.abs(self.hi))
+        err = gamma(n) * (apply(A, np.abs(self.c) + self.radius() + rmax, axis))
+        if blo is not None:
+            shape = [1] * c.ndim
+            shape[axis] = -1
+            bl, bh = np.reshape(blo, shape), np.reshape(bhi, shape)
+            bm = (bl + bh) / 2
+            c = c + bm
+            err = err + gamma(n) * np.abs(bm)
+            lo, hi = down(lo + down(bl - bm)), up(hi + up(bh - bm))
+        return self._with_error(c, g, lo, hi, err)
+
+    def sum(self, axis: int) -> Aff:
+        """Σ along axis (its length n enters the rounding bound)."""
+        n = self.c.shape[axis]
+        gax = axis if axis >= 0 else axis - 1
+        rmax = np.maximum(np.abs(self.lo), np.abs(self.hi))
+        err = gamma(n) * (np.abs(self.c) + self.radius() + rmax).sum(axis)
+        return self._with_error(self.c.sum(axis), self.g.sum(gax), self.lo.sum(axis), self.hi.sum(axis), err)
+
+
+def scatter_add(base: Aff, vals: Aff, cols: np.ndarray, axis: int) -> Aff:
+    """base with vals[..., j] added to base[..., cols[j]] along the last axis of c (the token axis)."""
+    assert axis == -1
+    n = int(np.bincount(cols).max()) + 1 if len(cols) else 1
+    c, g, lo, hi = base.c.copy(), base.g.copy(), base.lo.copy(), base.hi.copy()
+    err = np.zeros_like(c)
+    np.add.at(c, (Ellipsis, cols), vals.c)
+    np.add.at(np.moveaxis(g, -2, 0), cols, np.moveaxis(vals.g, -2, 0))
+    np.add.at(lo, (Ellipsis, cols), vals.lo)
+    np.add.at(hi, (Ellipsis, cols), vals.hi)
+    rmax = np.maximum(np.abs(vals.lo), np.abs(vals.hi))
+    np.add.at(err, (Ellipsis, cols), np.abs(vals.c) + vals.radius() + rmax)
+    rbase = np.maximum(np.abs(base.lo), np.abs(base.hi))
+    err = gamma(n) * (err + np.abs(base.c) + base.radius() + rbase)
+    return base._with_error(c, g, lo, hi, err)
+
+
+# --------------------------------------------------------------------------------------------
+# targets
+
+
+_FUNCS = ("sin", "cos", "tan", "exp", "log", "sqrt")
+
+
+def _iv_eval(expr, env: dict):
+    """The sympy expression on mpmath intervals (outward rounded); CertifyError for what has no enclosure here."""
+    import sympy
+    from mpmath import iv
+
+    if expr.is_Symbol:
+        return env[expr.name]
+    if expr.is_Integer or expr.is_Rational:
+        return iv.mpf(int(expr.p)) / iv.mpf(int(expr.q))
+    if expr.is_Float:
+        return iv.mpf(expr._mpf_)
+    if expr is sympy.pi:
+        return iv.pi
+    if expr is sympy.E:
+        return iv.e
+    args = [_iv_eval(a, env) for a in expr.args]
+    if expr.is_Add:
+        return sum(args[1:], args[0])
+    if expr.is_Mul:
+        out = args[0]
+        for a in args[1:]:
+            out = out * a
+        return out
+    if expr.is_Pow:
+        base, ex = expr.args
+        if ex.is_Integer:
+            return args[0] ** int(ex)
+        if ex == sympy.Rational(1, 2):
+            return iv.sqrt(args[0])
+        return iv.exp(args[1] * iv.log(args[0]))
+    if isinstance(expr, sympy.Abs):
+        a = args[0]
+        lo, hi = float(a.a), float(a.b)
+        if lo >= 0:
+            return a
+        if hi <= 0:
+            return -a
+        return iv.mpf([0, max(-lo, hi)])
+    name = type(expr).__name__
+    if name in _FUNCS:
+        return getattr(iv, name)(*args)
+    raise CertifyError(f"no sound interval enclosure for {name} in a target; use {', '.join(_FUNCS)}, abs, powers")
+
+
+def _iv_bounds(v) -> tuple[float, float]:
+    lo, hi = float(v.a), float(v.b)  # mpmath iv endpoints are float64 at the default precision
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ZeroDivisionError
+    return lo, hi
+
+
+class TargetEnclosure:
+    """Encloses f (a theory.targets.Target) on boxes as `Aff` forms in the box's directions."""
+
+    def __init__(self, target):
+        import sympy
+
+        self.target = target
+        self.syms = target.symbols
+        self.grad = [sympy.diff(target.expr, s) for s in self.syms]
+        # refuse up front what has no enclosure, at one point of the domain
+        env = {s.name: _iv_point(0.5) for s in self.syms}
+        _iv_eval(target.expr, env)
+
+    def enclose(self, mid: np.ndarray, half: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Aff:
+        """f on the boxes [lo, hi] (n, D) as forms c + g·e + [r] with x = mid + half·e (the domain may clip the box
+        to [lo, hi] ⊂ [mid - half, mid + half]); the mean-value form where ∇f is finite on the box."""
+        from mpmath import iv
+
+        n, k = mid.shape
+        out = Aff.zeros((n,), k)
+        for r in range(n):
+            box = {s.name: iv.mpf([float(lo[r, i]), float(hi[r, i])]) for i, s in enumerate(self.syms)}
+            try:
+                grads = [_iv_bounds(_iv_eval(gx, box)) for gx in self.grad]
+                at = {s.name: _iv_point(mid[r, i]) for i, s in enumerate(self.syms)}
+                f0 = _iv_bounds(_iv_eval(self.target.expr, at))
+            except (ZeroDivisionError, ValueError, CertifyError):
+                grads = None
+            if grads is None:
+                flo, fhi = _range_of(self.target.expr, box)
+                c = (flo + fhi) / 2
+                out.c[r], out.lo[r], out.hi[r] = c, down(flo - c), up(fhi - c)
+                continue
+            c = (f0[0] + f0[1]) / 2
+            rem_lo, rem_hi = down(f0[0] - c), up(f0[1] - c)
+            for i, (gl, gh) in enumerate(grads):
+                gm = (gl + gh) / 2
+                gr = up(max(up(gh - gm), up(gm - gl)))
+                out.g[r, i] = gm * half[r, i]
+                e = up(up(gr * half[r, i]) + U * abs(out.g[r, i]) + TINY)
+                rem_lo, rem_hi = down(rem_lo - e), up(rem_hi + e)
+            out.c[r], out.lo[r], out.hi[r] = c, rem_lo, rem_hi
+        return out
+
+
+def _iv_point(v: float):
+    from mpmath import iv
+
+    return iv.mpf([float(v), float(v)])
+
+
+def _range_of(expr, box) -> tuple[float, float]:
+    try:
+        return _iv_bounds(_iv_eval(expr, box))
+    except ZeroDivisionError:
+        raise CertifyError("the target has no finite enclosure on a cell (unbounded or undefined there)") from None
