@@ -12,6 +12,8 @@ imports and that the two give the same numbers). The methods and their intervals
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tmcheck.empirics.id.knn import kneighbors
@@ -58,6 +60,28 @@ def combine_values(pw: np.ndarray, combine: str, axis=None):
 def smoothed(pw: np.ndarray, neighbors: np.ndarray) -> np.ndarray:
     """Each point's value averaged with its neighbours' (scikit-dimension's ``smooth``)."""
     return (pw + pw[neighbors].sum(axis=1)) / (1 + neighbors.shape[1])
+
+
+def store_params(est, params: dict) -> None:
+    """scikit-learn's ``__init__``: each parameter stored as given, under its own name (``params`` is the
+    ``__init__``'s ``locals()``, whose signature lists the parameters; scikit-learn reads them there)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(est, name, value)
+
+
+def lowered_k(k, n: int) -> int | None:
+    """N - 1 where 3 <= N <= k points cannot hold k neighbours each (scikit-dimension lowers k so), with
+    its warning to the caller of the estimator's fit; None where k stands."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 3 <= n <= k:
+        return None
+    warnings.warn(f"k = {k} >= the {n} points: k = {n - 1} (as scikit-dimension does)", stacklevel=3)
+    return n - 1
+
+
+def n_rows(X) -> int:
+    """The rows of X, before it is checked (0 for what has no length: the check refuses it)."""
+    return len(X) if hasattr(X, "__len__") else 0
 
 
 def resolve_k(est) -> int:
@@ -107,6 +131,21 @@ class IDFit:
     def _rng(self):
         return np.random.default_rng(self.seed)
 
+    def _combine_pointwise(self, pw: np.ndarray, combine: str, k: int):
+        """Set dimension_ (the pointwise values ``pw`` combined), ci_ (a percentile bootstrap over points)
+        and the counts: the end of a local estimator's fit (MLE's, MOM's, TLE's)."""
+        self.dimension_pw_ = pw
+        self.dimension_ = float(combine_values(pw, combine))
+        self.ci_ = None
+        if self.bootstrap:
+            blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
+            stats = np.concatenate([combine_values(pw[idx], combine, axis=1) for idx in blocks])
+            self.ci_ = percentile_ci(stats, self.ci_level)
+        self.n_used_ = len(pw)
+        self.n_duplicates_ = 0
+        self.k_ = k
+        return self
+
     def _check_common(self) -> None:
         if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, (int, np.integer)) or self.bootstrap < 0:
             raise ValueError(f"bootstrap must be an integer >= 0, got {self.bootstrap!r}")
@@ -114,14 +153,14 @@ class IDFit:
             raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
 
 
-# why kept: MLEScalingFit, MLECurveFit, TwoNNFit repeat these parameters: scikit-learn reads each signature
+# why kept: the fit classes' signatures share the bootstrap ... seed tail: scikit-learn reads each __init__'s own
 class MLEFit(IDFit):
     """The arithmetic of ``estimators.MLE`` (parameters there)."""
 
     def __init__(
         self,
         k=None,
-        combine=None,
+        combine=None,  # None: 'inverse' (estimators.MLE.fit_transform: 'mean', scikit-dimension's)
         bootstrap=0,
         ci_level=0.95,
         duplicates="remove",
@@ -131,16 +170,7 @@ class MLEFit(IDFit):
         n_neighbors=None,
         K=None,
     ):
-        self.k = k
-        self.combine = combine  # None: 'inverse' (estimators.MLE.fit_transform: 'mean', scikit-dimension's)
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
-        self.n_neighbors = n_neighbors
-        self.K = K
+        store_params(self, locals())
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -154,19 +184,7 @@ class MLEFit(IDFit):
     def fit_distances(self, distances):
         """Fit from sorted kNN distances (N, >= k), self excluded."""
         k = self._n_neighbors_needed()
-        combine = self.combine or "inverse"
-        self.dimension_pw_ = mle_pointwise(distances, k)
-        self.dimension_ = float(combine_values(self.dimension_pw_, combine))
-        self.ci_ = None
-        if self.bootstrap:
-            pw = self.dimension_pw_
-            blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
-            stats = np.concatenate([combine_values(pw[idx], combine, axis=1) for idx in blocks])
-            self.ci_ = percentile_ci(stats, self.ci_level)
-        self.n_used_ = len(self.dimension_pw_)
-        self.n_duplicates_ = 0
-        self.k_ = k
-        return self
+        return self._combine_pointwise(mle_pointwise(distances, k), self.combine or "inverse", k)
 
 
 def mle_pointwise(distances, k: int) -> np.ndarray:
@@ -195,15 +213,7 @@ class MLECurveFit(IDFit):
         device="auto",
         seed=None,
     ):
-        self.ks = ks
-        self.k = k
-        self.combine = combine
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
+        store_params(self, locals())
 
     def _ks(self) -> list[int]:
         ks = sorted({int(v) for v in np.atleast_1d(self.ks)})
@@ -249,14 +259,7 @@ class TwoNNFit(IDFit):
         device="auto",
         seed=None,
     ):
-        self.method = method
-        self.discard_fraction = discard_fraction
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
+        store_params(self, locals())
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -330,7 +333,7 @@ class TwoNNFit(IDFit):
 class MLEScalingFit(IDFit):
     """The arithmetic of ``estimators.MLEScaling`` (parameters there)."""
 
-    # repeats MLEFit's parameters on purpose: scikit-learn reads them from each __init__'s own signature
+    # why kept: MLEFit's parameters and min_size: scikit-learn reads them from each __init__'s own signature
     def __init__(
         self,
         k=None,
@@ -345,17 +348,7 @@ class MLEScalingFit(IDFit):
         n_neighbors=None,
         K=None,
     ):
-        self.k = k
-        self.combine = combine
-        self.min_size = min_size
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
-        self.n_neighbors = n_neighbors
-        self.K = K
+        store_params(self, locals())
 
     def _mle(self) -> MLEFit:
         return MLEFit(k=resolve_k(self), combine=self.combine)

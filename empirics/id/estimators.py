@@ -58,6 +58,8 @@ from tmcheck.empirics.id.core import (
     MLEFit,
     MLEScalingFit,
     TwoNNFit,
+    lowered_k,
+    n_rows,
     resolve_k,
     smoothed,
 )
@@ -95,10 +97,6 @@ def _fit_as(est, changes: dict, X, **fit_kw):
     once.fit(X, **fit_kw)
     est.__dict__.update({a: v for a, v in vars(once).items() if a.endswith("_") and not a.startswith("_")})
     return est
-
-
-def _n_rows(X) -> int:
-    return len(X) if hasattr(X, "__len__") else 0
 
 
 class IDEstimator(IDFit, BaseEstimator):
@@ -193,11 +191,9 @@ class MLE(MLEFit, IDEstimator):
         nothing here (the engine uses the threads torch has)."""
         if precomputed_knn_arrays is not None:
             raise ValueError(PEER_REFUSED["precomputed_knn_arrays"])
-        k = n_neighbors if n_neighbors is not None else resolve_k(self)
-        n = _n_rows(X)
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 3 <= n <= k:
-            warnings.warn(f"k = {k} >= the {n} points: k = {n - 1} (as scikit-dimension does)", stacklevel=2)
-            n_neighbors = n - 1
+        low = lowered_k(n_neighbors if n_neighbors is not None else resolve_k(self), n_rows(X))
+        if low is not None:
+            n_neighbors = low
         if n_neighbors is None and comb is None:
             return IDFit.fit(self, X, smooth=smooth)
         if comb is not None and comb not in SKDIM_COMB:
@@ -232,7 +228,7 @@ class MLECurve(MLECurveFit, IDEstimator):
     """
 
     def fit(self, X, y=None):
-        ks, n = self._ks(), _n_rows(X)
+        ks, n = self._ks(), n_rows(X)
         if 3 <= n <= ks[-1]:
             lowered = tuple(sorted({min(v, n - 1) for v in ks}))
             warnings.warn(f"ks up to {ks[-1]} >= the {n} points: ks = {lowered}", stacklevel=2)
@@ -269,7 +265,7 @@ class MLEScaling(MLEScalingFit, IDEstimator):
         return tags
 
     def fit(self, X, y=None):
-        k, n = resolve_k(self), _n_rows(X)
+        k, n = resolve_k(self), n_rows(X)
         if n < 4 * max(self.min_size, k + 1) and n >= 12:
             low = n // 4
             changes = {"min_size": low, "k": min(k, low - 1), "n_neighbors": None}

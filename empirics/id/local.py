@@ -21,20 +21,20 @@ them) and combines them by their mean (scikit-dimension's default for these two)
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from tmcheck.empirics.id.core import COMBINATIONS, IDFit, bootstrap_indices, combine_values, percentile_ci
+from tmcheck.empirics.id.core import COMBINATIONS, IDFit, lowered_k, n_rows, store_params
 from tmcheck.empirics.id.registry import Estimator
 
 
 class LocalFit(IDFit):
-    """The shared arithmetic of a local estimator: pointwise values from each point's k neighbours,
-    their combination and a percentile bootstrap over points (as ``MLEFit``)."""
+    """The shared parameters and fit of a local estimator: pointwise values from each point's k
+    neighbours, their combination and a percentile bootstrap over points (``IDFit._combine_pointwise``,
+    as ``MLEFit``)."""
 
     DEFAULT_K = 20  # scikit-dimension's default n_neighbors for the estimator
 
+    # why kept: core's fit classes end in the same parameters: scikit-learn reads each __init__'s own signature
     def __init__(
         self,
         k=None,
@@ -46,14 +46,7 @@ class LocalFit(IDFit):
         device="auto",
         seed=None,
     ):
-        self.k = k
-        self.combine = combine
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
+        store_params(self, locals())
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -67,29 +60,14 @@ class LocalFit(IDFit):
     def fit(self, X, y=None, smooth: bool = False):
         """IDFit's fit; on N <= k points k is lowered to N - 1 for this fit, with a warning (as
         scikit-dimension does), and the parameter stays as given."""
-        k, n = self._n_neighbors_needed(), (len(X) if hasattr(X, "__len__") else 0)
-        if not 3 <= n <= k:
+        low = lowered_k(self._n_neighbors_needed(), n_rows(X))
+        if low is None:
             return IDFit.fit(self, X, smooth=smooth)
-        warnings.warn(f"k = {k} >= the {n} points: k = {n - 1} (as scikit-dimension does)", stacklevel=2)
-        given, self.k = self.k, n - 1
+        given, self.k = self.k, low
         try:
             return IDFit.fit(self, X, smooth=smooth)
         finally:
             self.k = given
-
-    def _combine_pointwise(self, pw: np.ndarray, k: int):
-        """dimension_, ci_ and the counts from the pointwise values."""
-        self.dimension_pw_ = pw
-        self.dimension_ = float(combine_values(pw, self.combine))
-        self.ci_ = None
-        if self.bootstrap:
-            blocks = bootstrap_indices(len(pw), self.bootstrap, self._rng())
-            stats = np.concatenate([combine_values(pw[idx], self.combine, axis=1) for idx in blocks])
-            self.ci_ = percentile_ci(stats, self.ci_level)
-        self.n_used_ = len(pw)
-        self.n_duplicates_ = 0
-        self.k_ = k
-        return self
 
 
 class MOMFit(LocalFit):
@@ -100,7 +78,7 @@ class MOMFit(LocalFit):
     def fit_distances(self, distances):
         """Fit from sorted kNN distances (N, >= k), self excluded."""
         k = self._n_neighbors_needed()
-        return self._combine_pointwise(mom_pointwise(distances, k), k)
+        return self._combine_pointwise(mom_pointwise(distances, k), self.combine, k)
 
 
 def mom_pointwise(distances, k: int) -> np.ndarray:
@@ -114,6 +92,7 @@ def mom_pointwise(distances, k: int) -> np.ndarray:
 class TLEFit(LocalFit):
     """The arithmetic of TLE (parameters of ``LocalFit`` and epsilon, the smallest measurement kept)."""
 
+    # why kept: LocalFit's parameters and epsilon: scikit-learn reads them from TLE's own __init__ signature
     def __init__(
         self,
         k=None,
@@ -126,8 +105,7 @@ class TLEFit(LocalFit):
         device="auto",
         seed=None,
     ):
-        super().__init__(k, combine, bootstrap, ci_level, duplicates, rtol, device, seed)
-        self.epsilon = epsilon
+        store_params(self, locals())
 
     def fit_distances(self, distances):
         raise ValueError("TLE needs the neighbours' coordinates, not only their distances: use fit(X)")
@@ -139,7 +117,7 @@ class TLEFit(LocalFit):
         X = np.asarray(X, dtype=np.float64)
         idx, dist = neighbors.indices[:, :k], np.asarray(neighbors.distances, dtype=np.float64)[:, :k]
         pw = tle_pointwise(X, idx, dist, self.epsilon)
-        return self._combine_pointwise(pw, k)
+        return self._combine_pointwise(pw, self.combine, k)
 
 
 def tle_pointwise(X: np.ndarray, indices: np.ndarray, distances: np.ndarray, epsilon: float) -> np.ndarray:

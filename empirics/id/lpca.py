@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.empirics.id.core import IDFit, bootstrap_indices, percentile_ci
-from tmcheck.empirics.id.points import check_points, prepare
+from tmcheck.empirics.id.core import IDFit, bootstrap_indices, percentile_ci, store_params
+from tmcheck.empirics.id.points import check_points
 from tmcheck.empirics.id.registry import Estimator
 
 VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick")
@@ -72,6 +72,7 @@ def dimension_from(ev: np.ndarray, est) -> float:
 class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
     """The arithmetic of lPCA (its parameters: scikit-dimension's thresholds, tmcheck's bootstrap)."""
 
+    # why kept: the fit classes' bootstrap ... seed tail: scikit-learn reads each __init__'s own signature
     def __init__(
         self,
         ver="FO",
@@ -87,18 +88,7 @@ class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
         device="auto",
         seed=None,
     ):
-        self.ver = ver
-        self.alphaRatio = alphaRatio
-        self.alphaFO = alphaFO
-        self.alphaFan = alphaFan
-        self.betaFan = betaFan
-        self.PFan = PFan
-        self.bootstrap = bootstrap
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
-        self.seed = seed
+        store_params(self, locals())
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -110,15 +100,20 @@ class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
         return 1
 
     def fit(self, X, y=None):
-        """The ID of the rows of X from their covariance spectrum; y is ignored. Returns self."""
+        """The ID of the rows of X from their covariance spectrum; y is ignored. Returns self. Duplicated
+        rows are kept unless ``duplicates`` says otherwise: then IDFit's fit applies MLE's policy (its
+        kNN finds them) before ``fit_neighbors``."""
         self._n_neighbors_needed()
-        if self.duplicates == "keep":
-            X, n_dup, self.duplicate_rtol_ = np.asarray(check_points(X, 1), dtype=np.float64), 0, None
-            self.representative_ = np.arange(len(X))
-        else:  # MLE's duplicate policy (its kNN finds them)
-            p = prepare(X, 1, duplicates=self.duplicates, rtol=self.rtol, device=self.device)
-            X, n_dup, self.duplicate_rtol_ = np.asarray(p.X, dtype=np.float64), p.n_duplicates, p.rtol
-            self.representative_ = p.representative
+        if self.duplicates != "keep":
+            return IDFit.fit(self, X)
+        X = np.asarray(check_points(X, 1), dtype=np.float64)
+        self.n_features_in_, self.n_duplicates_, self.duplicate_rtol_ = X.shape[1], 0, None
+        self.representative_ = np.arange(len(X))
+        return self.fit_neighbors(X, None)
+
+    def fit_neighbors(self, X, neighbors):
+        """The spectrum's ID of the points after the duplicate policy (their neighbours are not read)."""
+        X = np.asarray(X, dtype=np.float64)
         self.explained_var_ = ev = spectrum(X)
         self.dimension_ = dimension_from(ev, self)
         self.dimension_pw_ = np.full(len(X), float(self.dimension_))  # a global estimate: every point's value
@@ -132,8 +127,7 @@ class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
                 for i in idx
             ]
             self.ci_ = percentile_ci(np.asarray(stats, dtype=np.float64), self.ci_level)
-        self.n_features_in_ = X.shape[1]
-        self.n_used_, self.n_duplicates_ = len(X), n_dup
+        self.n_used_ = len(X)
         return self
 
     def fit_distances(self, distances):
@@ -147,8 +141,5 @@ ESTIMATORS = (
         lPCAFit,
         "lPCA",
         "PCA spectrum, Fukunaga-Olsen: eigenvalues above 5% of the largest (scikit-dimension's lPCA default)",
-        interval=lambda est: (
-            "none" if est.ci_ is None else f"percentile bootstrap over points, {est.bootstrap} resamples"
-        ),
     ),
 )

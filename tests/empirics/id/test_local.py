@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tmcheck.empirics.id import estimate_id, estimators
+from tmcheck.empirics.id import MOM, TLE, estimate_id
 from tmcheck.empirics.id.local import mom_pointwise
-from tmcheck.empirics.id.protocol import ESTIMATORS
+
+sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: the helper beside this file
+from peer_values import committed, skdim_parity_tests, write_when_asked  # noqa: E402
 
 X = np.random.default_rng(0).standard_normal((500, 5)) @ np.random.default_rng(1).standard_normal((5, 12))
 VALUES = Path(__file__).with_name("local_values.json")
-MOM = estimators.sklearn_class(ESTIMATORS["mom"])
-TLE = estimators.sklearn_class(ESTIMATORS["tle"])
 
 # case -> (class, tmcheck's parameters, scikit-dimension's constructor and fit keywords)
 CASES = {
@@ -59,16 +59,16 @@ def theirs(case: str):
     return [float(est.dimension_), *np.asarray(est.dimension_pw_, dtype=np.float64).tolist()]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_equal_to_scikit_dimensions_committed_numbers(case):
-    np.testing.assert_allclose(ours(case), json.loads(VALUES.read_text())[case], rtol=0, atol=1e-9)
+test_equal_to_scikit_dimensions_committed_numbers, test_equal_to_scikit_dimension = skdim_parity_tests(
+    VALUES, CASES, ours, theirs
+)
 
 
 def test_the_comparison_can_fail():
     """MOM's pointwise value with T_k in place of the mean m1 in the numerator (a plausible slip)."""
     from tmcheck.empirics.id.knn import kneighbors
 
-    want = json.loads(VALUES.read_text())["MOM().fit(X)"][1:]
+    want = committed(VALUES)["MOM().fit(X)"][1:]
     D = kneighbors(X, 100).distances
     slip = -D[:, -1] / (D.mean(axis=1) - D[:, -1])
     assert np.abs(slip - want).max() > 0.1 and np.abs(mom_pointwise(D, 100) - want).max() < 1e-9
@@ -105,23 +105,5 @@ def test_registered_once_estimate_id_and_the_cli_take_them(name, tmp_path):
     assert json.loads(out.stdout)["dimension"] == pytest.approx(res.dimension, abs=1e-12)
 
 
-def write() -> None:
-    """local_values.json from the installed scikit-dimension."""
-    VALUES.write_text(json.dumps({c: theirs(c) for c in CASES}) + "\n")
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["write"]:
-    write()
-
-try:
-    import skdim
-except ImportError:
-    skdim = None
-
-
-@pytest.mark.skipif(skdim is None, reason="scikit-dimension is not installed (the beside-anchors CI stage has it)")
-@pytest.mark.parametrize("case", CASES)
-def test_equal_to_scikit_dimension(case):
-    want = theirs(case)
-    np.testing.assert_allclose(ours(case), want, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(json.loads(VALUES.read_text())[case], want, rtol=0, atol=1e-9)
+if __name__ == "__main__":
+    write_when_asked(VALUES, CASES, theirs)

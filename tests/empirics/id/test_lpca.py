@@ -6,7 +6,6 @@ everywhere, against its numbers committed in lpca_values.json (written by
 
 from __future__ import annotations
 
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -16,6 +15,9 @@ import pytest
 
 from tmcheck.empirics.id import estimate_id
 from tmcheck.empirics.id.lpca import VERSIONS, lPCAFit, spectrum
+
+sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: the helper beside this file
+from peer_values import committed, skdim_parity_tests, write_when_asked  # noqa: E402
 
 X = np.random.default_rng(0).standard_normal((500, 5)) @ np.random.default_rng(1).standard_normal((5, 12))
 X = X + 0.05 * np.random.default_rng(2).standard_normal(X.shape)  # a noise floor under the 5 directions
@@ -36,14 +38,14 @@ def theirs(ver: str) -> list[float]:
     return [float(est.dimension_), *np.asarray(est.explained_var_, dtype=np.float64).tolist()]
 
 
-@pytest.mark.parametrize("ver", VERSIONS)
-def test_equal_to_scikit_dimensions_committed_numbers(ver):
-    np.testing.assert_allclose(ours(ver), json.loads(VALUES.read_text())[ver], rtol=0, atol=1e-9)
+test_equal_to_scikit_dimensions_committed_numbers, test_equal_to_scikit_dimension = skdim_parity_tests(
+    VALUES, VERSIONS, ours, theirs
+)
 
 
 def test_the_comparison_can_fail():
     """The uncentred spectrum (scikit-dimension's center=False) gives other numbers."""
-    want = json.loads(VALUES.read_text())["participation_ratio"]
+    want = committed(VALUES)["participation_ratio"]
     ev = np.linalg.svd(X, compute_uv=False) ** 2 / (len(X) - 1)
     assert abs(np.sum(ev) ** 2 / np.sum(ev**2) - want[0]) > 1e-3  # X is nearly centred: a small, clear miss
     np.testing.assert_allclose(spectrum(X), want[1:], rtol=0, atol=1e-9)
@@ -63,23 +65,5 @@ def test_refused_versions_and_the_bootstrap():
     assert est.n_used_ == 500 and est.dimension_ == pytest.approx(ours("participation_ratio")[0], abs=1e-12)
 
 
-def write() -> None:
-    """lpca_values.json from the installed scikit-dimension."""
-    VALUES.write_text(json.dumps({v: theirs(v) for v in VERSIONS}) + "\n")
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["write"]:
-    write()
-
-try:
-    import skdim
-except ImportError:
-    skdim = None
-
-
-@pytest.mark.skipif(skdim is None, reason="scikit-dimension is not installed (the beside-anchors CI stage has it)")
-@pytest.mark.parametrize("ver", VERSIONS)
-def test_equal_to_scikit_dimension(ver):
-    want = theirs(ver)
-    np.testing.assert_allclose(ours(ver), want, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(json.loads(VALUES.read_text())[ver], want, rtol=0, atol=1e-9)
+if __name__ == "__main__":
+    write_when_asked(VALUES, VERSIONS, theirs)
