@@ -36,7 +36,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from tmcheck.theory.certify_arith import U, Aff, CertifyError, TargetEnclosure, down, frac_interval, scatter_add, up
+from tmcheck.theory.certify_arith import Aff, CertifyError, TargetEnclosure, U, down, frac_interval, scatter_add, up
 from tmcheck.theory.network import Network, to_fraction
 
 MAX_PAIRS_PER_HEAD = 64  # a head whose certificate leaves more candidate pairs is refused
