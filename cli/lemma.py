@@ -288,6 +288,12 @@ def lemma1_cmd(
     points: int = typer.Option(2000, "--points", min=1, help="Size of the dense sample (exact: at most 200)."),
     trials: TrialsOpt = 4,
     size_limit: SizeLimitOpt = SIZE_LIMIT,
+    certify: bool = typer.Option(
+        False,
+        "--certify",
+        help="Prove sup |T - f| <= ε over all of [0,1]^d by interval arithmetic and branch and bound "
+        "(minutes at d <= 2; the default judges a sampled maximum).",
+    ),
     export: ExportOpt = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -305,7 +311,9 @@ def lemma1_cmd(
         raise UserError(f"--grid must be 'paper' or 'tight', got {grid!r}")
     backend = "exact" if exact else "float64"
     check_sample_sizes(d, points, trials)
-    rep = lemma1_report(target, d, eps, beta, hf, R, grid, N, backend, points, trials=trials, size_limit=size_limit)
+    rep = lemma1_report(
+        target, d, eps, beta, hf, R, grid, N, backend, points, trials=trials, size_limit=size_limit, certify=certify
+    )
     if not json_:
         e = rep["error"]
         console.print(resource_table(rep["resources"], f"Lemma 1 network for f = {target} on [0,1]^{d}: resources"))
@@ -326,4 +334,12 @@ def lemma1_cmd(
         )
         if e["exact_mismatches"]:
             console.print(f"[red]{e['exact_mismatches']} points where T != f̂[/]")
+        sup = rep["sup_error"]
+        if "certificate" in sup:
+            c = sup["certificate"]
+            where = f" at x = {c['counterexample']}" if c["counterexample"] else ""
+            console.print(
+                f"sup |T - f| over [0,1]^{d}: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
+                f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
+            )
     finish_construction(rep, export, json_)

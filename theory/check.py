@@ -210,9 +210,11 @@ def verdict_lines(rep: dict) -> list[str]:
     then the verdict with the properties checked and the accuracy claim."""
     lines = [f"check {k} FAILS: {d['detail']}" for k, d in rep["check"]["results"].items() if not d["passed"]]
     why = "" if rep["ok"] else f" ({', '.join(rep['failed'])})"
+    sup = rep.get("sup_error")
+    how = f" ({sup['kind']}: {sup['method']})" if sup else ""
     lines.append(
         f"verdict: {rep['verdict']}{why}: check_construction ({', '.join(rep['check']['results'])}) "
-        "and max |T - f| <= ε"
+        f"and max |T - f| <= ε{how}"
     )
     return lines
 
