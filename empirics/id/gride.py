@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.empirics.id.core import IDFit
+from tmcheck.empirics.id.core import IDFit, store_params
 from tmcheck.empirics.id.registry import Estimator
 
 
@@ -114,14 +114,7 @@ class GRIDEFit(IDFit):
         rtol=None,
         device="auto",
     ):
-        self.n1 = n1
-        self.n2 = n2
-        self.multiscale = multiscale
-        self.range_max = range_max
-        self.ci_level = ci_level
-        self.duplicates = duplicates
-        self.rtol = rtol
-        self.device = device
+        store_params(self, locals())
 
     def _orders(self) -> tuple[int, int]:
         n2 = 2 * self.n1 if self.n2 is None else self.n2
