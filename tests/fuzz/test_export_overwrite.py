@@ -9,12 +9,28 @@ from __future__ import annotations
 
 import os
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from harness import SECRET, invoke, one_line
 
 from tmcheck.empirics.lm.hf import MARKER, export_hf
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+
+
+@contextmanager
+def tmpfs(path: Path, size: str):
+    """A tmpfs of ``size`` mounted on the directory ``path`` (made if missing) for the block, then
+    unmounted; the test is skipped where it cannot be mounted."""
+    path.mkdir(exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)]).returncode != 0:
+        pytest.skip("tmpfs cannot be mounted here")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)])
 
 
 @pytest.mark.parametrize("target", [".", "run", "runs", "sweep", "unmarked", "link"])
@@ -72,19 +88,13 @@ def test_export_on_a_full_disk_is_one_line_and_leaves_the_old_export(tmp_path, r
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before and not list(tmp_path.glob(".hf.*"))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+@needs_root
 def test_export_onto_a_real_full_tmpfs_is_one_line(tmp_path, run_dir):
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]).returncode != 0:
-        pytest.skip("tmpfs cannot be mounted here")
-    try:
+    with tmpfs(tmp_path / "disk", "64k") as disk:
         st = os.statvfs(disk)
         (disk / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - 8192))  # 8 KB left: less than the model
         one_line(["export", "hf", run_dir, disk / "hf"], "no space left on the device")
         assert [p.name for p in disk.iterdir()] == ["filler"]
-    finally:
-        subprocess.run(["umount", str(disk)])
 
 
 def tree(root: Path) -> dict[str, bytes | str]:
@@ -202,13 +212,9 @@ def test_a_bind_mount_that_cannot_be_renamed_is_replaced_in_place(tmp_path, run_
     assert not list(tmp_path.glob(".*")) and [p.name for p in out.glob(".*")] == [MARKER]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+@needs_root
 def test_overwrite_onto_a_mount_point_leaves_no_hidden_directory(tmp_path, run_dir):
-    out = tmp_path / "hf"
-    out.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(out)]).returncode != 0:
-        pytest.skip("tmpfs cannot be mounted here")
-    try:
+    with tmpfs(tmp_path / "hf", "8m") as out:
         (out / MARKER).write_text('{"format": "tmcheck-hf-export/2", "checkpoint": "x", "files": []}')
         for _ in range(2):
             res = invoke(["export", "hf", str(run_dir), str(out), "--overwrite"])
@@ -218,5 +224,3 @@ def test_overwrite_onto_a_mount_point_leaves_no_hidden_directory(tmp_path, run_d
         before = tree(out)
         one_line(["export", "hf", run_dir, out, "--overwrite"], "eval.txt")
         assert tree(out) == before
-    finally:
-        subprocess.run(["umount", str(out)])
