@@ -32,7 +32,7 @@ CHECKS = (
     "embed_fp32",
     "synth_forward_fp32",
 )
-# sizes: the real run / the CPU smoke run, two whole tables with the same keys so that each run's sizes read together
+# why kept: the real run's sizes and the CPU smoke run's, two whole tables with the same keys, each read together
 SIZES = {
     False: {
         "knn_n": 4000,

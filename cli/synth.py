@@ -189,6 +189,7 @@ def _setting_words(s: dict) -> str:
     )
 
 
+# why kept: Typer reads each command's options from its own signature: tune's and tuned's open alike
 @app.command("tuned")
 @handle_errors
 def tuned(

@@ -248,6 +248,7 @@ class MLECurveFit(IDFit):
 class TwoNNFit(IDFit):
     """The arithmetic of ``estimators.TwoNN`` (parameters there)."""
 
+    # why kept: MLECurveFit's bootstrap ... seed tail, as every fit class's: scikit-learn reads each signature
     def __init__(
         self,
         method="linear",
