@@ -25,6 +25,7 @@ FORMS_1D = ("loglog", "offset")
 NEGLIGIBLE = 1e-6  # a term smaller than this fraction of the loss everywhere is "approximately 0"
 # A flat or increasing loss, or alpha at the end of its search range: any interval is the search's artefact.
 ARTEFACTS = frozenset({"not_decreasing", "B_zero", "alpha_at_edge"})
+STRAIGHT = ("loglog", "power")  # the forms with no floor: a line in log-log
 WINDOW_DEPENDENT = "window-dependent"  # the label of a verdict given on the top window (a bend in the losses)
 NOISE_FLOOR = 1e-9  # an SD of log loss below this is rounding, not noise: no coverage is simulated at it
 
@@ -432,7 +433,9 @@ def exponent_report(
         entry, draws = _fit_with_draws(sizes, losses, form, s)
         fits[form] = entry
         top = None
-        if bend["dependent"] and asked:  # the verdict on the top window: a verdict never averages a bend away
+        # a straight line never averages a bend away: its verdict is the top window's. The offset law models the
+        # bend (E + B n^-alpha: local slopes fall toward a floor), so its verdict stays on all sizes
+        if bend["dependent"] and asked and form in STRAIGHT:
             keep = np.isin(np.asarray(sizes, dtype=np.float64).ravel(), bend["top"])
             top = _fit_with_draws(np.asarray(sizes)[keep], np.asarray(losses)[keep], form, s)
         for name, kw in asked:

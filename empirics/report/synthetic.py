@@ -792,7 +792,8 @@ def markdown(report: dict) -> str:
         "![test MSE against n](fig_loss.png)",
         "",
         "Where the local slopes of windows differ (disjoint intervals) or the curvature is significant, the "
-        "verdict is the top window's and says (window-dependent); the figure shows the local slope against n.",
+        "loglog line's verdict is the top window's and says (window-dependent); the offset law, which models the "
+        "bend, keeps its verdict on all sizes. The figure shows the local slope against n.",
         "",
         f"![local slope against n]({SLOPES})",
         "",

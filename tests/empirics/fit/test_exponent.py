@@ -303,3 +303,17 @@ def test_a_straight_power_law_keeps_its_whole_range_verdict():
     t = rep["prediction"]["loglog"]
     assert not rep["windows"]["dependent"] and "window_dependent" not in t
     assert t["outcome"] == "equivalent" and "window" not in t["verdict"]
+
+
+def test_the_offset_law_models_the_bend_and_keeps_its_whole_range_verdict():
+    """E + B n^-alpha bends by construction: a significant curvature is its evidence, not a reason to
+    refit it on 3 sizes (where it is exactly determined and decides nothing)."""
+    n = np.repeat(np.geomspace(1e5, 1e9, 8), 3)
+    y = (1.5 + 40 * n**-0.3) * np.exp(np.random.default_rng(0).normal(0, 0.004, len(n)))
+    rep = exponent_report(
+        n, y, forms=("loglog", "offset"), prediction={"kind": "D", "beta": 1.0, "d": 1}, coverage_reps=40
+    )
+    assert rep["windows"]["dependent"]
+    assert rep["prediction"]["loglog"].get("window_dependent")
+    off = rep["prediction"]["offset"]
+    assert "window_dependent" not in off and off["outcome"] == "differs"  # 0.3 against 2/3
