@@ -239,8 +239,9 @@ def _iv_eval(expr, env: dict):
         return env[expr.name]
     if expr.is_Integer or expr.is_Rational:
         return iv.mpf(int(expr.p)) / iv.mpf(int(expr.q))
-    if expr.is_Float:
-        return iv.mpf(expr._mpf_)
+    if expr.is_Float:  # its exact binary value
+        q = sympy.Rational(expr)
+        return iv.mpf(int(q.p)) / iv.mpf(int(q.q))
     if expr is sympy.pi:
         return iv.pi
     if expr is sympy.E:

@@ -122,6 +122,8 @@ def _error_fields(plan: Theorem2Plan, T, split: dict, err: float, eps: float, n_
         "error": err,
         "within_eps": err <= eps,
         "n_points": n_points,
+        # a sampled maximum is a lower bound on the sup: no sup-norm certificate for Theorem 2 yet (issue #41)
+        "sup_error": {"kind": "sampled", "value": err, "method": f"max over {n_points} manifold points"},
         "network_vs_claim": float(np.abs(T - split["T"]).max()),
         "E1_max": float(split["E1"].max()),
         "E2_max": 0.0,
