@@ -21,28 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-# why kept: the shared report pieces this report uses, one a line as pretrain's report lists its own: names, no logic
 from tmcheck.empirics.fit.prediction import rule_words, verdict_class
-from tmcheck.empirics.report.common import (
-    LEVEL,
-    MARGIN,
-    Outputs,
-    alpha_cell,
-    cached_id,
-    capped_cell,
-    capped_words,
-    caption,
-    curvature_cell,
-    fit_exponent,
-    format_interval,
-    law_band,
-    prediction_cell,
-    prediction_of,
-    pyplot,
-    range_table,
-    readable_log_ticks,
-    verdict,
-)
+from tmcheck.empirics.report import common
+from tmcheck.empirics.report.common import LEVEL, MARGIN, Outputs
 from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.theory.bounds import alpha_D, alpha_N
 
@@ -98,7 +79,7 @@ def estimated_dimensions(sweep: SweepDir, preset) -> list[dict]:
                 "ci": [float(v) for v in r.ci] if r.ci is not None else None,
             }
 
-        out.append(cached_id(sweep.id_path, f"synthetic-d{d}", protocol, compute))
+        out.append(common.cached_id(sweep.id_path, f"synthetic-d{d}", protocol, compute))
     return out
 
 
@@ -162,7 +143,7 @@ def _fit(
     if id_entry is not None and id_entry.get("ci"):
         named["d-hat"] = {"kind": kind, "beta": beta, "d_hat": id_entry["dimension"], "d_ci": id_entry["ci"]}
     # baselines have no training budget: no stop reason (None), nothing is left out
-    return fit_exponent(
+    return common.fit_exponent(
         [r[size] for r in sel],
         [r["test_mse"] for r in sel],
         stops=[r.get("stop") for r in sel],
@@ -277,7 +258,7 @@ def summary(report: dict) -> str:
 
 def draw_alpha(data: list[dict]):
     """α̂_D with intervals against d, per β, over the predicted curve 2β/(2β+d). Returns the figure."""
-    plt = pyplot()
+    plt = common.pyplot()
     betas = sorted({e["beta"] for e in data}, reverse=True)
     fig, axes = plt.subplots(1, len(betas), figsize=(5.2 * len(betas), 4.2), squeeze=False, sharey=True)
     dims = sorted({e["d"] for e in data})
@@ -394,7 +375,7 @@ def draw_slopes(data: list[dict]):
     """The local slope (loglog α̂ on each window of 3 consecutive sizes, with its 95% interval as a band)
     against the window's middle size, one panel per (d, β), each method a colour, over the prediction
     2β/(2β+d) and its ±margin band: a bend shows as a falling curve, not as one averaged number."""
-    plt = pyplot()
+    plt = common.pyplot()
     cells = sorted({(e["d"], e["beta"]) for e in data}, key=lambda c: (c[0], -c[1]))
     cols = min(3, len(cells))
     rows_ = -(-len(cells) // cols)
@@ -414,7 +395,7 @@ def draw_slopes(data: list[dict]):
         ax.set_xscale("log")
         mids = [w["sizes"][1] for e in data if (e["d"], e["beta"]) == (d, beta) for w in _windows_of(e)]
         if mids:
-            readable_log_ticks(ax, "x", min(mids) / 1.3, max(mids) * 1.3)
+            common.readable_log_ticks(ax, "x", min(mids) / 1.3, max(mids) * 1.3)
         ax.set_xlabel("n (middle of a window of 3 sizes)")
         ax.set_ylabel("local slope α̂_D (95% band)")
         ax.set_title(f"d = {d}, β = {beta:g}")
@@ -443,7 +424,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
     transformer's offset law with its 95% pointwise band (parametric bootstrap) on its fitted sizes,
     where it was fitted. Returns the figure."""
     fitted = {(e["d"], e["beta"]): e for e in data if e["method"] == "transformer" and e["exponent"]}
-    plt = pyplot()
+    plt = common.pyplot()
     data = [r for r in rows if r["sweep"] == "data"]
     dims = sorted({r["d"] for r in data})
     fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.2), squeeze=False)
@@ -465,7 +446,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
                     e = fitted[(d, beta)]
                     use = [r for r in sel if r["n"] in e["fitted_sizes"]]
                     grid = np.geomspace(min(e["fitted_sizes"]), max(e["fitted_sizes"]), 60)
-                    centre, lo, hi = law_band(
+                    centre, lo, hi = common.law_band(
                         [r["n"] for r in use], [r["test_mse"] for r in use], "offset", grid, bootstrap
                     )
                     ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0)
@@ -475,7 +456,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
         ax.set_yscale("log")
         mse = [r["test_mse"] for r in data if r["d"] == d]
         ax.set_ylim(min(mse) / 1.2, max(mse) * 1.2)
-        readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
+        common.readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
         ns = sorted({r["n"] for r in data})
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_formatter(_null_formatter())
@@ -484,7 +465,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
         ax.grid(alpha=0.3, which="both")
     axes[0][0].set_ylabel("test MSE against f (excess risk)")
     if banded:
-        caption(
+        common.caption(
             fig,
             f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band "
             "(parametric bootstrap)",
@@ -497,7 +478,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
 def draw_model(rows: list[dict], model: list[dict]):
     """Test MSE against the number of trained parameters N (model-scaling sweep), per d and β. Returns
     the figure."""
-    plt = pyplot()
+    plt = common.pyplot()
     sel_rows = [r for r in rows if r["sweep"] == "model"]
     fig, ax = plt.subplots(figsize=(6.0, 4.2))
     cmap = plt.get_cmap("viridis")
@@ -525,7 +506,7 @@ def draw_model(rows: list[dict], model: list[dict]):
     ax.set_ylabel("test MSE against f (no label noise)")
     mse = [r["test_mse"] for r in sel_rows]
     ax.set_ylim(min(mse) / 1.2, max(mse) * 1.2)
-    readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
+    common.readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
     ax.set_title(f"model scaling at fixed n = {sel_rows[0]['n']}")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7)
@@ -552,7 +533,8 @@ def data_table(data: list[dict]) -> str:
     for e in sorted((e for e in data if e["method"] == "transformer"), key=_key):
         lines.append(
             f"| {e['d']} | {e['beta']:g} | {len(e['fitted_sizes'])} of {len(e['sizes'])} | "
-            f"{alpha_cell(e, 'loglog')} | {alpha_cell(e, 'offset')} | {curvature_cell(e)} | {capped_cell(e)} |"
+            f"{common.alpha_cell(e, 'loglog')} | {common.alpha_cell(e, 'offset')} | "
+            f"{common.curvature_cell(e)} | {common.capped_cell(e)} |"
         )
     return "\n".join(lines)
 
@@ -570,23 +552,23 @@ def prediction_table(data: list[dict]) -> str:
     for key in sorted({_key(e) for e in data}):
         by = {e["method"]: e for e in data if _key(e) == key}
         ref = by.get("transformer") or next(iter(by.values()))
-        dh = f"{ref['d_hat']:.2f} {format_interval(ref['d_hat_ci'], 2)}" if "d_hat" in ref else "n/a"
-        t_hat = prediction_of(ref, "loglog", "d-hat")
-        adh = f"{t_hat['alpha_pred']:.3f} {format_interval(t_hat['alpha_pred_ci'])}" if t_hat else "n/a"
+        dh = f"{ref['d_hat']:.2f} {common.format_interval(ref['d_hat_ci'], 2)}" if "d_hat" in ref else "n/a"
+        t_hat = common.prediction_of(ref, "loglog", "d-hat")
+        adh = f"{t_hat['alpha_pred']:.3f} {common.format_interval(t_hat['alpha_pred_ci'])}" if t_hat else "n/a"
 
         def base(m, by=by):
             if m not in by:
                 return "—"
             if by[m]["exponent"] is None:
                 return by[m]["withheld"]
-            return f"{by[m]['exponent']['fits']['loglog']['alpha']:.3f}: {verdict(by[m], 'loglog', 'true d')}"
+            return f"{by[m]['exponent']['fits']['loglog']['alpha']:.3f}: {common.verdict(by[m], 'loglog', 'true d')}"
 
         t = by.get("transformer")
         cells = (
             [
-                prediction_cell(t, "loglog", "true d"),
-                prediction_cell(t, "offset", "true d"),
-                prediction_cell(t, "loglog", "d-hat") if t_hat else "n/a",
+                common.prediction_cell(t, "loglog", "true d"),
+                common.prediction_cell(t, "offset", "true d"),
+                common.prediction_cell(t, "loglog", "d-hat") if t_hat else "n/a",
             ]
             if t
             else ["—"] * 3
@@ -606,8 +588,8 @@ def model_table(model: list[dict]) -> str:
     ]
     for e in model:
         lines.append(
-            f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {alpha_cell(e, 'loglog')} | "
-            f"{prediction_cell(e, 'loglog', 'true d')} | {min(e['sizes']):,.0f}–{max(e['sizes']):,.0f} |"
+            f"| {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {common.alpha_cell(e, 'loglog')} | "
+            f"{common.prediction_cell(e, 'loglog', 'true d')} | {min(e['sizes']):,.0f}–{max(e['sizes']):,.0f} |"
         )
     return "\n".join(lines)
 
@@ -690,7 +672,7 @@ def summary_lines(data: list[dict]) -> list[str]:
         for form in ("loglog", "offset"):
             counts = {}
             for e in sel:
-                v = verdict_class(verdict(e, form, "true d"))
+                v = verdict_class(common.verdict(e, form, "true d"))
                 counts[v] = counts.get(v, 0) + 1
             parts.append(f"{form}: " + ", ".join(f"{v} in {k}" for v, k in sorted(counts.items())))
         out.append(f"- {label}, against α_D from the true d, over {len(sel)} (d, β): " + "; ".join(parts) + ".")
@@ -702,10 +684,10 @@ def verdict_lines(data: list[dict]) -> list[str]:
     out = []
     for e in sorted((e for e in data if e["method"] == "transformer"), key=_key):
         words = e["exponent"]["words"] if e["exponent"] else e["withheld"]
-        hat = prediction_of(e, "loglog", "d-hat")
+        hat = common.prediction_of(e, "loglog", "d-hat")
         if hat:
             words += f" Against α_D from d̂ (loglog): {hat['words']}."
-        out.append(f"- **d = {e['d']}, β = {e['beta']:g}**: {words} ({capped_words(e)}.)")
+        out.append(f"- **d = {e['d']}, β = {e['beta']:g}**: {words} ({common.capped_words(e)}.)")
     return out
 
 
@@ -784,7 +766,7 @@ def markdown(report: dict) -> str:
         "## Fit-range sensitivity (transformer, loglog α̂ on sub-ranges, verdict against the true d)",
         "",
         *[
-            f"**d = {e['d']}, β = {e['beta']:g}**\n\n{range_table(e)}\n"
+            f"**d = {e['d']}, β = {e['beta']:g}**\n\n{common.range_table(e)}\n"
             for e in sorted((e for e in report["data_scaling"] if e["method"] == "transformer"), key=_key)
         ],
         "![alpha_D against d](fig_alpha.png)",
@@ -862,7 +844,7 @@ def _closing_lines(report: dict) -> list[str]:
         "",
         "| true d | MLE d̂ (K=20) [95% CI] | points |",
         "|---|---|---|",
-        *[f"| {e['d']} | {e['dimension']:.2f} {format_interval(e['ci'])} | {e['n']} |" for e in ids],
+        *[f"| {e['d']} | {e['dimension']:.2f} {common.format_interval(e['ci'])} | {e['n']} |" for e in ids],
         "",
         "## Reading",
         "",
