@@ -9,6 +9,8 @@ its claim, 0 when it holds, 2 on bad input.
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +20,7 @@ import typer
 from rich.table import Table
 
 from tmcheck.cli.common import UserError, console, finish_construction, handle_errors, print_json, resource_table
-from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt
+from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt, option_group
 from tmcheck.theory.construction import SIZE_LIMIT
 from tmcheck.theory.lemmas.parallel import KINDS
 from tmcheck.theory.network import NetworkError, to_fraction
@@ -28,6 +30,29 @@ MAX_L = 4096  # resource guard: the lemmas' checks build l x l attention pattern
 DataBoundOpt = Annotated[str, typer.Option("--M", help="Bound on the data rows (>= 1).")]  # gating, parallel
 
 app = typer.Typer(no_args_is_help=True, help="Appendix G building blocks: Lemmas 3-7 as exact, verified constructions.")
+
+
+@dataclass(frozen=True)
+class Check:
+    """How a Lemma 3-7 command verifies and shows its construction: the options every one of them takes."""
+
+    exact: bool = True
+    trials: int = 20
+    export: Path | None = None
+    json_: bool = False
+
+
+_CHECK_PARAMS = [
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=alias)
+    for name, default, alias in (
+        ("exact", True, ExactOpt),
+        ("trials", 20, TrialsOpt),
+        ("export", None, ExportOpt),
+        ("json_", False, JsonOpt),
+    )
+]
+# a command's parameter `check` (a Check) replaced, for Typer, by --exact/--float, --trials, --export, --json
+check_options = option_group("check", _CHECK_PARAMS, Check)
 
 
 def num(text: str, name: str) -> Fraction:
@@ -49,21 +74,14 @@ def parse_matrix(text: str, name: str) -> list[list[Fraction]]:
     return rows
 
 
-def report(
-    c,
-    trials: int,
-    exact: bool,
-    json_: bool,
-    export: Path | None,
-    extra: dict | None = None,
-    extra_ok: bool = True,
-) -> None:
+def report(c, check: Check, extra: dict | None = None, extra_ok: bool = True) -> None:
     """Verify (`theory.check.construction_report`), optionally export, and print (rich or JSON) one
     construction; extra_ok joins the verdict. A failed verification exits with code 1 (a finding, not bad input)."""
     from tmcheck.theory import netfile
     from tmcheck.theory.check import construction_report
 
-    rep = construction_report(c, trials, exact, extra, extra_ok)
+    export, json_ = check.export, check.json_
+    rep = construction_report(c, check.trials, check.exact, extra, extra_ok)
     if export is not None:
         netfile.save(c.network, export)
     if json_:
@@ -124,6 +142,7 @@ def show_pattern(nonzero: list, l: int, t1: int, t2: int) -> None:
 
 @app.command("interaction")
 @handle_errors
+@check_options
 def interaction_cmd(
     l: int = typer.Option(64, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     t1: int = typer.Option(3, "--t1", help="Query token t1 (0-based), the one that receives the value."),
@@ -136,13 +155,10 @@ def interaction_cmd(
     ),
     k: str | None = typer.Option(None, "--key-kernel", help="Key data kernel K^B, 2x5."),
     C: str | None = typer.Option(None, "--C", help="Use this C instead of the exact minimal one."),
-    exact: ExactOpt = True,
-    trials: TrialsOpt = 20,
-    export: ExportOpt = None,
     pattern: bool = typer.Option(
         False, "--show-pattern", help="Draw the l x l attention pattern on the critical input."
     ),
-    json_: JsonOpt = False,
+    check: Check = Check(),
 ) -> None:
     """Interaction Lemma (Appendix G, Lemma 3): a head where token t1 reads token t2 only.
 
@@ -156,14 +172,15 @@ def interaction_cmd(
     K = parse_matrix(k, "--key-kernel") if k is not None else dk
     Mq = num(M, "--M")
     c = interaction(l, t1, t2, i, Q, K, Mq, None if C is None else num(C, "--C"))
-    extra, extra_ok = interaction_extra(c, Q, K, Mq, trials, exact, vectors=json_, pattern=pattern)
-    if pattern and not json_:
+    extra, extra_ok = interaction_extra(c, Q, K, Mq, check.trials, check.exact, vectors=check.json_, pattern=pattern)
+    if pattern and not check.json_:
         show_pattern(extra["pattern_nonzero"], l, t1, t2)
-    report(c, trials, exact, json_, export, extra, extra_ok)
+    report(c, check, extra, extra_ok)
 
 
 @app.command("gating")
 @handle_errors
+@check_options
 def gating_cmd(
     l: int = typer.Option(16, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     t_cut: int = typer.Option(
@@ -171,11 +188,7 @@ def gating_cmd(
     ),
     keep: str = typer.Option("prefix", "--keep", help="prefix or suffix."),
     M: DataBoundOpt = "2",
-    # why kept: Typer reads a command's options from its own signature: each lemma lists the shared aliases
-    exact: ExactOpt = True,
-    trials: TrialsOpt = 20,
-    export: ExportOpt = None,
-    json_: JsonOpt = False,
+    check: Check = Check(),
 ) -> None:
     """Gating FFN (Appendix G, Lemma 4, corrected): zero the data rows outside a prefix or a suffix.
 
@@ -183,18 +196,16 @@ def gating_cmd(
     """
     from tmcheck.theory.lemmas.gating import gating
 
-    report(gating(l, t_cut, keep, num(M, "--M")), trials, exact, json_, export)
+    report(gating(l, t_cut, keep, num(M, "--M")), check)
 
 
 @app.command("addition")
 @handle_errors
+@check_options
 def addition_cmd(
     c: str = typer.Option("1/2,-1,1/3", "--c", help="The constant vector c (D entries, ||c||∞ <= M/2)."),
     M: str = typer.Option("2", "--M", help="The lemma's M (>= 2): ||x||∞, ||c||∞ <= M/2."),
-    exact: ExactOpt = True,
-    trials: TrialsOpt = 20,
-    export: ExportOpt = None,
-    json_: JsonOpt = False,
+    check: Check = Check(),
 ) -> None:
     """Constant addition (Appendix G, Lemma 5, corrected): one block writing x - c next to x.
 
@@ -206,18 +217,16 @@ def addition_cmd(
         vec = [num(v.strip(), "--c") for v in c.split(",")]
     except (ValueError, ZeroDivisionError):
         raise UserError(f"--c: expected comma-separated numbers, got {c!r}") from None
-    report(addition(vec, num(M, "--M")), trials, exact, json_, export)
+    report(addition(vec, num(M, "--M")), check)
 
 
 @app.command("replace")
 @handle_errors
+@check_options
 def replace_cmd(
     l: int = typer.Option(8, "--l", min=1, max=MAX_L, help="Number of tokens l."),
     M: str = typer.Option("2", "--M", help="Bound on the data rows of the random inputs."),
-    exact: ExactOpt = True,
-    trials: TrialsOpt = 20,
-    export: ExportOpt = None,
-    json_: JsonOpt = False,
+    check: Check = Check(),
 ) -> None:
     """Replacing FFN (Appendix G, Lemma 6): row 0 becomes a copy of row 1 on every token.
 
@@ -225,21 +234,19 @@ def replace_cmd(
     """
     from tmcheck.theory.lemmas.replace import replace
 
-    report(replace(l, num(M, "--M")), trials, exact, json_, export)
+    report(replace(l, num(M, "--M")), check)
 
 
 @app.command("parallel")
 @handle_errors
+@check_options
 def parallel_cmd(
     left: str = typer.Option("interaction", "--left", help=f"First block: {', '.join(KINDS)}."),
     right: str = typer.Option("gating", "--right", help=f"Second block: {', '.join(KINDS)}."),
     l1: int = typer.Option(8, "--l1", min=1, max=MAX_L, help="Tokens of the first block."),
     l2: int = typer.Option(8, "--l2", min=1, max=MAX_L, help="Tokens of the second block."),
     M: DataBoundOpt = "2",
-    exact: ExactOpt = True,
-    trials: TrialsOpt = 20,
-    export: ExportOpt = None,
-    json_: JsonOpt = False,
+    check: Check = Check(),
 ) -> None:
     """Parallelisation (Appendix G, Lemma 7, corrected): two blocks side by side on [H1 H2].
 
@@ -249,7 +256,7 @@ def parallel_cmd(
 
     Mf = num(M, "--M")
     c = parallelize(build_kind(left, l1, Mf), build_kind(right, l2, Mf))
-    report(c, trials, exact, json_, export)
+    report(c, check)
 
 
 POINT_BYTES = 64 * 8  # per coordinate of a sample point: the point and the float64 rows its evaluation holds

@@ -413,24 +413,36 @@ _EXECUTOR_PARAMS = [
 ]
 
 
-def executor_options(func: Callable) -> Callable:
-    """`func`'s parameter `executor` (an ExecutorSpec) replaced, for Typer, by the nine executor options;
-    the command receives them as one ExecutorSpec."""
-    sig = inspect.signature(func, eval_str=True)
-    params = list(sig.parameters.values())
-    at = [p.name for p in params].index("executor")
-    params[at : at + 1] = _EXECUTOR_PARAMS
+def option_group(name: str, params: list[inspect.Parameter], build: Callable) -> Callable:
+    """A decorator: the command's parameter `name` replaced, for Typer, by the options `params`; the command
+    receives them as one object, `build(**given)` (the options Typer was given, by name)."""
 
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        given = {p.name: kwargs.pop(p.name) for p in _EXECUTOR_PARAMS if p.name in kwargs}
-        if given.get("sbatch") is not None:
-            given["sbatch"] = tuple(given["sbatch"])
-        return func(*args, executor=ExecutorSpec(**given), **kwargs)
+    def decorate(func: Callable) -> Callable:
+        sig = inspect.signature(func, eval_str=True)
+        fields = list(sig.parameters.values())
+        at = [p.name for p in fields].index(name)
+        fields[at : at + 1] = params
 
-    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in params}
-    return wrapper
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            given = {p.name: kwargs.pop(p.name) for p in params if p.name in kwargs}
+            return func(*args, **{name: build(**given)}, **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=fields)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in fields}
+        return wrapper
+
+    return decorate
+
+
+def _executor(**given) -> ExecutorSpec:
+    if given.get("sbatch") is not None:
+        given["sbatch"] = tuple(given["sbatch"])
+    return ExecutorSpec(**given)
+
+
+# `func`'s parameter `executor` (an ExecutorSpec) replaced, for Typer, by the nine executor options
+executor_options = option_group("executor", _EXECUTOR_PARAMS, _executor)
 
 
 @contextlib.contextmanager
