@@ -31,7 +31,7 @@ from tmcheck.util import safeio
 TOLERANCE = 1e-9  # numbers of a rebuilt report.json against the committed one (relative above 1)
 REPLAY_RTOL = 1e-6  # a re-run's loss against the committed row's
 IGNORED = ("sweep",)  # where the report was made: a path, not a result
-LOSS = {"pretrain": "test_loss", "model": "test_loss", "synthetic": "test_mse"}
+LOSS = {"pretrain": "test_loss", "model": "test_loss", "synthetic": "test_mse", "controls": "test_mse"}
 ABLATION = "ablate.json"
 ABLATION_FIGURE = "fig_ablate.png"
 ENV = "TMCHECK_RESULTS"
@@ -252,7 +252,7 @@ def _rows(path: Path) -> list[dict]:
 def sample(exp: Experiment) -> list[str]:
     """The runs a short replay re-trains: the cheapest committed run (by its recorded seconds) of each
     corpus (pretraining) or each method (synthetic: transformer, kNN, kernel ridge)."""
-    group = {"pretrain": "corpus", "synthetic": "method", "model": "n_embd"}[exp.kind]
+    group = {"pretrain": "corpus", "synthetic": "method", "model": "n_embd", "controls": "method"}[exp.kind]
     best: dict = {}
     for r in _rows(exp.path):
         key = r.get(group)

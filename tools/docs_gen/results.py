@@ -40,6 +40,11 @@ EXPERIMENTS = {
         "The synthetic study, d = 4 past the trivial regime",
         "as above, with d = 4 on n 1000 to 100,000, where the transformer leaves the trivial regime",
     ),
+    "synth-controls": (
+        "results/synthetic-controls.md",
+        "Positive controls: methods with a proven rate",
+        "kNN (k from the theory, k by validation) and kernel ridge recover 2β/(2β+d)? n up to 10⁶, 5 seeds",
+    ),
 }
 
 
@@ -121,6 +126,20 @@ def _synth_cells(name: str = "synth") -> list[str]:
     return out
 
 
+def _controls_cells() -> list[str]:
+    """Per control method: its top-window verdicts over the (d, β) cells, and the study's CPU-hours."""
+    rep = _report("synth-controls")
+    out = []
+    for method in dict.fromkeys(e["method"] for e in rep["controls"]):
+        sel = [e for e in rep["controls"] if e["method"] == method]
+        out.append(
+            f"{method} (top window), over {len(sel)} (d, β): {_verdict_counts([e['top']['verdict'] for e in sel])}"
+        )
+    done = f"{rep['rows']} of {rep['planned']} runs" if rep["rows"] < rep["planned"] else f"{rep['rows']} runs"
+    out.append(f"{done}, {rep['cpu_hours'] + rep['tuning_cpu_hours']:.2f} CPU-hours")
+    return out
+
+
 def _ablate_cells() -> list[str]:
     out = []
     for name in ("suite", "minilm"):
@@ -140,6 +159,7 @@ def headline(link_prefix: str) -> str:
         "synth": _synth_cells,
         "synth-decide": lambda: _synth_cells("synth-decide"),
         "synth-decide2": lambda: _synth_cells("synth-decide2"),
+        "synth-controls": _controls_cells,
         "ablate": _ablate_cells,
     }
     rows = [
