@@ -189,6 +189,9 @@ class Lemma1Layout:
         return self.prod_base + self.F * self.N**self.d
 
 
+MAX_GRID_DIGITS = 10**6  # Lemma 1 counts its N^d grid points exactly: larger counts are refused, not computed
+
+
 def lemma1_spec(
     d: int,
     N: int | None = None,
@@ -210,6 +213,11 @@ def lemma1_spec(
         N = grid_N(grid, d, H_f, beta, eps)
     if N < 2:
         raise TargetError(f"the grid needs N >= 2 points per axis, got {N}")
+    digits = d * math.log10(N)
+    if digits > MAX_GRID_DIGITS:  # N^d is an exact integer below: 2^(10^20) would never finish
+        raise TargetError(
+            f"the grid's N^d = 10^{digits:.4g} points has more than 10^6 digits (d = {d}, N = {N}); take a smaller d"
+        )
     lay = Lemma1Layout(d, N)
     P = N**d
     heads = [("psi", d * N), ("copy", d * P)]

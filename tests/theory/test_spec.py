@@ -139,3 +139,17 @@ def test_theorem2_spec_by_name_is_the_default_atlas():
 def test_lemma1_spec_names_the_too_small_grid():
     with pytest.raises(TargetError, match=r"^the grid needs N >= 2 points per axis, got 1$"):
         lemma1_spec(1, 1)
+
+
+def test_a_grid_too_large_to_count_is_refused_at_once():
+    """d = 10^20 made N^d an integer of 10^21 digits: the spec hung where it must refuse in one line."""
+    import time
+
+    from tmcheck.theory.spec import lemma1_spec
+    from tmcheck.theory.targets import TargetError
+
+    t = time.process_time()
+    with pytest.raises(TargetError, match="more than 10\\^6 digits"):
+        lemma1_spec(10**20, eps=0.1)
+    assert time.process_time() - t < 2.0
+    assert lemma1_spec(3, eps=0.3).as_dict()  # the bound is the fault's and no wider
