@@ -90,7 +90,9 @@ def test_demo_stage(tmp_path):
     assert summary.startswith("6/6 lemma constructions pass") and (tmp_path / "interaction-head.json").is_file()
 
 
-@pytest.mark.parametrize("cmd", [["gating", "--l", "6", "--t-cut", "3"], ["replace", "--l", "4"], ["parallel", "--l1", "4", "--l2", "4"]])
+@pytest.mark.parametrize(
+    "cmd", [["gating", "--l", "6", "--t-cut", "3"], ["replace", "--l", "4"], ["parallel", "--l1", "4", "--l2", "4"]]
+)
 def test_the_shared_check_options_reach_every_lemma_command(cmd):
     """--trials and --float arrive through the one Check object (a group that dropped them gives 20 exact trials)."""
     import json
