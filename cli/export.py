@@ -14,6 +14,7 @@ import typer
 
 from tmcheck.cli.common import console, handle_errors, print_json
 from tmcheck.cli.options import JsonOpt, MaxParamsOpt
+from tmcheck.util import safeio
 
 app = typer.Typer(no_args_is_help=True, help="Export trained models (GPT-2 directory for transformers).")
 
@@ -36,6 +37,8 @@ def hf(
     json_: JsonOpt = False,
 ) -> None:
     """Write RUN as a GPT-2 directory: AutoModelForCausalLM and AutoTokenizer load it offline."""
+    if tokenizer is not None and tokenizer.exists():  # refused before torch and transformers are imported
+        safeio.check_regular(tokenizer, "a tokenizer")
     from tmcheck.empirics import schema
     from tmcheck.empirics.lm.hf import export_hf
 

@@ -27,6 +27,7 @@ from tmcheck.cli.options import (
     positive_finite,
     positive_int,
 )
+from tmcheck.util import safeio
 from tmcheck.util.jsonable import plain
 
 
@@ -167,6 +168,8 @@ def command(
     Example (Epoch AI's Chinchilla replication):
     tmcheck fit chinchilla.csv --derive "D=C/(6*N)" --drop-top 5 --x N,D --form joint --json
     """
+    if file.exists():  # a FIFO, device or directory refused before scipy is imported
+        safeio.check_regular(file, "a CSV table", limit=None)
     from tmcheck.empirics.fit.exponent import FitSettings
     from tmcheck.empirics.fit.table import fit_table, outcomes, prediction_spec
 

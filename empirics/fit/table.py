@@ -20,6 +20,7 @@ from tmcheck.empirics.fit import columns as fit_columns
 from tmcheck.empirics.fit.exponent import FitSettings, exponent_report
 from tmcheck.empirics.fit.law import FORMS, choose_form, fit_law
 from tmcheck.empirics.fit.prediction import MARGIN
+from tmcheck.util import safeio
 
 MAX_ROWS = 100_000  # the coverage simulation grows with the rows; a scaling table has hundreds
 
@@ -40,8 +41,9 @@ def count_rows(path: Path) -> int:
 def read_table(path: Path, max_rows: int = MAX_ROWS) -> tuple[dict[str, list[str]], list[str]]:
     """Every column of the CSV at `path` as a list of strings, and the header (ValueError on ambiguity)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"{path}: no such file")
+    safeio.check_regular(path, "a CSV table", limit=None)  # a FIFO, device or directory: one line, never a hang
     n_rows = count_rows(path)
     if n_rows > max_rows:
         raise ValueError(f"{path}: {n_rows:,} data rows; the limit is {max_rows:,} (raise it with --max-rows)")

@@ -105,8 +105,13 @@ READERS = [
     Reader("CLI sweep status", "plan.json", _cli("sweep", "status", "ROOT"), _sweep),
     Reader("CLI report", "config.json", _cli("report", "ROOT")),
     Reader("CLI train --text", "corpus.txt", _cli("train", "--text", "ROOT/corpus.txt", "--out", "ROOT/out")),
-    # JOIN HERE: `export hf --tokenizer` (empirics/lm/hf.py) and the embed/id command readers of
-    # cli/embed.py and cli/id.py join this list when their owners wire them to tmcheck.util.safeio.
+    Reader("CLI fit (a CSV table)", "t.csv", _cli("fit", "ROOT/t.csv", "--x", "n")),
+    Reader(
+        "CLI export hf --tokenizer",
+        "tok.json",
+        _cli("export", "hf", "ROOT/run", "ROOT/out", "--tokenizer", "ROOT/tok.json"),
+    ),
+    Reader("CLI embed --text", "doc.txt", _cli("embed", "ROOT/run", "--text", "ROOT/doc.txt")),
 ]
 
 
