@@ -7,7 +7,8 @@
 `check` rebuilds each experiment (tmcheck.empirics.report.reproduce.rebuild: each runs/<run>/row.json equal
 to its line of results.jsonl field by field, every number of report.json equal to the committed one to
 1e-9, every figure equal pixel for pixel) and asks `tmcheck sweep status`
-of each sweep that all its runs are done; it exits 1 on any difference. `complete` derives what a sweep
+of each sweep that all its runs are done (a sweep that holds an IN_PROGRESS file may have runs left: they
+are said, not failed); it exits 1 on any difference. `complete` derives what a sweep
 made before plan.json and row.json existed lacks, from its config and rows alone (no training): the
 specs are the rows' own parameters, checked against the kind's run-name rule and, where the kind can
 plan without data (synthetic), against its plan.
@@ -89,16 +90,30 @@ def complete(path: Path) -> list[str]:
     return wrote
 
 
+# A committed sweep that runs across sittings holds this file (its first line: how to resume it). Its report
+# is rebuilt and compared like any other; its unfinished runs are then said, not failed. A marker left
+# behind once every run is done fails.
+IN_PROGRESS = "IN_PROGRESS"
+
+
 def status_line(exp) -> tuple[bool, str]:
     from tmcheck.empirics.sweep.status import sweep_status
+    from tmcheck.util import safeio
 
     try:
         counts = sweep_status(exp.path)["counts"]
     except (ValueError, OSError) as exc:
         return False, f"sweep status refuses it: {exc}"
     total = sum(counts.values())
-    ok = counts["done"] == total and total > 0
-    return ok, f"sweep status: {counts['done']} of {total} runs done"
+    done = counts["done"] == total and total > 0
+    line = f"sweep status: {counts['done']} of {total} runs done"
+    marker = exp.path / IN_PROGRESS
+    if not marker.exists():
+        return done, line
+    if done:
+        return False, f"{line}, and {IN_PROGRESS} is still there: remove it"
+    resume = safeio.read_text(marker, "an in-progress note").strip().splitlines()
+    return True, f"{line}, in progress (resume: {resume[0] if resume else 'see ' + IN_PROGRESS})"
 
 
 def check(names: list[str], root: Path = RESULTS, log=print) -> int:

@@ -187,3 +187,33 @@ def test_results_check_fails_on_a_row_json_changed_by_half(tmp_path):
     rows = atomic.read_jsonl(root / "model" / "results.jsonl")
     atomic.write_jsonl(root / "model" / "results.jsonl", rows[1:])
     assert any("not in results.jsonl" in d for d in rp.row_differences(exp("model", root)))
+
+
+def test_a_sweep_with_runs_left_fails_unless_it_is_marked_in_progress(tmp_path, monkeypatch):
+    """A committed sweep with a run not done fails `make results`; its IN_PROGRESS note turns that into a
+    line that says so, and the note fails once every run is done."""
+    results = tool("results")
+    root = tmp_path / "results"
+    shutil.copytree(RESULTS / "pretrain", root / "pretrain")
+    assert results.check(["pretrain"], root, log=lambda s: None) == 0
+    (root / "pretrain" / results.IN_PROGRESS).write_text("tmcheck sweep data results/pretrain\n")
+    lines = []
+    assert results.check(["pretrain"], root, log=lines.append) == 1
+    assert any("is still there: remove it" in s for s in lines)
+    from tmcheck.empirics.sweep import status
+
+    real = status.sweep_status
+
+    def one_left(path):  # as sweep status says of a sweep with one run still pending
+        out = real(path)
+        counts = dict(out["counts"])
+        counts["done"] -= 1
+        counts["pending"] = counts.get("pending", 0) + 1
+        return {**out, "counts": counts}
+
+    monkeypatch.setattr(status, "sweep_status", one_left)
+    lines = []
+    assert results.check(["pretrain"], root, log=lines.append) == 0, lines
+    assert any("in progress (resume: tmcheck sweep data results/pretrain)" in s for s in lines)
+    (root / "pretrain" / results.IN_PROGRESS).unlink()
+    assert results.check(["pretrain"], root, log=lambda s: None) == 1
