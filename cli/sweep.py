@@ -58,6 +58,24 @@ def _finished(rows: list, path: Path, json_: bool, note: str = "") -> None:
         console.print(f"{len(rows)} runs finished; results in {path / 'results.jsonl'}{note}")
 
 
+def _sweep_and_report(
+    path: Path, kind: str, p, report: bool, bootstrap: int, executor: ExecutorSpec, json_: bool, **kw
+):
+    """Run (or resume) a sweep of a kind with a report, then write and print the report (or only say how
+    many runs finished, with --no-report): what `sweep synthetic` and `sweep controls` do after parsing."""
+    from tmcheck.empirics.report import build_report, summary
+
+    rows = _sweep(path, kind, p, executor, json_, **kw)
+    if not report:
+        _finished(rows, path, json_)
+        return
+    rep = build_report(path, bootstrap)
+    if json_:
+        print_json(rep)
+        return
+    console.print(summary(rep), highlight=False)
+
+
 @app.command(cls=RegistryHelp)
 @handle_errors
 @executor_options
@@ -135,7 +153,6 @@ def synthetic(
     json_: JsonOpt = False,
 ) -> None:
     """Run (or resume) the data- and model-scaling sweeps and compare α̂_D, α̂_N with 2β/(2β+d), 2β/d."""
-    from tmcheck.empirics.report import build_report, summary
     from tmcheck.empirics.sweep import overrides
     from tmcheck.empirics.sweep.kinds import get_preset
 
@@ -143,15 +160,7 @@ def synthetic(
     p = overrides.apply(get_preset(preset, "synthetic"), settings or ())
     if report:
         check_report_can_be_made(p)
-    rows = _sweep(path, "synthetic", p, executor, json_, reuse=reuse)
-    if not report:
-        _finished(rows, path, json_)
-        return
-    rep = build_report(path, bootstrap)
-    if json_:
-        print_json(rep)
-        return
-    console.print(summary(rep), highlight=False)
+    _sweep_and_report(path, "synthetic", p, report, bootstrap, executor, json_, reuse=reuse)
 
 
 @app.command()
@@ -226,18 +235,9 @@ def controls(
 ) -> None:
     """Run (or resume) the positive controls (kNN with k ∝ n^{2β/(2β+d)}, kNN with k by validation, Gaussian
     kernel ridge with the theory's bandwidth and ridge) and test each one's α̂_D against 2β/(2β+d)."""
-    from tmcheck.empirics.report import build_report, summary
     from tmcheck.empirics.sweep import overrides
     from tmcheck.empirics.sweep.kinds import get_preset
 
     path = sweep_directory(sweep_dir, out, CONTROLS_DIR)
     p = overrides.apply(get_preset(preset, "controls"), settings or ())
-    rows = _sweep(path, "controls", p, executor, json_)
-    if not report:
-        _finished(rows, path, json_)
-        return
-    rep = build_report(path, bootstrap)
-    if json_:
-        print_json(rep)
-        return
-    console.print(summary(rep), highlight=False)
+    _sweep_and_report(path, "controls", p, report, bootstrap, executor, json_)
