@@ -122,7 +122,7 @@ def locality(
     return [(int(t), int(k)) for t in T for k in K]
 
 
-def _kernel(h) -> np.ndarray:
+def _head_kernel(h) -> np.ndarray:
     Q, K = _exact(h.Q), _exact(h.K)
     A = np.empty((5, 5), dtype=object)
     for a in range(5):
@@ -162,7 +162,7 @@ def _head_terms(pairs: list, kernels: list, values: list, P: np.ndarray) -> Head
     return HeadTerms(np.array(ts, dtype=np.int64), np.array(ks, dtype=np.int64), score, value)
 
 
-def prepare(net: Network) -> list[BlockPlan]:
+def prepare_certificate(net: Network) -> list[BlockPlan]:
     """Per block: the certified candidate pairs with their coefficients, the constant-score heads, the FFN."""
     P = _fixed_rows(net)
     pattern = net.meta.get("interaction_pattern")
@@ -185,7 +185,7 @@ def prepare(net: Network) -> list[BlockPlan]:
                 if s > 0:
                     const.append(_interval_pair(V[0:2] * s))
                 continue
-            A = _kernel(h)
+            A = _head_kernel(h)
             near = locality(A, P, M_cap, I)
             if near is None:
                 raise CertifyError("a head is neither an interaction head (rank-one positional kernel) nor constant")
@@ -196,11 +196,11 @@ def prepare(net: Network) -> list[BlockPlan]:
                 kernels.append(A)
                 values.append(V)
         sparse = _head_terms(pairs, kernels, values, P) if pairs else None
-        plans.append(BlockPlan(float(M_cap) * (1 - 4 * U), sparse, const, _ffn_plan(blk.ffn, P)))
+        plans.append(BlockPlan(float(M_cap) * (1 - 4 * U), sparse, const, _cert_ffn_plan(blk.ffn, P)))
     return plans
 
 
-def _ffn_plan(layers, P: np.ndarray) -> list:
+def _cert_ffn_plan(layers, P: np.ndarray) -> list:
     if not layers:
         return []
     last = _exact(layers[-1].W)
@@ -235,7 +235,7 @@ def _stack(parts: list[Aff], axis: int) -> Aff:
     )
 
 
-def embed(net: Network, x: Aff) -> Aff:
+def embed_cell(net: Network, x: Aff) -> Aff:
     """Data rows of H_0 = E'(Ux)^T + PE: (B, 2, l) from x (B, D)."""
     Ux = x.lincomb(np.array([[float(v) for v in r] for r in _exact(net.U)]), axis=1)  # (B, l); U is 0/1 here
     if any(Fraction(float(v)) != v for v in _exact(net.U).reshape(-1)):
@@ -298,11 +298,11 @@ def run_block(plan: BlockPlan, H: Aff) -> tuple[Aff, np.ndarray]:
             rows[r] = rows[r].add(Aff(add.c[:, None], add.g[:, None], add.lo[:, None], add.hi[:, None]))
     Z = _stack(rows, 1)
     if plan.ffn:
-        Z = Z.add(_ffn(plan.ffn, Z))
+        Z = Z.add(_ffn_enclosure(plan.ffn, Z))
     return Z, ok
 
 
-def _ffn(layers: list, Z: Aff) -> Aff:
+def _ffn_enclosure(layers: list, Z: Aff) -> Aff:
     W, lo, hi = layers[0]
     Y = Z.lincomb(W, axis=1).add_interval(lo[None], hi[None])  # (B, w, l)
     for W, blo, bhi in layers[1:]:
@@ -316,7 +316,7 @@ def enclose_network(net: Network, plans: list[BlockPlan], mid: np.ndarray, half:
     g = np.zeros((B, D, D))
     g[:, np.arange(D), np.arange(D)] = half
     x = Aff(mid.copy(), g, np.zeros((B, D)), np.zeros((B, D)))
-    H = embed(net, x)
+    H = embed_cell(net, x)
     ok = np.ones(B, bool)
     for plan in plans:
         H, good = run_block(plan, H)
@@ -356,7 +356,7 @@ class ErrorEnclosure:
 
     def __init__(self, net: Network, target, plans: list[BlockPlan] | None = None):
         self.net, self.target = net, TargetEnclosure(target)
-        self.plans = prepare(net) if plans is None else plans
+        self.plans = prepare_certificate(net) if plans is None else plans
 
     def enclose(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of T(x) - f(x) over each box [lo, hi] (n, D) of floats; -inf/inf where a data bound failed."""

@@ -45,7 +45,7 @@ def up(x):
     return x + (np.abs(x) * (4 * U) + 2.0**-1073)
 
 
-def gamma(n: int) -> float:
+def rounding_gamma(n: int) -> float:
     """A bound on the relative error of an n-term float dot product whose weights are rounded rationals."""
     return 1.01 * (n + 2) * U
 
@@ -186,14 +186,14 @@ class Aff:
         lo = apply(Wp, self.lo, axis) + apply(Wn, self.hi, axis)
         hi = apply(Wp, self.hi, axis) + apply(Wn, self.lo, axis)
         rmax = np.maximum(np.abs(self.lo), np.abs(self.hi))
-        err = gamma(n) * (apply(A, np.abs(self.c) + self.radius() + rmax, axis))
+        err = rounding_gamma(n) * (apply(A, np.abs(self.c) + self.radius() + rmax, axis))
         if blo is not None:
             shape = [1] * c.ndim
             shape[axis] = -1
             bl, bh = np.reshape(blo, shape), np.reshape(bhi, shape)
             bm = (bl + bh) / 2
             c = c + bm
-            err = err + gamma(n) * np.abs(bm)
+            err = err + rounding_gamma(n) * np.abs(bm)
             lo, hi = down(lo + down(bl - bm)), up(hi + up(bh - bm))
         return self._with_error(c, g, lo, hi, err)
 
@@ -202,7 +202,7 @@ class Aff:
         n = self.c.shape[axis]
         gax = axis if axis >= 0 else axis - 1
         rmax = np.maximum(np.abs(self.lo), np.abs(self.hi))
-        err = gamma(n) * (np.abs(self.c) + self.radius() + rmax).sum(axis)
+        err = rounding_gamma(n) * (np.abs(self.c) + self.radius() + rmax).sum(axis)
         return self._with_error(self.c.sum(axis), self.g.sum(gax), self.lo.sum(axis), self.hi.sum(axis), err)
 
 
@@ -219,7 +219,7 @@ def scatter_add(base: Aff, vals: Aff, cols: np.ndarray, axis: int) -> Aff:
     rmax = np.maximum(np.abs(vals.lo), np.abs(vals.hi))
     np.add.at(err, (Ellipsis, cols), np.abs(vals.c) + vals.radius() + rmax)
     rbase = np.maximum(np.abs(base.lo), np.abs(base.hi))
-    err = gamma(n) * (err + np.abs(base.c) + base.radius() + rbase)
+    err = rounding_gamma(n) * (err + np.abs(base.c) + base.radius() + rbase)
     return base._with_error(c, g, lo, hi, err)
 
 

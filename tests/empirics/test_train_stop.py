@@ -95,7 +95,7 @@ def test_resumed_plateau_run_equals_uninterrupted(tmp_path):
 
 def test_stop_reason_of_old_results_and_bad_schedules(tmp_path):
     assert STOPS == ("patience", "cap") and stop_reason(True) == "patience" and stop_reason(False) == "cap"
-    old = {"best_val": 1.0, "best_step": 5, "steps": 10, "stopped_early": False, "tokens": 0, "seconds": 0.0}
+    old = {"best_val": 1.0, "best_step": 5, "steps": 10, "stopped_early": False, "tokens": 640, "seconds": 0.0}
     from tmcheck.empirics import schema
 
     # a result.json from before `stop` existed: the schema's migration derives it

@@ -126,4 +126,4 @@ def test_a_head_of_another_shape_is_refused():
     Q[2, 4] = Fraction(1)  # a cross term between the interaction rows and the constant
     net.blocks[0] = type(blk)((type(h)(Q, h.K, h.V),) + blk.heads[1:], blk.ffn)
     with pytest.raises(CertifyError, match="neither an interaction head"):
-        certify.prepare(net)
+        certify.prepare_certificate(net)
