@@ -70,6 +70,39 @@ def store_params(est, params: dict) -> None:
             setattr(est, name, value)
 
 
+# The parameters every fit class ends with, in this order (a class may drop some or change a default).
+FIT_TAIL = {"bootstrap": 0, "ci_level": 0.95, "duplicates": "remove", "rtol": None, "device": "auto", "seed": None}
+
+
+def fit_init(lead: dict, *, after: dict | None = None, drop: tuple[str, ...] = (), **tail):
+    """A scikit-learn ``__init__`` for a fit class: its parameters are ``lead``, then ``FIT_TAIL`` (less
+    ``drop``, defaults overridden by ``tail``), then ``after``, each stored as given (``store_params``).
+
+    scikit-learn reads an estimator's parameters from ``inspect.signature(cls.__init__)``; the function
+    made here carries that signature as ``__signature__``, so ``get_params``, ``clone`` and help see
+    the parameters by name, and a call binds positional and keyword arguments as a written-out
+    ``__init__`` would (an unknown name is a TypeError)."""
+    import inspect
+
+    unknown = (set(tail) | set(drop)) - set(FIT_TAIL)
+    if unknown:
+        raise TypeError(f"fit_init: {sorted(unknown)} are not in FIT_TAIL")
+    ends = {n: tail.get(n, v) for n, v in FIT_TAIL.items() if n not in drop}
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    sig = inspect.Signature(
+        [inspect.Parameter("self", kind)]
+        + [inspect.Parameter(n, kind, default=v) for n, v in {**lead, **ends, **(after or {})}.items()]
+    )
+
+    def __init__(self, *args, **kwargs):  # noqa: N807  (made here, bound as a class's __init__)
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        store_params(self, bound.arguments)
+
+    __init__.__signature__ = sig
+    return __init__
+
+
 def lowered_k(k, n: int) -> int | None:
     """N - 1 where 3 <= N <= k points cannot hold k neighbours each (scikit-dimension lowers k so), with
     its warning to the caller of the estimator's fit; None where k stands."""
@@ -157,20 +190,8 @@ class IDFit:
 class MLEFit(IDFit):
     """The arithmetic of ``estimators.MLE`` (parameters there)."""
 
-    def __init__(
-        self,
-        k=None,
-        combine=None,  # None: 'inverse' (estimators.MLE.fit_transform: 'mean', scikit-dimension's)
-        bootstrap=0,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=None,
-        n_neighbors=None,
-        K=None,
-    ):
-        store_params(self, locals())
+    # combine None: 'inverse' (estimators.MLE.fit_transform: 'mean', scikit-dimension's)
+    __init__ = fit_init({"k": None, "combine": None}, after={"n_neighbors": None, "K": None})
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -201,19 +222,7 @@ def mle_pointwise(distances, k: int) -> np.ndarray:
 class MLECurveFit(IDFit):
     """The arithmetic of ``estimators.MLECurve`` (parameters there)."""
 
-    def __init__(
-        self,
-        ks=(5, 10, 20, 40, 80),
-        k=20,
-        combine="inverse",
-        bootstrap=0,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=None,
-    ):
-        store_params(self, locals())
+    __init__ = fit_init({"ks": (5, 10, 20, 40, 80), "k": 20, "combine": "inverse"})
 
     def _ks(self) -> list[int]:
         ks = sorted({int(v) for v in np.atleast_1d(self.ks)})
@@ -248,19 +257,7 @@ class MLECurveFit(IDFit):
 class TwoNNFit(IDFit):
     """The arithmetic of ``estimators.TwoNN`` (parameters there)."""
 
-    # why kept: MLECurveFit's bootstrap ... seed tail, as every fit class's: scikit-learn reads each signature
-    def __init__(
-        self,
-        method="linear",
-        discard_fraction=0.1,
-        bootstrap=0,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=None,
-    ):
-        store_params(self, locals())
+    __init__ = fit_init({"method": "linear", "discard_fraction": 0.1})
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -334,22 +331,13 @@ class TwoNNFit(IDFit):
 class MLEScalingFit(IDFit):
     """The arithmetic of ``estimators.MLEScaling`` (parameters there)."""
 
-    # why kept: MLEFit's parameters and min_size: scikit-learn reads them from each __init__'s own signature
-    def __init__(
-        self,
-        k=None,
-        combine="inverse",
-        min_size=512,
+    # seed 0: the subsets are drawn at random, and a fixed default makes a fit repeatable
+    __init__ = fit_init(
+        {"k": None, "combine": "inverse", "min_size": 512},
         bootstrap=200,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=0,  # the subsets are drawn at random: a fixed default makes a fit repeatable
-        n_neighbors=None,
-        K=None,
-    ):
-        store_params(self, locals())
+        seed=0,
+        after={"n_neighbors": None, "K": None},
+    )
 
     def _mle(self) -> MLEFit:
         return MLEFit(k=resolve_k(self), combine=self.combine)

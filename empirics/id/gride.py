@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.empirics.id.core import IDFit, store_params
+from tmcheck.empirics.id.core import IDFit, fit_init
 from tmcheck.empirics.id.registry import Estimator
 
 
@@ -103,18 +103,7 @@ def gride_fit(distances, n1: int, n2: int, ci_level: float = 0.95) -> dict:
 class GRIDEFit(IDFit):
     """The arithmetic of ``estimators.GRIDE`` (parameters and attributes there)."""
 
-    def __init__(
-        self,
-        n1=1,
-        n2=None,
-        multiscale=False,
-        range_max=64,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-    ):
-        store_params(self, locals())
+    __init__ = fit_init({"n1": 1, "n2": None, "multiscale": False, "range_max": 64}, drop=("bootstrap", "seed"))
 
     def _orders(self) -> tuple[int, int]:
         n2 = 2 * self.n1 if self.n2 is None else self.n2

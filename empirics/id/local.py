@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.empirics.id.core import COMBINATIONS, IDFit, lowered_k, n_rows, store_params
+from tmcheck.empirics.id.core import COMBINATIONS, IDFit, fit_init, lowered_k, n_rows
 from tmcheck.empirics.id.registry import Estimator
 
 
@@ -34,19 +34,7 @@ class LocalFit(IDFit):
 
     DEFAULT_K = 20  # scikit-dimension's default n_neighbors for the estimator
 
-    # why kept: core's fit classes end in the same parameters: scikit-learn reads each __init__'s own signature
-    def __init__(
-        self,
-        k=None,
-        combine="mean",
-        bootstrap=0,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=None,
-    ):
-        store_params(self, locals())
+    __init__ = fit_init({"k": None, "combine": "mean"})
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
@@ -92,20 +80,7 @@ def mom_pointwise(distances, k: int) -> np.ndarray:
 class TLEFit(LocalFit):
     """The arithmetic of TLE (parameters of ``LocalFit`` and epsilon, the smallest measurement kept)."""
 
-    # why kept: LocalFit's parameters and epsilon: scikit-learn reads them from TLE's own __init__ signature
-    def __init__(
-        self,
-        k=None,
-        epsilon=1e-4,
-        combine="mean",
-        bootstrap=0,
-        ci_level=0.95,
-        duplicates="remove",
-        rtol=None,
-        device="auto",
-        seed=None,
-    ):
-        store_params(self, locals())
+    __init__ = fit_init({"k": None, "epsilon": 1e-4, "combine": "mean"})
 
     def fit_distances(self, distances):
         raise ValueError("TLE needs the neighbours' coordinates, not only their distances: use fit(X)")

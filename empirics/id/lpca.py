@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tmcheck.empirics.id.core import IDFit, bootstrap_indices, percentile_ci, store_params
+from tmcheck.empirics.id.core import IDFit, bootstrap_indices, fit_init, percentile_ci
 from tmcheck.empirics.id.points import check_points
 from tmcheck.empirics.id.registry import Estimator
 
@@ -72,23 +72,11 @@ def dimension_from(ev: np.ndarray, est) -> float:
 class lPCAFit(IDFit):  # noqa: N801  (scikit-dimension's class name)
     """The arithmetic of lPCA (its parameters: scikit-dimension's thresholds, tmcheck's bootstrap)."""
 
-    # why kept: the fit classes' bootstrap ... seed tail: scikit-learn reads each __init__'s own signature
-    def __init__(
-        self,
-        ver="FO",
-        alphaRatio=0.05,  # noqa: N803  (scikit-dimension's parameter names)
-        alphaFO=0.05,  # noqa: N803
-        alphaFan=10,  # noqa: N803
-        betaFan=0.8,  # noqa: N803
-        PFan=0.95,  # noqa: N803
-        bootstrap=0,
-        ci_level=0.95,
+    # scikit-dimension's parameter names
+    __init__ = fit_init(
+        {"ver": "FO", "alphaRatio": 0.05, "alphaFO": 0.05, "alphaFan": 10, "betaFan": 0.8, "PFan": 0.95},
         duplicates="keep",
-        rtol=None,
-        device="auto",
-        seed=None,
-    ):
-        store_params(self, locals())
+    )
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
