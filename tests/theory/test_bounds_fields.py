@@ -52,23 +52,21 @@ def test_covering_report_fields():
     assert cr["log10_N"] == pytest.approx(cr["log_N"] * math.log10(math.e), rel=1e-12)
 
 
-@pytest.mark.parametrize("d,n,beta,D,R,C_M,M", [(4, 1e6, 1.0, 16, 1.0, 1, 1.0), (3, 1e4, 0.5, 5, 2.0, 2, 1.5)])
-def test_theorem1_bound_fields(d, n, beta, D, R, C_M, M):
+# F.1's class worked out by hand for each case (an oracle that called bounds.theorem1_class would check nothing):
+# (4, 1e6, β 1): ε = 10^-1, l = m = C_M d ε^{-d/β} = 4·10^4, L_T = ⌈log2 4⌉ = 2, L_FFN = ⌈log2 10⌉ = 4, κ = (M l)²;
+# (3, 1e4, β 1/2): ε = 10^-1/2, l = m = 2·3·10^3 = 6000, L_T = ⌈log2 3⌉ = 2, L_FFN = ⌈log2 √10⌉ = 2, w = 4 C_M = 8.
+THEOREM1_CASES = [
+    ((4, 1e6, 1.0, 16, 1.0, 1, 1.0), {"L_T": 2, "L_FFN": 4, "w": 4, "l": 40_000, "m": 40_000, "kappa": 1.6e9}),
+    ((3, 1e4, 0.5, 5, 2.0, 2, 1.5), {"L_T": 2, "L_FFN": 2, "w": 8, "l": 6000, "m": 6000, "kappa": 8.1e7}),
+]
+
+
+@pytest.mark.parametrize("case,known", THEOREM1_CASES)
+def test_theorem1_bound_fields(case, known):
+    d, n, beta, D, R, C_M, M = case
     out = bounds.theorem1_bound(d, n, beta, D=D, R=R, C_M=C_M, M=M)
     eps = n ** (-beta / (2 * beta + d))
-    size = math.ceil(C_M * d * eps ** (-d / beta))
-    # F.1's class written out, not read from bounds.theorem1_class: an oracle that called it would check nothing
-    want_class = dict(
-        L_T=max(1, math.ceil(math.log2(d))),
-        L_FFN=max(1, math.ceil(math.log2(1 / eps))),
-        w=4 * C_M,
-        l=size,
-        d_embd=5,
-        m=size,
-        kappa=float((M * size) ** 2),
-        M=M,
-        D=D,
-    )
+    want_class = {**known, "d_embd": 5, "M": M, "D": D}
     assert out["class"] == want_class
     assert out["eps"] == pytest.approx(eps, rel=1e-12) and out["alpha_D"] == pytest.approx(2 * beta / (2 * beta + d))
     assert out["bias"] == pytest.approx(2 * eps**2, rel=1e-12)
