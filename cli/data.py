@@ -1,7 +1,8 @@
 """`tmcheck data`: the corpora of the data-scaling experiment (paper Section 3, on offline data).
 
 `stats` prints documents, bytes, BPE tokens and gzip ratio per split; `prepare` installs and
-extracts the optional Debian corpora, with its progress on stderr (also under --json).
+extracts the optional Debian corpora, with its progress on stderr (also under --json); `synth` names
+(and with --out prepares) a generated corpus whose data-scaling exponent is known (issue #39).
 Library: tmcheck.empirics.data.
 """
 
@@ -84,3 +85,43 @@ def prepare(
         print_json({"corpus": name, "path": str(path)})
     else:
         console.print(f"prepared {name}: {path}")
+
+
+@app.command()
+@handle_errors
+def synth(
+    kind: str = typer.Argument(..., help="manifold (α = 2β/(2β+d)) or zipf (α = a/(1+a), Hutter 2021)."),
+    param: list[str] | None = typer.Option(
+        None, "--set", help="A generator parameter key=value (repeat; e.g. --set d=1 --set beta=0.5)."
+    ),
+    tokens: int = typer.Option(1_000_000, "--tokens", min=1000, help="Symbols of the whole corpus (all splits)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator."),
+    out: str | None = typer.Option(
+        None, "--out", help="Also tokenize it into this directory (BPE and token shards, as `sweep pretrain` does)."
+    ),
+    vocab: int = typer.Option(1024, "--vocab", callback=_vocab, help="BPE vocabulary of --out (258-1048576)."),
+    json_: JsonOpt = False,
+) -> None:
+    """A corpus whose data-scaling exponent is known by construction (issue #39): its corpus name (what
+    `train` and `sweep pretrain --corpus` take), the exponent and the size; --out prepares its shards."""
+    from pathlib import Path
+
+    from tmcheck.empirics.data import known
+    from tmcheck.empirics.data.tokens import DatasetSpec, prepare_dataset
+
+    g = known.parse(f"{known.PREFIX}{kind}:" + ",".join([f"tokens={tokens}", f"seed={seed}", *(param or [])]))
+    row = known.describe(g)
+    if out is not None:
+        meta = prepare_dataset(DatasetSpec(corpus=g.name, vocab_size=vocab), Path(out))
+        row["dataset"] = {"path": out, "splits": meta["splits"], "vocab_size": meta["vocab_size"]}
+    if json_:
+        print_json(row)
+        return
+    console.print(f"corpus {row['corpus']}")
+    console.print(
+        f"{row['kind']}: exponent {row['exponent']:.4f}; {row['records']:,} records in {row['documents']:,} documents "
+        f"({row['symbols_per_record']} symbols a record)"
+    )
+    if out is not None:
+        tok = {s: v["tokens"] for s, v in row["dataset"]["splits"].items()}
+        console.print(f"prepared {out}: " + ", ".join(f"{s} {n:,} tokens" for s, n in tok.items()))

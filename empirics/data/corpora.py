@@ -9,6 +9,7 @@ A corpus is a list of documents (strings). Built in:
 Optional, prepared explicitly with `tmcheck data prepare NAME` (see `prepare.py`): `sql`, `prose-large`.
 One's own: `text:PATH` (one UTF-8 file, cut at blank lines into documents of at most MAX_DOC_CHARS) and
 `dir:PATH` (every UTF-8 text file under a directory, in path order, each cut the same way).
+Generated with a known data-scaling exponent: `synth:KIND[:key=value,...]` (tmcheck.empirics.data.known).
 
 Every corpus is deduplicated exactly (first occurrence kept) and split by document hash, so the
 split of a document never depends on which other documents are present.
@@ -42,6 +43,7 @@ PACKAGES = {
 }
 CORPORA = BUILTIN + OPTIONAL
 OWN = ("text:", "dir:")  # prefixes of one's own corpora
+SYNTH = "synth:"  # the prefix of generated corpora with a known exponent (tmcheck.empirics.data.known)
 SPLITS = ("train", "val", "test")
 # Hash buckets out of 1000: [0, 900) train, [900, 950) val, [950, 1000) test.
 SPLIT_EDGES = (900, 950)
@@ -231,10 +233,17 @@ def corpus_slug(name: str) -> str:
 
 
 def check_corpus(name: str) -> str:
-    """The corpus name if tmcheck can load it (built-in, optional, text:PATH, dir:PATH); ValueError otherwise."""
+    """The corpus name if tmcheck can load it (built-in, optional, text:PATH, dir:PATH; a generated corpus
+    synth:KIND[:key=value,...] as its canonical name); ValueError otherwise."""
     if name in CORPORA or (name.startswith(OWN) and name.partition(":")[2]):
         return name
-    raise ValueError(f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, text:PATH or dir:PATH")
+    if name.startswith(SYNTH):
+        from tmcheck.empirics.data.known import parse
+
+        return parse(name).name  # the canonical name: every parameter spelled out
+    raise ValueError(
+        f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, text:PATH, dir:PATH or {SYNTH}KIND[:key=value,...]"
+    )
 
 
 def prose_docs(root: Path | None = None) -> list[str]:
@@ -312,6 +321,10 @@ def load_corpus(name: str, root: Path | None = None, seed: int = 0) -> list[str]
         docs = load_prepared(name, root or data_root())
     elif name.startswith(OWN):
         docs = own_docs(check_corpus(name))
+    elif name.startswith(SYNTH):
+        from tmcheck.empirics.data.known import parse
+
+        docs = parse(name).documents()
     else:
         check_corpus(name)
     return dedup(docs)
