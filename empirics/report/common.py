@@ -249,10 +249,74 @@ class Outputs:
         return list(self.files)
 
 
+def cell_axes(cells, width: float = 4.2, height: float = 3.6):
+    """One panel per (d, β): a column per d, a row per β (largest first); panels of absent cells hidden."""
+    plt = pyplot()
+    dims = sorted({d for d, _ in cells})
+    betas = sorted({b for _, b in cells}, reverse=True)
+    fig, axes = plt.subplots(
+        len(betas), len(dims), figsize=(width * len(dims), height * len(betas) + 0.8), squeeze=False
+    )
+    ax_of = {(d, b): axes[betas.index(b)][dims.index(d)] for d, b in cells}
+    for ax in axes.flat:
+        ax.set_visible(any(ax is a for a in ax_of.values()))
+    return fig, ax_of
+
+
+def draw_local_slopes(panels: dict, margin: float, xlabel: str, text: str, paper_margin: float | None = None):
+    """The local slope α̂ of each method on its windows of sizes, with its 95% band, one panel per (d, β)
+    over the prediction 2β/(2β+d) and its ±margin band (and the paper's ±paper_margin dotted), the legend
+    below the panels: a bend shows as a falling curve, not as one averaged number.
+
+    panels: {(d, β): [(label, color, marker, x, alpha, lo, hi), ...]}, x the windows' centres."""
+    from tmcheck.theory.bounds import alpha_D
+
+    fig, ax_of = cell_axes(list(panels))
+    for (d, b), ax in ax_of.items():
+        a = alpha_D(d, b)
+        ax.axhspan(a - margin, a + margin, color="0.85", lw=0, label=f"2β/(2β+d) ± {margin:g}")
+        ax.axhline(a, color="k", lw=1.0, label="predicted 2β/(2β+d)")
+        for s in (-1, 1) if paper_margin is not None else ():
+            ax.axhline(a + s * paper_margin, color="k", lw=0.6, ls=":", label=None if s > 0 else f"± {paper_margin:g}")
+        xs = []
+        for label, color, marker, x, y, lo, hi in panels[(d, b)]:
+            x, y, lo, hi = (np.asarray(v, dtype=float) for v in (x, y, lo, hi))
+            ax.fill_between(x, lo, hi, color=color, alpha=0.18, lw=0)
+            ax.plot(x, y, color=color, marker=marker, ms=4, lw=1, label=label)
+            xs.extend(x)
+        ax.set_xscale("log")
+        if xs:
+            readable_log_ticks(ax, "x", min(xs) / 1.3, max(xs) * 1.3)
+        ax.set_title(f"d = {d}, β = {b:g}", fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel("local slope α̂ (95% band)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    labels: dict = {}
+    for ax in ax_of.values():
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            labels.setdefault(lab, h)
+    fig.legend(
+        list(labels.values()), list(labels), loc="lower center", ncol=min(len(labels), 4), fontsize=7, frameon=False
+    )
+    caption(fig, text)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.92))
+    return fig
+
+
+def tick_label(v: float) -> str:
+    """A tick's label: 3 significant digits, thousands and millions as k and M ("0.05", "316", "3.16k",
+    "1M"), never an exponent."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.3g}"
+
+
 def readable_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
     """Plain-number ticks on a log axis over [lo, hi] ("0.05", "4.5", never "6×10⁰"): evenly spaced
     values when the range is under a factor of 3, else the first of the 1-2-5, 1-2-3-5 and 1-9 steps of
-    each decade that gives at least four ticks; minor ticks unlabelled."""
+    each decade that gives at least four ticks, labelled by ``tick_label``; minor ticks unlabelled."""
     import math
 
     from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullFormatter
@@ -269,7 +333,7 @@ def readable_log_ticks(ax, axis: str, lo: float, hi: float) -> None:
                 break
     which = ax.yaxis if axis == "y" else ax.xaxis
     which.set_major_locator(FixedLocator(ticks))
-    which.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    which.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v)))
     which.set_minor_formatter(NullFormatter())
 
 

@@ -21,7 +21,16 @@ import numpy as np
 
 from tmcheck.empirics.fit.exponent import exponent_report
 from tmcheck.empirics.fit.prediction import MARGIN, PAPER_MARGIN, decide, rule_words
-from tmcheck.empirics.report.common import COVERAGE_REPS, LEVEL, METHODS, Outputs, caption, pyplot, readable_log_ticks
+from tmcheck.empirics.report.common import (
+    COVERAGE_REPS,
+    LEVEL,
+    METHODS,
+    Outputs,
+    caption,
+    cell_axes,
+    draw_local_slopes,
+    readable_log_ticks,
+)
 from tmcheck.empirics.sweep import SweepDir, layout
 from tmcheck.empirics.sweep.controls import METHODS as CONTROLS
 from tmcheck.empirics.sweep.controls import read_tuning
@@ -273,20 +282,10 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     return report
 
 
-def _axes(cells):
-    plt = pyplot()
-    cols = len({d for d, _ in cells})
-    nrows = len({b for _, b in cells})
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.6 * nrows + 0.8), squeeze=False)
-    dims = sorted({d for d, _ in cells})
-    betas = sorted({b for _, b in cells}, reverse=True)
-    return fig, {(d, b): axes[betas.index(b)][dims.index(d)] for d, b in cells}
-
-
 def draw_mse(rows: list[dict], entries: list[dict], cells):
     """Test MSE against n per (d, β): each control's mean over seeds (bars: min to max), and a line of
     the predicted slope -2β/(2β+d) through knn-theory's mean at its largest n."""
-    fig, ax_of = _axes(cells)
+    fig, ax_of = cell_axes(cells)
     for (d, b), ax in ax_of.items():
         for e in (e for e in entries if (e["d"], e["beta"]) == (d, b)):
             color, marker = STYLE[e["method"]]
@@ -321,36 +320,32 @@ def draw_mse(rows: list[dict], entries: list[dict], cells):
 
 
 def draw_slopes(entries: list[dict], cells):
-    """The local slope α̂ on each decade window against the window's geometric centre, with its 95% band;
-    the prediction 2β/(2β+d) with the ±δ band shaded and the paper's ±0.02 dotted."""
-    fig, ax_of = _axes(cells)
-    for (d, b), ax in ax_of.items():
-        a = alpha_D(d, b)
-        ax.axhspan(a - MARGIN, a + MARGIN, color="0.9", lw=0)
-        ax.axhline(a, color="k", lw=0.8, label="2β/(2β+d)")
-        for s in (-1, 1):
-            ax.axhline(a + s * PAPER_MARGIN, color="k", lw=0.6, ls=":")
-        for e in (e for e in entries if (e["d"], e["beta"]) == (d, b) and e["windows"]):
+    """The local slope α̂ on each decade window against the window's geometric centre, with its 95% band
+    (common.draw_local_slopes), the prediction's ±δ band and the paper's ±0.02 dotted."""
+    panels: dict = {cell: [] for cell in cells}
+    for e in entries:
+        if (e["d"], e["beta"]) in panels and e["windows"]:
             color, marker = STYLE[e["method"]]
-            x = np.array([math.sqrt(w["sizes"][0] * w["sizes"][-1]) for w in e["windows"]])
-            y = np.array([w["alpha"] for w in e["windows"]])
-            lo = np.array([w["ci"][0] for w in e["windows"]])
-            hi = np.array([w["ci"][1] for w in e["windows"]])
-            ax.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
-            ax.errorbar(x, y, yerr=[y - lo, hi - y], color=color, marker=marker, ms=4, lw=1, label=LABEL[e["method"]])
-        ax.set_xscale("log")
-        ax.set_title(f"d = {d}, β = {b:g}", fontsize=9)
-        ax.set_xlabel("n (centre of the decade window)", fontsize=8)
-        ax.set_ylabel("local slope α̂", fontsize=8)
-        ax.tick_params(labelsize=7)
-    first = next(iter(ax_of.values()))
-    first.legend(fontsize=6, loc="best")
-    caption(
-        fig,
-        f"Local slope on decade windows with its 95% band; grey: 2β/(2β+d) ± {MARGIN:g}; dotted: ± {PAPER_MARGIN:g}",
+            w = e["windows"]
+            panels[(e["d"], e["beta"])].append(
+                (
+                    LABEL[e["method"]],
+                    color,
+                    marker,
+                    [math.sqrt(v["sizes"][0] * v["sizes"][-1]) for v in w],
+                    [v["alpha"] for v in w],
+                    [v["ci"][0] for v in w],
+                    [v["ci"][1] for v in w],
+                )
+            )
+    return draw_local_slopes(
+        panels,
+        MARGIN,
+        "n (centre of the decade window)",
+        "Local slope on decade windows with its 95% band; grey: 2β/(2β+d) ± the margin; dotted: the paper's ± "
+        f"{PAPER_MARGIN:g}",
+        paper_margin=PAPER_MARGIN,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    return fig
 
 
 # ------------------------------------------------------------------------------------------ text
