@@ -109,7 +109,7 @@ def synth(
     from tmcheck.empirics.data import known
     from tmcheck.empirics.data.tokens import DatasetSpec, prepare_dataset
 
-    g = known.parse(f"{known.PREFIX}{kind}:" + ",".join([f"tokens={tokens}", f"seed={seed}", *(param or [])]))
+    g = known.parse(f"{known.PREFIX}{kind}:" + ":".join([f"tokens={tokens}", f"seed={seed}", *(param or [])]))
     row = known.describe(g)
     if out is not None:
         meta = prepare_dataset(DatasetSpec(corpus=g.name, vocab_size=vocab), Path(out))

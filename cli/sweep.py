@@ -4,12 +4,13 @@
   tmcheck sweep model DIR      model scaling of pretraining (Figure 3, eq. 4)
   tmcheck sweep synthetic DIR  synthetic manifold regression with known d and β (eq. 3-4)
   tmcheck sweep controls DIR   positive controls: kNN and kernel ridge with proven rates (issue #38)
+  tmcheck sweep known DIR      GPTs on corpora with a known data-scaling exponent (issue #39)
   tmcheck sweep status DIR     each run's state
 
 A sweep is a directory (config, plan, one folder per run, results.jsonl); rerunning resumes it,
 whichever executor (--executor local --workers N, or slurm) ran it before. Progress is drawn on
 stderr (also under --json). Library: tmcheck.empirics.sweep (kinds pretrain, model, synthetic, controls;
-executors, slurm, status).
+executors, slurm, status), and known.
 """
 
 from __future__ import annotations
@@ -241,3 +242,40 @@ def controls(
     path = sweep_directory(sweep_dir, out, CONTROLS_DIR)
     p = overrides.apply(get_preset(preset, "controls"), settings or ())
     _sweep_and_report(path, "controls", p, report, bootstrap, executor, json_)
+
+
+KNOWN_DIR = Path("known-out")
+
+
+@app.command("known", cls=RegistryHelp)
+@handle_errors
+@executor_options
+def known(
+    sweep_dir: SweepDirArg = None,
+    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {KNOWN_DIR})."),
+    preset: str = typer.Option("smoke", "--preset", help="{presets:known}."),
+    corpus: list[str] | None = typer.Option(
+        None,
+        "--corpus",
+        help="Generated corpora synth:KIND[:key=value:...], comma-separated or repeated (default: the preset's).",
+    ),
+    settings: list[str] | None = typer.Option(
+        None,
+        "--set",
+        metavar="FIELD=VALUE",
+        help="Change a field of the preset, repeated (as `sweep synthetic --set`). Fields: {fields:known}.",
+    ),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    bootstrap: BootstrapOpt = 1000,
+    executor: ExecutorSpec = LOCAL,
+    json_: JsonOpt = False,
+) -> None:
+    """Train GPTs on corpora whose data-scaling exponent is known (`tmcheck data synth`) and test α̂_D against
+    the known exponent (must be equivalent) and against it + 0.1 (must differ), with the design's power."""
+    from tmcheck.empirics.sweep import overrides
+    from tmcheck.empirics.sweep.kinds import get_preset
+
+    path = sweep_directory(sweep_dir, out, KNOWN_DIR)
+    p = overrides.apply(get_preset(preset, "known"), settings or ())
+    corpora = [c for item in corpus for c in parse_list(item, "--corpus")] if corpus else None
+    _sweep_and_report(path, "known", p, report, bootstrap, executor, json_, options={"corpora": corpora})

@@ -9,7 +9,7 @@ A corpus is a list of documents (strings). Built in:
 Optional, prepared explicitly with `tmcheck data prepare NAME` (see `prepare.py`): `sql`, `prose-large`.
 One's own: `text:PATH` (one UTF-8 file, cut at blank lines into documents of at most MAX_DOC_CHARS) and
 `dir:PATH` (every UTF-8 text file under a directory, in path order, each cut the same way).
-Generated with a known data-scaling exponent: `synth:KIND[:key=value,...]` (tmcheck.empirics.data.known).
+Generated with a known data-scaling exponent: `synth:KIND[:key=value:...]` (tmcheck.empirics.data.known).
 
 Every corpus is deduplicated exactly (first occurrence kept) and split by document hash, so the
 split of a document never depends on which other documents are present.
@@ -234,7 +234,7 @@ def corpus_slug(name: str) -> str:
 
 def check_corpus(name: str) -> str:
     """The corpus name if tmcheck can load it (built-in, optional, text:PATH, dir:PATH; a generated corpus
-    synth:KIND[:key=value,...] as its canonical name); ValueError otherwise."""
+    synth:KIND[:key=value:...] as its canonical name); ValueError otherwise."""
     if name in CORPORA or (name.startswith(OWN) and name.partition(":")[2]):
         return name
     if name.startswith(SYNTH):
@@ -242,7 +242,7 @@ def check_corpus(name: str) -> str:
 
         return parse(name).name  # the canonical name: every parameter spelled out
     raise ValueError(
-        f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, text:PATH, dir:PATH or {SYNTH}KIND[:key=value,...]"
+        f"unknown corpus {name!r}; choose from {', '.join(CORPORA)}, text:PATH, dir:PATH or {SYNTH}KIND[:key=value:...]"
     )
 
 

@@ -3,7 +3,7 @@
 The paper's α_D = 2β/(2β+d) (eq. 3) is tested on language, where neither d nor β is known. These
 generators write documents whose next-token loss on marked *target* tokens has an excess over the Bayes
 loss that falls as a known power of the training size n. Corpus names: `synth:KIND` or
-`synth:KIND:key=value,...` (e.g. `synth:zipf:a=1.5,tokens=2000000`); every corpus tmcheck trains on
+`synth:KIND:key=value:...` (e.g. `synth:zipf:a=1.5:tokens=2000000`); every corpus tmcheck trains on
 (`tmcheck train`, `sweep pretrain`) accepts them. A corpus is a pure function of its parameters: seeded,
 deterministic, sized in tokens (`tokens`: the symbols of all splits, a record's coordinates, `=`, value and
 line end, plus one end-of-text per document; a BPE whose vocabulary holds every symbol gives that count).
@@ -63,7 +63,6 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import ClassVar
 
 import numpy as np
-from scipy import special, stats
 
 PREFIX = "synth:"
 VALUE_RANGE = 4.0  # R: manifold values are binned on [-R, R)
@@ -74,7 +73,8 @@ MARGIN = 0.05  # the equivalence margin of the exponent tests (tmcheck.empirics.
 
 @dataclass(frozen=True)
 class AnnotatedDoc:
-    """A document, the character spans of its value (target) tokens, and the Bayes log-probability of each
+    """A document, the character spans of its values (each with the space before it: the value's pre-token
+    under byte-level BPE), and the Bayes log-probability of each
     record's value given its input (0 where the value is deterministic)."""
 
     text: str
@@ -113,7 +113,7 @@ class Generator:
     @property
     def name(self) -> str:
         """The canonical corpus name: every parameter, in field order."""
-        return f"{PREFIX}{self.kind}:" + ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+        return f"{PREFIX}{self.kind}:" + ":".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
 
     def symbols_per_record(self) -> int:
         raise NotImplementedError
@@ -144,7 +144,7 @@ class Generator:
                 if text:
                     text += "\n"
                 text += " ".join(fmt_in % int(c) for c in xs[j]) + SEP
-                spans.append((len(text), len(text) + len(fmt_val % int(vs[j]))))
+                spans.append((len(text) - 1, len(text) + len(fmt_val % int(vs[j]))))  # the value with its space
                 text += fmt_val % int(vs[j])
             docs.append(AnnotatedDoc(text, tuple(spans), tuple(float(p) for p in logp[start : start + self.records])))
         return docs
@@ -220,6 +220,8 @@ class ManifoldText(Generator):
 
     def bin_probs(self, f: np.ndarray) -> np.ndarray:
         """(m, bins): the law of the binned value y = f + σε for each location f (a discretised Gaussian)."""
+        from scipy import stats
+
         cdf = stats.norm.cdf((self.edges()[None, :] - f[:, None]) / self.noise)  # (m, bins - 1)
         cdf = np.concatenate([np.zeros((len(f), 1)), cdf, np.ones((len(f), 1))], axis=1)
         return np.diff(cdf, axis=1)
@@ -297,16 +299,16 @@ def is_known(name: str) -> bool:
 
 
 def parse(name: str) -> Generator:
-    """The generator a corpus name `synth:KIND[:key=value,...]` names; ValueError with one line otherwise."""
+    """The generator a corpus name `synth:KIND[:key=value:...]` names; ValueError with one line otherwise."""
     if not is_known(name):
-        raise ValueError(f"{name!r} is not a generated corpus (synth:KIND[:key=value,...])")
+        raise ValueError(f"{name!r} is not a generated corpus (synth:KIND[:key=value:...])")
     kind, _, args = name[len(PREFIX) :].partition(":")
     if kind not in KINDS:
         raise ValueError(f"unknown generated corpus {kind!r}; choose from {', '.join(KINDS)}")
     cls = KINDS[kind]
     types = {f.name: f.type for f in fields(cls)}
     values = {}
-    for item in filter(None, args.split(",")):
+    for item in filter(None, args.split(":")):
         key, eq, raw = item.partition("=")
         if not eq or key not in types:
             raise ValueError(f"{name}: {item!r} is not key=value with a key of {', '.join(types)}")
@@ -380,6 +382,8 @@ def knn_excess(g: ManifoldText, inputs, values, X_test, f_test, c: float = 1.0) 
 
 def kl_rows(p: np.ndarray, q: np.ndarray) -> float:
     """Mean over rows of KL(p || q), nats."""
+    from scipy import special
+
     return float(np.mean(np.sum(special.rel_entr(p, np.maximum(q, 1e-300)), axis=1)))
 
 
@@ -411,4 +415,49 @@ def slope_test(sizes, losses, exponent: float, margin: float = MARGIN) -> dict:
         "exponent": exponent,
         "margin": margin,
         "outcome": decide(lo - exponent, hi - exponent, margin),
+    }
+
+
+# ---------------------------------------------------------------------------- the target tokens of a split
+
+
+def target_stream(g: Generator, tok, split: str = "test", max_tokens: int | None = None) -> dict:
+    """The documents of one split as the token stream tmcheck.empirics.data.tokens writes (same order, same
+    cap: whole documents until max_tokens), with which tokens are targets.
+
+    Returns {"ids" (N,), "target" (N,) bool, "records", "bayes_loss" (Σ over records of -log p_Bayes),
+    "documents"}. A token is a target when its characters lie inside a value's span; a token that straddles
+    a span's edge is refused (ValueError): the value's loss would not be separable from its input's."""
+    from tmcheck.empirics.data.corpora import doc_hash, split_of
+    from tmcheck.empirics.data.tokens import EOT
+
+    seen, docs = set(), []
+    for doc in g.annotated():
+        if doc.text not in seen and split_of(doc.text) == split:
+            seen.add(doc.text)
+            docs.append(doc)
+    docs.sort(key=lambda doc: doc_hash(doc.text))
+    eot = tok.token_to_id(EOT)
+    ids, target, bayes, records = [], [], 0.0, 0
+    for doc in docs:
+        if max_tokens is not None and len(ids) >= max_tokens:
+            break
+        enc = tok.encode(doc.text)
+        inside = np.zeros(len(enc.ids), dtype=bool)
+        for s, e in doc.spans:
+            for i, (a, b) in enumerate(enc.offsets):
+                if a < e and b > s:  # overlaps the value
+                    if a < s or b > e:
+                        raise ValueError(f"token {i} of a {g.kind} document spans a value's edge: {doc.text[a:b]!r}")
+                    inside[i] = True
+        ids += [*enc.ids, eot]
+        target += [*inside.tolist(), False]
+        bayes -= sum(doc.bayes_logp)
+        records += len(doc.spans)
+    return {
+        "ids": np.asarray(ids, dtype=np.int64),
+        "target": np.asarray(target, dtype=bool),
+        "records": records,
+        "bayes_loss": bayes,
+        "documents": len(docs),
     }

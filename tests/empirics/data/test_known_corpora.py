@@ -39,7 +39,7 @@ def test_name_round_trip_and_determinism(kind):
         "synth:zipf:tokens=10",
         "synth:manifold:beta=1.5",
         "synth:manifold:d=3",  # the circle has d = 1
-        "synth:manifold:manifold=sphere,d=2",  # no global chart for the holder field
+        "synth:manifold:manifold=sphere:d=2",  # no global chart for the holder field
         "synth:manifold:bin=0.9",  # a bin wider than the noise
         "synth:manifold:D=1",
     ],
