@@ -4,9 +4,10 @@ Public API (stable; used by the pretraining part):
 
     from tmcheck.empirics.id import MLE, MLECurve, TwoNN, GRIDE, MLEScaling, estimate_id, IDResult, validation_points
 
-- ``MLE``, ``MLECurve``, ``TwoNN``, ``GRIDE``, ``MLEScaling``, ``MOM``, ``TLE``, ``lPCA``: scikit-learn
-  estimators (``BaseEstimator`` subclasses, ``estimators.sklearn_class`` of their records; what they
-  compute is in ``core``, ``gride``, ``local`` and ``lpca``, which import no scikit-learn). Units never
+- ``MLE``, ``MLECurve``, ``TwoNN``, ``GRIDE``, ``MLEScaling``, ``MOM``, ``TLE``, ``lPCA``, ``MADA``, ``ESS``,
+  ``CorrInt``, ``KNN``, ``DANCo``: scikit-learn estimators (``BaseEstimator`` subclasses,
+  ``estimators.sklearn_class`` of their records; what they compute is in ``core``, ``gride``, ``local``,
+  ``lpca``, ``mada``, ``ess``, ``corrint``, ``knn_est`` and ``danco``, which import no scikit-learn). Units never
   matter and duplicates are counted by a scale-invariant rule (see ``points``).
 - ``estimate_id(X, estimator='mle', k=20, protocol='full'|'paper', ...) -> IDResult``: one call
   with a named protocol; ``protocol='paper'`` is the paper's (K = 20, random disjoint batches of
@@ -29,9 +30,23 @@ _HOME = {
     "validation_points": "validation",
     "Data": "peer_data",
 }
-# the scikit-learn estimators, each ``estimators.sklearn_class`` of the record that names it (MOM, TLE and
-# lPCA are built there from their fit classes; the others are declared in ``estimators``)
-_SKLEARN = ("MLE", "MLECurve", "TwoNN", "GRIDE", "MLEScaling", "MOM", "TLE", "lPCA")
+# the scikit-learn estimators, each ``estimators.sklearn_class`` of the record that names it (those from MOM
+# on are built there from their fit classes; the others are declared in ``estimators``)
+_SKLEARN = (
+    "MLE",
+    "MLECurve",
+    "TwoNN",
+    "GRIDE",
+    "MLEScaling",
+    "MOM",
+    "TLE",
+    "lPCA",
+    "MADA",
+    "ESS",
+    "CorrInt",
+    "KNN",
+    "DANCo",
+)
 
 
 def __getattr__(name: str):
@@ -63,6 +78,11 @@ __all__ = [
     "MOM",
     "TLE",
     "lPCA",
+    "MADA",
+    "ESS",
+    "CorrInt",
+    "KNN",
+    "DANCo",
     "Data",
     "estimate_id",
     "IDResult",
