@@ -102,10 +102,10 @@ PRESETS: dict[str, KnownPreset] = named(
     ),
     KnownPreset(
         name="cpu",
-        corpora=truths_and_mutants(4_000_000),
+        corpora=truths_and_mutants(1_500_000),
         model=GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=128),
         train=TrainConfig(
-            max_steps=6000,
+            max_steps=4000,
             lr=2e-3,
             min_lr=2e-4,
             warmup_steps=50,
@@ -118,16 +118,16 @@ PRESETS: dict[str, KnownPreset] = named(
         batch_size=32,
         vocab_size=1024,
         tokenizer_bytes=2_000_000,
-        n_min=20_000,
-        n_max=2_000_000,
-        n_sizes=7,
-        seeds=(0, 1, 2),
+        n_min=10_000,
+        n_max=1_000_000,
+        n_sizes=5,
         max_eval_tokens=131_072,
         id_docs=1,
         notes=(
-            "both kinds at exponent 0.5 and each generator shifted to 0.6; n from 20,000 to 2,000,000 tokens "
-            "(2 decades, 7 sizes), 3 seeds; a 2 x 128 GPT trained at a constant rate until the validation loss "
-            "stops improving, then cooled down; sized for a few CPU-hours on 2 cores (not yet run)"
+            "both kinds at exponent 0.5 and each generator shifted to 0.6 (1.5M symbols each); n from 10,000 to "
+            "1,000,000 tokens (2 decades, 5 sizes), 2 seeds: 40 runs of a 2 x 128 GPT (0.53M parameters) trained "
+            "at a constant rate until the validation loss stops improving, then cooled down (cap 4,000 steps); "
+            "estimated at 1-4 CPU-hours from one step's time (not yet run)"
         ),
     ),
 )
