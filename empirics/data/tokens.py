@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tmcheck.empirics.data.corpora import SPLITS, load_corpus, source_digest, split_corpus
+from tmcheck.empirics.data.corpora import SPLITS, doc_hash, load_corpus, source_digest, split_corpus, split_of
 from tmcheck.empirics.schema import MAX_VOCAB
 from tmcheck.util import atomic, safeio
 
@@ -205,4 +205,44 @@ def corpus_stats(name: str, vocab_size: int = 4096, root: Path | None = None, se
         "splits": rows,
         "total": total,
         "bytes_per_token": total_raw / max(total["tokens"], 1),
+    }
+
+
+def target_stream(g, tok, split: str = "test", max_tokens: int | None = None) -> dict:
+    """The documents of one split of a known-exponent corpus (g, a tmcheck.empirics.data.known generator) as
+    the token stream this module writes (same order, same
+    cap: whole documents until max_tokens), with which tokens are targets.
+
+    Returns {"ids" (N,), "target" (N,) bool, "records", "bayes_loss" (Σ over records of -log p_Bayes),
+    "documents"}. A token is a target when its characters lie inside a value's span; a token that straddles
+    a span's edge is refused (ValueError): the value's loss would not be separable from its input's."""
+    seen, docs = set(), []
+    for doc in g.annotated():
+        if doc.text not in seen and split_of(doc.text) == split:
+            seen.add(doc.text)
+            docs.append(doc)
+    docs.sort(key=lambda doc: doc_hash(doc.text))
+    eot = tok.token_to_id(EOT)
+    ids, target, bayes, records = [], [], 0.0, 0
+    for doc in docs:
+        if max_tokens is not None and len(ids) >= max_tokens:
+            break
+        enc = tok.encode(doc.text)
+        inside = np.zeros(len(enc.ids), dtype=bool)
+        for s, e in doc.spans:
+            for i, (a, b) in enumerate(enc.offsets):
+                if a < e and b > s:  # overlaps the value
+                    if a < s or b > e:
+                        raise ValueError(f"token {i} of a {g.kind} document spans a value's edge: {doc.text[a:b]!r}")
+                    inside[i] = True
+        ids += [*enc.ids, eot]
+        target += [*inside.tolist(), False]
+        bayes -= sum(doc.bayes_logp)
+        records += len(doc.spans)
+    return {
+        "ids": np.asarray(ids, dtype=np.int64),
+        "target": np.asarray(target, dtype=bool),
+        "records": records,
+        "bayes_loss": bayes,
+        "documents": len(docs),
     }

@@ -161,16 +161,16 @@ def data_dir(ctx: Context, corpus: str) -> Path:
 
 
 def write_targets(ctx: Context, corpus: str) -> None:
-    """data/<tag>/targets.npz: the test stream and its target mask (known.target_stream), checked to be the
+    """data/<tag>/targets.npz: the test stream and its target mask (tokens.target_stream), checked to be the
     stream test.bin holds (idempotent: an existing file is kept)."""
     from tmcheck.empirics.data import known, open_split
-    from tmcheck.empirics.data.tokens import load_tokenizer
+    from tmcheck.empirics.data.tokens import load_tokenizer, target_stream
 
     data = data_dir(ctx, corpus)
     if (data / TARGETS).exists():
         return
     tok = load_tokenizer(data / "tokenizer.json")
-    s = known.target_stream(known.parse(corpus), tok, "test", ctx.preset.max_eval_tokens)
+    s = target_stream(known.parse(corpus), tok, "test", ctx.preset.max_eval_tokens)
     if not np.array_equal(s["ids"], np.asarray(open_split(data, "test"))):
         raise ValueError(f"{data}: the test stream rebuilt from {corpus} is not the one test.bin holds")
     with atomic.writer(data / TARGETS) as f:

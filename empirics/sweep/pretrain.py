@@ -193,7 +193,7 @@ def corpus_tag(corpus: str) -> str:
     if corpus in CORPORA:
         return corpus
     kind, _, path = corpus.partition(":")
-    slug = re.sub(r"[^a-z0-9]+", "-", Path(path).name.lower()).strip("-")[:40] or "corpus"
+    slug = re.sub(r"[^a-z0-9]+", "-", Path(path).name.lower())[:40].strip("-") or "corpus"  # cut, then trimmed
     return f"{kind}-{slug}-{hashlib.sha256(path.encode()).hexdigest()[:8]}"
 
 

@@ -121,7 +121,8 @@ def run(ctx: Context, spec: RunSpec) -> dict:
         out = krr_baseline(split, row["seed"])
     else:
         from tmcheck.empirics.lm.checkpoint import read_result
-        from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
+        from tmcheck.empirics.sweep.regression import fit_transformer
+        from tmcheck.empirics.synthetic.model import RegressionTransformer, n_params
 
         heads = p.n_heads
         if row["sweep"] == "model":

@@ -140,8 +140,9 @@ def trial(preset: SynthPreset, setting: Mapping, split: Split, cap: int, data_se
     """Train the setting under step cap `cap` on the split, as the sweep trains a run; its selection MSE."""
     import torch
 
+    from tmcheck.empirics.sweep.regression import fit_transformer
     from tmcheck.empirics.sweep.synthetic import train_config
-    from tmcheck.empirics.synthetic.model import RegressionTransformer, fit_transformer, n_params
+    from tmcheck.empirics.synthetic.model import RegressionTransformer, n_params
 
     p = preset.with_overrides(**setting, min_steps=cap, max_steps=cap)
     cfg = p.model_config(p.ffn_width)

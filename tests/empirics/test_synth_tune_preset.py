@@ -91,9 +91,8 @@ def test_the_committed_synthetic_config_loads_and_computes_what_it_did():
 
 
 def test_the_sweep_trains_each_run_under_its_tuned_setting(tmp_path, monkeypatch):
-    from tmcheck.empirics.sweep import core
+    from tmcheck.empirics.sweep import core, regression
     from tmcheck.empirics.sweep.synthetic import KIND, run_name
-    from tmcheck.empirics.synthetic import model
 
     seen = {}
 
@@ -101,7 +100,7 @@ def test_the_sweep_trains_each_run_under_its_tuned_setting(tmp_path, monkeypatch
         seen.update(cfg=m.cfg, lr=train_cfg.lr, steps=train_cfg.max_steps, batch=batch_size)
         return {"test_mse": 0.0}
 
-    monkeypatch.setattr(model, "fit_transformer", fake_fit)
+    monkeypatch.setattr(regression, "fit_transformer", fake_fit)
     p = replace(
         get_preset("tiny", "synthetic"),
         tuned=(SynthTuned(d=2, beta=1.0, lr=3e-3, batch_size=16, n_blocks=3, min_steps=77, max_steps=77),),

@@ -125,3 +125,14 @@ def test_report_withholds_runs_on_the_step_cap_and_drops_non_positive_excess():
     bad[0]["excess"] = -0.01
     e = report.corpus_entry(corpus, bad, 0.1, bootstrap=100, seed=0)
     assert e["non_positive"] == 1 and e["truth_outcome"] == "equivalent"
+
+
+def test_a_cut_tag_never_ends_in_a_dash():
+    """pretrain.corpus_tag cuts the slug at 40 characters and then trims: a cut at a separator left 'x-' and
+    an invalid run name before (the same cut before the trim fails this test)."""
+    from tmcheck.empirics.sweep.pretrain import corpus_tag
+
+    name = "text:/data/" + "a" * 39 + "-b.txt"  # the 40th character of the slug is the dash
+    tag = corpus_tag(name)
+    assert "--" not in tag and tag.startswith("text-" + "a" * 39 + "-")
+    assert tag.split("-")[1] == "a" * 39
