@@ -70,6 +70,52 @@ def thin_overlapping_ticks(fig, ax) -> None:
                 t.set_visible(False)
 
 
+def legend_outside(ax, **kwargs):
+    """The axes' legend to the right of its panel, outside the data (tight_layout then makes room for it)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def _data_paths(ax):
+    """(artist, display-coordinate path, filled) for what an axes plots in data coordinates: lines, markers,
+    scatter points, bands and error bars; reference lines and spans (axhline, axhspan: drawn in axes
+    coordinates on one side) are not data."""
+    from matplotlib.path import Path as MPath
+
+    for art in [*ax.lines, *ax.collections, *ax.patches]:
+        if not art.get_visible():
+            continue
+        trans = art.get_transform()
+        if not trans.contains_branch(ax.transData):  # offsets-only collections (scatter) have transData offsets
+            offsets = art.get_offsets() if hasattr(art, "get_offsets") else None
+            if offsets is not None and len(offsets) and art.get_offset_transform().contains_branch(ax.transData):
+                pts = art.get_offset_transform().transform(np.asarray(offsets, dtype=float))
+                yield art, MPath(pts), False
+            continue
+        paths = art.get_paths() if hasattr(art, "get_paths") else [art.get_path()]
+        for path in paths:
+            yield art, trans.transform_path(path), hasattr(art, "get_paths") and art.get_facecolor().size > 0
+
+
+def legend_overlaps(fig) -> list[str]:
+    """Each legend (of an axes, or of the figure) whose box meets data it sits over: 'title: label' per
+    artist, empty when every legend is clear of the data. Draws the figure first."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    legends = [(ax, ax.get_legend()) for ax in fig.axes] + [(ax, leg) for leg in fig.legends for ax in fig.axes]
+    for ax, leg in legends:
+        if leg is None or not leg.get_visible() or not ax.get_visible():
+            continue
+        box = leg.get_window_extent(renderer)
+        if not box.overlaps(ax.get_window_extent(renderer)):
+            continue
+        for art, path, filled in _data_paths(ax):
+            verts = path.vertices
+            if box.count_contains(verts) or (len(verts) > 1 and path.intersects_bbox(box, filled=filled)):
+                found.append(f"{ax.get_title() or 'panel'}: {art.get_label()}")
+    return found
+
+
 def _band(samples_pred, level):
     return np.nanquantile(samples_pred, [(1 - level) / 2, (1 + level) / 2], axis=0)
 
@@ -122,7 +168,7 @@ def plot_1d(
     ax.set_ylabel(ylabel)
     band = f"shaded: {level:.0%} pointwise band (parametric bootstrap)" if banded else "no band (no interval)"
     ax.set_title(f"{LAW_TEXT[form]}; {band}", fontsize=9)
-    ax.legend(fontsize=7, title=f"{form} law, α̂ with its {level:.0%} interval", title_fontsize=7)
+    legend_outside(ax, fontsize=7, title=f"{form} law, α̂ with its {level:.0%} interval", title_fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     readable_log_axes(ax)
     fig.tight_layout()
@@ -170,7 +216,7 @@ def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"),
     ax.set_yscale("log")
     ax.set_xlabel(labels[0])
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, title="joint law at three D slices", title_fontsize=7)
+    legend_outside(ax, fontsize=7, title="joint law at three D slices", title_fontsize=7)
     readable_log_axes(ax)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.fit.plot import legend_outside
 from tmcheck.empirics.lm.embed import (
     EmbedOptions,
     LanguageModel,
@@ -372,7 +373,7 @@ def draw(result: dict):
             ax.set_xticks(sorted({int(p["x"]) for p in data["points"]}))
         where = f"; model {data['model']}" if "model" in data else f"; depth {data['depth']}" if "depth" in data else ""
         ax.text(0.02, 0.02, f"{data['n_points']} points per estimate{where}", transform=ax.transAxes, fontsize=7)
-        ax.legend(fontsize=7, loc="upper left" if panel != "position" else "upper right")
+        legend_outside(ax, fontsize=7)
     text = f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})"
     if banded:
         text += f"\nbands: 95% intervals ({result['intervals']})"

@@ -216,9 +216,20 @@ def save_figure(fig, path: Path) -> None:
     atomic.write_bytes(path, figure_bytes(fig))
 
 
+# Legends found over data while figures were drawn ('figure title: label'); reproduce.rebuild empties it
+# before it rebuilds an experiment and reports what it holds after, so `make results` fails on such a figure.
+LAYOUT_PROBLEMS: list[str] = []
+
+
 def figure_bytes(fig) -> bytes:
-    """The figure as PNG bytes at the reports' resolution; the figure is closed."""
+    """The figure as PNG bytes at the reports' resolution; the figure is closed. A legend that covers data
+    is recorded in LAYOUT_PROBLEMS (fit.plot.legend_overlaps)."""
     import io
+
+    from tmcheck.empirics.fit.plot import legend_overlaps
+
+    name = fig.get_suptitle()[:60] or "figure"
+    LAYOUT_PROBLEMS.extend(f"{name}: {p}" for p in legend_overlaps(fig))
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=FIGURE_DPI)
@@ -263,6 +274,23 @@ def cell_axes(cells, width: float = 4.2, height: float = 3.6):
     return fig, ax_of
 
 
+def legend_below(fig, axes, fontsize: float = 7, ncol: int = 4) -> float:
+    """One legend for all `axes` (each label once) centred below the panels, outside every one of them;
+    returns the fraction of the figure's height it takes, for tight_layout's rect=(0, that, 1, top)."""
+    import math
+
+    labels: dict = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            labels.setdefault(lab, h)
+    if not labels:
+        return 0.0
+    ncol = min(len(labels), ncol)
+    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=ncol, fontsize=fontsize, frameon=False)
+    rows = math.ceil(len(labels) / ncol)
+    return min(0.4, (0.1 + rows * fontsize * 1.7 / 72) / fig.get_figheight())
+
+
 def draw_local_slopes(panels: dict, margin: float, xlabel: str, text: str, paper_margin: float | None = None):
     """The local slope α̂ of each method on its windows of sizes, with its 95% band, one panel per (d, β)
     over the prediction 2β/(2β+d) and its ±margin band (and the paper's ±paper_margin dotted), the legend
@@ -292,15 +320,9 @@ def draw_local_slopes(panels: dict, margin: float, xlabel: str, text: str, paper
         ax.set_ylabel("local slope α̂ (95% band)", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    labels: dict = {}
-    for ax in ax_of.values():
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            labels.setdefault(lab, h)
-    fig.legend(
-        list(labels.values()), list(labels), loc="lower center", ncol=min(len(labels), 4), fontsize=7, frameon=False
-    )
+    bottom = legend_below(fig, ax_of.values())
     caption(fig, text)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.92))
+    fig.tight_layout(rect=(0, bottom, 1, 0.92))
     return fig
 
 

@@ -29,6 +29,7 @@ from tmcheck.empirics.report.common import (
     caption,
     cell_axes,
     draw_local_slopes,
+    legend_below,
     readable_log_ticks,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
@@ -310,12 +311,11 @@ def draw_mse(rows: list[dict], entries: list[dict], cells):
         ax.set_xlabel("n", fontsize=8)
         ax.set_ylabel("test MSE against f", fontsize=8)
         ax.tick_params(labelsize=7)
-    first = next(iter(ax_of.values()))
-    first.legend(fontsize=6, loc="lower left")
+    bottom = legend_below(fig, ax_of.values())
     caption(
         fig, "Positive controls: test MSE against n (mean over seeds; bars: min to max); dashed: the predicted slope"
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.tight_layout(rect=(0, bottom, 1, 0.93))
     return fig
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.fit.plot import legend_outside
 from tmcheck.empirics.report.common import Outputs, cached_id, format_interval, pyplot, readable_log_ticks
 from tmcheck.empirics.sweep import SweepDir, layout
 
@@ -275,17 +276,8 @@ def markdown(report: dict, preset) -> str:
     )
 
 
-def _short(v: float) -> str:
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if v >= div:
-            return f"{v / div:.3g}{suffix}"
-    return f"{v:.0f}"
-
-
 def _panel(ax, x, y, capped, fit, color, xlabel, label):
     """Points (hollow: capped), the log-log fit, and the band of its slope interval around the centre."""
-    from matplotlib.ticker import NullFormatter
-
     ax.scatter(x[~capped], y[~capped], s=22, color=color, zorder=3, label="runs (early stop)")
     if capped.any():
         ax.scatter(x[capped], y[capped], s=22, facecolors="none", edgecolors=color, zorder=3, label="runs (step cap)")
@@ -305,10 +297,10 @@ def _panel(ax, x, y, capped, fit, color, xlabel, label):
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(sorted(set(x)), [_short(v) for v in sorted(set(x))])
+    ax.set_xlim(x.min() / 1.3, x.max() * 1.3)
+    readable_log_ticks(ax, "x", x.min() / 1.3, x.max() * 1.3)
     ax.set_ylim(y.min() / 1.1, y.max() * 1.1)  # the data decide the range; a predicted slope may leave it
     readable_log_ticks(ax, "y", y.min() / 1.1, y.max() * 1.1)
-    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("test loss (nats per token)")
     ax.grid(True, which="both", alpha=0.3)
@@ -367,6 +359,6 @@ def draw(report: dict):
             "α̂_D",
         )
     for ax in axes:
-        ax.legend(fontsize=7)
+        legend_outside(ax, fontsize=7)
     fig.tight_layout()
     return fig

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.fit.plot import legend_outside
 from tmcheck.empirics.fit.prediction import rule_words
 from tmcheck.empirics.report.common import (
     FORMS,
@@ -503,7 +504,6 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
     """Figure 2 analogue: test loss vs n (log-log), the offset law and the loglog line with their 95%
     bands where they were fitted, runs on the step cap hollow (left out of the fits), and the
     predicted slope. Returns the figure."""
-    from matplotlib.ticker import NullFormatter
 
     plt = pyplot()
     corpora = list(table)
@@ -549,24 +549,16 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
         ax.set_yscale("log")
         ax.set_ylim(y.min() / 1.25, y.max() * 1.25)  # the data decide the range; the prediction may leave it
         readable_log_ticks(ax, "y", y.min() / 1.25, y.max() * 1.25)
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xticks(sorted(set(n)), [_short(v) for v in sorted(set(n))])
+        ax.set_xlim(min(n) / 1.3, max(n) * 1.3)
+        readable_log_ticks(ax, "x", min(n) / 1.3, max(n) * 1.3)
         ax.set_xlabel("training-set size n (tokens)")
         ax.set_ylabel("test loss (nats per token)")
         title = c if not banded else f"{c} (shaded: {LEVEL:.0%} bands, parametric bootstrap)"
         ax.set_title(title if rep is not None else f"{c}: no fit ({e['withheld'].split(':')[0]})", fontsize=9)
-        ax.legend(fontsize=7, loc="lower left")
+        legend_outside(ax, fontsize=7)
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     return fig
-
-
-def _short(v: float) -> str:
-    """12_345 -> '12.3k', 2_500_000 -> '2.5M' (tick labels)."""
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if v >= div:
-            return f"{v / div:.3g}{suffix}"
-    return f"{v:.0f}"
 
 
 def draw_curves(rows: list[dict], histories: dict[str, dict]):
@@ -596,7 +588,7 @@ def draw_curves(rows: list[dict], histories: dict[str, dict]):
         ax.set_xlabel("optimizer step")
         ax.set_ylabel("validation loss (nats per token)")
         ax.set_title(c)
-        ax.legend(fontsize=7)
+        legend_outside(ax, fontsize=7)
         ax.grid(True, alpha=0.3)
     styles = f"solid: seed {seeds[0]}" + (", dotted: other seeds" if len(seeds) > 1 else "")
     dots = "dots: the best-validation checkpoint, whose test loss is reported"

@@ -172,11 +172,14 @@ def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
 
     Returns {"name", "kind", "differences": [...], "figures": {name: None or how it differs},
     "equal": bool, "report": the rebuilt report (None for an ablation)}."""
+    from tmcheck.empirics.report.common import LAYOUT_PROBLEMS
+
     dest = Path(work) / exp.name
     if dest.exists():
         shutil.rmtree(dest)
     _copy_inputs(exp, dest)
     report = None
+    LAYOUT_PROBLEMS.clear()
     if exp.kind == "ablate":
         from tmcheck.empirics.report.ablation import figure
 
@@ -192,6 +195,7 @@ def rebuild(exp: Experiment, work: Path, bootstrap: int = 1000) -> dict:
         md_a, md_b = (p / layout.REPORT_MD for p in (exp.path, dest))
         if md_a.is_file() and md_a.read_text() != md_b.read_text():
             differences.append(f"{layout.REPORT_MD}: the rebuilt text differs from the committed one")
+    differences += [f"a legend covers data: {p}" for p in LAYOUT_PROBLEMS]
     figures = {f: figure_difference(exp.path / f, dest / f) for f in outputs(exp) if f.endswith(".png")}
     return {
         "name": exp.name,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tmcheck.empirics.fit.plot import legend_outside
 from tmcheck.empirics.fit.prediction import rule_words, verdict_class
 from tmcheck.empirics.report import common
 from tmcheck.empirics.report.common import LEVEL, MARGIN, Outputs
@@ -285,8 +286,7 @@ def draw_alpha(data: list[dict]):
         ax.grid(alpha=0.3)
         ax.axhline(0, color="grey", lw=0.5)
     axes[0][0].set_ylabel("α_D (test MSE ∝ n^-α_D), 95% profile interval")
-    axes[0][0].legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, common.legend_below(fig, axes.flat, fontsize=8), 1, 1))
     return fig
 
 
@@ -448,12 +448,6 @@ def draw_slopes(data: list[dict]):
     )
 
 
-def _null_formatter():
-    from matplotlib.ticker import NullFormatter
-
-    return NullFormatter()
-
-
 def _mean_by(rows: list[dict], key: str) -> tuple[np.ndarray, np.ndarray]:
     xs = sorted({r[key] for r in rows})
     return np.array(xs, float), np.array([np.mean([r["test_mse"] for r in rows if r[key] == x]) for x in xs])
@@ -497,9 +491,9 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
         mse = [r["test_mse"] for r in data if r["d"] == d]
         ax.set_ylim(min(mse) / 1.2, max(mse) * 1.2)
         common.readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
-        ns = sorted({r["n"] for r in data})
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.xaxis.set_minor_formatter(_null_formatter())
+        ns = [r["n"] for r in data if r["d"] == d]  # each panel its own range of n
+        ax.set_xlim(min(ns) / 1.3, max(ns) * 1.3)
+        common.readable_log_ticks(ax, "x", min(ns) / 1.3, max(ns) * 1.3)
         ax.set_xlabel("training-set size n (samples)")
         ax.set_title(f"d = {d}")
         ax.grid(alpha=0.3, which="both")
@@ -510,8 +504,8 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
             f"dotted with shading: the transformer's offset law E + B n^-α and its {LEVEL:.0%} band "
             "(parametric bootstrap)",
         )
-    axes[0][-1].legend(fontsize=7, handlelength=3.5)
-    fig.tight_layout()
+    top = 0.9 if banded else 1.0
+    fig.tight_layout(rect=(0, common.legend_below(fig, axes.flat, ncol=3), 1, top))
     return fig
 
 
@@ -538,10 +532,9 @@ def draw_model(rows: list[dict], model: list[dict]):
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    sizes = sorted({r["params"] for r in sel_rows})
-    if len(sizes) <= 8:  # each N a tick; more (several depths) would overlap: the log axis's own ticks
-        ax.set_xticks(sizes, [f"{v / 1e3:.3g}k" if v >= 1e3 else f"{v:.0f}" for v in sizes])
-        ax.xaxis.set_minor_formatter(_null_formatter())
+    sizes = [r["params"] for r in sel_rows]
+    ax.set_xlim(min(sizes) / 1.3, max(sizes) * 1.3)
+    common.readable_log_ticks(ax, "x", min(sizes) / 1.3, max(sizes) * 1.3)
     ax.set_xlabel("trained parameters N")
     ax.set_ylabel("test MSE against f (no label noise)")
     mse = [r["test_mse"] for r in sel_rows]
@@ -549,7 +542,7 @@ def draw_model(rows: list[dict], model: list[dict]):
     common.readable_log_ticks(ax, "y", min(mse) / 1.2, max(mse) * 1.2)
     ax.set_title(f"model scaling at fixed n = {sel_rows[0]['n']}")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    legend_outside(ax, fontsize=7)
     fig.tight_layout()
     return fig
 

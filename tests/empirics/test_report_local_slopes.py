@@ -55,3 +55,42 @@ def test_a_legend_inside_a_panel_is_caught():
     renderer = fig.canvas.get_renderer()
     assert leg.get_window_extent(renderer).overlaps(fig.axes[0].get_window_extent(renderer))
     common.pyplot().close(fig)
+
+
+def _busy_axes():
+    import numpy as np
+
+    fig, ax = common.pyplot().subplots()
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="line")
+    ax.axhline(0.5, label="reference")  # drawn in axes coordinates on one side: not data
+    ax.scatter([0.5], [0.5], label="point")
+    ax.fill_between(x, x - 0.1, x + 0.1, label="band")
+    return fig, ax
+
+
+def test_legend_overlaps_names_the_data_under_a_legend():
+    from tmcheck.empirics.fit.plot import legend_outside, legend_overlaps
+
+    fig, ax = _busy_axes()
+    ax.legend(loc="center")
+    assert sorted(legend_overlaps(fig)) == ["panel: band", "panel: line", "panel: point"]
+    legend_outside(ax)
+    fig.tight_layout()
+    assert legend_overlaps(fig) == []
+    common.pyplot().close(fig)
+
+
+def test_figure_bytes_records_a_legend_over_data():
+    """What `make results` reads (reproduce.rebuild turns LAYOUT_PROBLEMS into differences)."""
+    common.LAYOUT_PROBLEMS.clear()
+    fig, ax = _busy_axes()
+    fig.suptitle("busy")
+    ax.legend(loc="center")
+    common.figure_bytes(fig)
+    assert common.LAYOUT_PROBLEMS and all(p.startswith("busy: panel:") for p in common.LAYOUT_PROBLEMS)
+    common.LAYOUT_PROBLEMS.clear()
+    fig, ax = _busy_axes()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    common.figure_bytes(fig)
+    assert common.LAYOUT_PROBLEMS == []
