@@ -7,10 +7,10 @@ The correlation sum C(r) = #{(i, j), i != j : |x_i - x_j| < r} / N^2 grows as r^
     d = (log C(r2) - log C(r1)) / log(r2 / r1),
 
 r1 and r2 the medians over points of the k1-th and k2-th neighbour distances (defaults 10 and 20).
-Pairs are counted exactly (``pairs_within``): a float64 Gram product proposes them and every pair
-within its rounding bound of a radius is measured again as the norm of its difference. scikit-dimension
-counts on scikit-learn's Gram-trick distances instead, so a pair within about 1e-8 of a radius (of its
-own length) can fall on the other side there; the medians are averages of two distances when N is
+Pairs are counted exactly, on the kNN engine (``pairs_within``: each point's neighbours out to the
+radius, the search widened for the points that have more than k2 there). scikit-dimension counts on
+scikit-learn's Gram-trick distances instead, so a pair within about 1e-8 of a radius (of its own
+length) can fall on the other side there; the medians are averages of two distances when N is
 even, so on continuous data no pair lies so close.
 
 A global estimator: ``dimension_pw_`` holds the global value for every point. Its bootstrap resamples
@@ -25,35 +25,30 @@ import warnings
 import numpy as np
 
 from tmcheck.empirics.id.core import IDFit, bootstrap_indices, fit_init, n_rows, percentile_ci
-from tmcheck.empirics.id.points import unit_scale
+from tmcheck.empirics.id.knn import kneighbors
 from tmcheck.empirics.id.registry import Estimator
 
 
-def pairs_within(X: np.ndarray, radius: float, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, distances) of the ordered pairs i != j with |x_i - x_j| <= radius, each distance the float64
-    norm of the difference (as the kNN engine measures it). The Gram product in float64 of centred points
-    is off by at most (D + 4) u (|x_i|^2 + |x_j|^2) (u = 2^-53, Higham Thm 3.5 with slack), so entries
-    beyond that bound are decided by it and only the others are measured."""
-    import torch
-
-    s = unit_scale(X)
-    x = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64)) * s
-    x = x - x.mean(dim=0)
-    sq = (x * x).sum(dim=1)
-    r2 = (radius * s) ** 2
-    u = (X.shape[1] + 4) * 2.0**-52
-    rows, dist = [], []
-    for b0 in range(0, len(x), block):
-        xb = x[b0 : b0 + block]
-        d2 = torch.addmm(sq[b0 : b0 + block, None] + sq[None, :], xb, x.T, alpha=-2.0)  # (b, N)
-        maybe = d2 <= r2 + u * (sq[b0 : b0 + block, None] + sq[None, :])
-        maybe[torch.arange(len(xb)), torch.arange(b0, b0 + len(xb))] = False  # no point with itself
-        i, j = maybe.nonzero(as_tuple=True)
-        d = torch.linalg.vector_norm(x[i + b0] - x[j], dim=1) / s
-        keep = d <= radius
-        rows.append(i[keep].numpy() + b0)
-        dist.append(d[keep].numpy())
-    return np.concatenate(rows), np.concatenate(dist)
+def pairs_within(X: np.ndarray, radius: float, neighbors, device: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """(rows, distances) of the ordered pairs i != j with |x_i - x_j| <= radius, from the exact kNN engine:
+    a row whose last neighbour in ``neighbors`` (sorted, self excluded) is at the radius or beyond has
+    all its pairs there; the others are searched again with twice the neighbours (``kneighbors`` on
+    those rows only), until each reaches the radius or holds every other point."""
+    T = np.asarray(neighbors.distances, dtype=np.float64)
+    n, k = len(X), T.shape[1]
+    done = T[:, -1] >= radius
+    inside = (T <= radius) & done[:, None]
+    out_rows, out_dist = [np.nonzero(inside)[0]], [T[inside]]
+    rows = np.flatnonzero(~done)
+    while len(rows):
+        k = min(2 * k, n - 1)
+        q = kneighbors(X, k, device=device, queries=rows)
+        done = (q.distances[:, -1] >= radius) | (k == n - 1)
+        inside = (q.distances <= radius) & done[:, None]
+        out_rows.append(rows[np.nonzero(inside)[0]])
+        out_dist.append(q.distances[inside])
+        rows = rows[~done]
+    return np.concatenate(out_rows), np.concatenate(out_dist)
 
 
 class CorrIntFit(IDFit):
@@ -102,7 +97,7 @@ class CorrIntFit(IDFit):
                 for i in bootstrap_indices(len(T1), self.bootstrap, rng)
             ]
         reach = max([self.radii_[1], *(float(b[2].max()) for b in boot)])
-        rows, dist = pairs_within(X, reach)
+        rows, dist = pairs_within(X, reach, neighbors, self.device)
         order = np.argsort(dist, kind="stable")
         rows, dist = rows[order], dist[order]
 

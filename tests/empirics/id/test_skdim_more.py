@@ -208,13 +208,31 @@ def test_the_comparisons_can_fail():
     r1, r2 = np.mean(T[:, 9]), np.mean(T[:, 19])  # means for medians
     from tmcheck.empirics.id.corrint import pairs_within
 
-    rows, dist = pairs_within(X, r2)
+    rows, dist = pairs_within(X, r2, kneighbors(X, 20))
     mean_radii = correlation_dimension((dist < r1).sum(), (dist < r2).sum(), r1, r2, len(X))
     assert abs(mean_radii - want["CorrInt().fit(X)"][0]) > 1e-3
     knn = KNN(seed=4, gamma=1).fit(X)  # the weighting constant changed
     assert abs(np.log(knn.residual_) - want["KNN(random_state=4).fit(X)"][1]) > 1e-3
     danco = want["DANCo(D=8, fractal=False, random_state=4).fit(X)"]
     assert abs(DANCoFit(D=8, fractal=False, seed=5).fit(X).kl_divergence_ - danco[1]) > 1e-6  # another seed
+
+
+def test_pair_counts_are_exact():
+    """CorrInt's counts (each point's neighbours out to the radius, the search widened where k2 do not
+    reach it) equal a brute-force count, and so do the pairs' distances."""
+    from scipy.spatial.distance import cdist
+
+    from tmcheck.empirics.id.corrint import pairs_within
+
+    Y = X[:400] * 1e-150  # tiny units: squares of the raw coordinates would underflow
+    full = cdist(Y, Y)
+    est = CorrInt().fit(Y)
+    assert est.pair_counts_ == tuple(int((full < r).sum() - len(Y)) for r in est.radii_)
+    reach = np.quantile(full, 0.2)  # far beyond the 20th neighbour: the search is widened several times
+    rows, dist = pairs_within(Y, reach, kneighbors(Y, 5))
+    want = full[(full <= reach) & ~np.eye(len(Y), dtype=bool)]
+    np.testing.assert_allclose(np.sort(dist), np.sort(want), rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(np.bincount(rows, minlength=400), ((full <= reach).sum(axis=1) - 1))
 
 
 @pytest.mark.parametrize("name", ["MADA", "ESS", "CorrInt", "KNN", "DANCo"])
