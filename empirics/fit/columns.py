@@ -42,6 +42,34 @@ ALIASES = {
 }
 
 
+# What a column means on a figure's axis, with its unit (`fit --plot`); keys are compared case-insensitively,
+# and ALIASES' spellings read as their field. A column not listed keeps its own name.
+MEANINGS = {
+    "n": "training-set size n (samples or tokens)",
+    "N": "model size N (parameters)",
+    "D": "training data D (tokens)",
+    "C": "training compute C (FLOP)",
+    "loss": "loss (nats per token)",
+    "test_loss": "test loss (nats per token)",
+    "val_loss": "validation loss (nats per token)",
+    "test_mse": "test MSE against f",
+    "width": "width (units)",
+    "steps": "optimizer steps",
+}
+
+
+def axis_label(name: str) -> str:
+    """The axis label of a column: its meaning and unit where the name is a known field or an alias of
+    one, else the name itself."""
+    for field, spellings in ALIASES.items():
+        if name in spellings:
+            name = field
+    if name in MEANINGS:
+        return MEANINGS[name]
+    lowered = {k.lower(): v for k, v in MEANINGS.items() if k.lower() not in ("n", "d", "c")}
+    return lowered.get(name.lower(), name)
+
+
 def _to_sympy(node, symbols: dict):
     if isinstance(node, ast.Expression):
         return _to_sympy(node.body, symbols)

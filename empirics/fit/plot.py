@@ -214,7 +214,9 @@ def plot_joint(result, x, y, path: Path, level: float = 0.95, labels=("N", "D"),
     ax.set_title(f"{LAW_TEXT['joint']}: E={p['E']:.3g}, α={p['alpha']:.3f}, β={p['beta']:.3f}\n{band}", fontsize=9)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(labels[0])
+    from tmcheck.empirics.fit.columns import axis_label  # sympy: imported where a joint figure is drawn
+
+    ax.set_xlabel(axis_label(labels[0]))
     ax.set_ylabel(ylabel)
     legend_outside(ax, fontsize=7, title="joint law at three D slices", title_fontsize=7)
     readable_log_axes(ax)

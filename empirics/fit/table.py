@@ -274,7 +274,7 @@ def _fit_joint(data: dict, xs, y, beta, loss, huber_delta, plot, s: FitSettings)
     if plot is not None:
         from tmcheck.empirics.fit.plot import plot_joint
 
-        plot_joint(result, X, Y, plot, s.level, labels=tuple(xs), ylabel=y)
+        plot_joint(result, X, Y, plot, s.level, labels=tuple(xs), ylabel=fit_columns.axis_label(y))
     return payload
 
 
@@ -300,7 +300,16 @@ def _fit_1d(data: dict, xs, y, form, prediction, margin, beta, compare, plot, s:
             {"label": "all runs" if g is None else str(g), "n": n[sel], "y": Y[sel], "entry": results[g]["fit"]}
             for g, sel in rows.items()
         ]
-        plot_1d(curves, plot, form, s.level, xlabel=xs[0], ylabel=y, bootstrap=s.bootstrap, seed=s.seed)
+        plot_1d(
+            curves,
+            plot,
+            form,
+            s.level,
+            xlabel=fit_columns.axis_label(xs[0]),
+            ylabel=fit_columns.axis_label(y),
+            bootstrap=s.bootstrap,
+            seed=s.seed,
+        )
     return payload
 
 

@@ -78,3 +78,25 @@ def test_arithmetic_matches_numpy(a, b, c):
     cols = {"x": np.array([1.0, 2.0, 3.5]), "y": np.array([0.5, 4.0, 2.0])}
     v, _ = fit_expr.evaluate(f"({a}) * x / ({b}) + y ** {c} - -x", cols)
     np.testing.assert_allclose(v, a * cols["x"] / b + cols["y"] ** c + cols["x"], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name,label",
+    [
+        ("N", "model size N (parameters)"),
+        ("Model Size", "model size N (parameters)"),  # an alias reads as its field
+        ("tokens", "training data D (tokens)"),
+        ("Training FLOP", "training compute C (FLOP)"),
+        ("test_loss", "test loss (nats per token)"),
+        ("Test_Loss", "test loss (nats per token)"),
+        ("n", "training-set size n (samples or tokens)"),
+        ("my_metric", "my_metric"),  # unknown: its own name
+    ],
+)
+def test_axis_label_gives_meaning_and_unit(name, label):
+    assert fit_expr.axis_label(name) == label
+
+
+def test_axis_label_keeps_case_where_case_is_meaning():
+    """n (samples) and N (parameters) differ only in case: a lowered lookup would confuse them."""
+    assert fit_expr.axis_label("n") != fit_expr.axis_label("N")
