@@ -70,19 +70,7 @@ def __dir__():
 
 
 __all__ = [
-    "MLE",
-    "MLECurve",
-    "TwoNN",
-    "GRIDE",
-    "MLEScaling",
-    "MOM",
-    "TLE",
-    "lPCA",
-    "MADA",
-    "ESS",
-    "CorrInt",
-    "KNN",
-    "DANCo",
+    *_SKLEARN,
     "Data",
     "estimate_id",
     "IDResult",

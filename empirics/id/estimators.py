@@ -30,6 +30,10 @@ scikit-dimension's class does not have (``MLE().fit_pw``: scikit-dimension's MLE
   ``discard_fraction`` of mu (dadapy's 'base', skdim's 'linear'); ``method='mle'`` censors them:
   (n - 1) / (sum log mu + c log mu_max). Pointwise: 1 / log mu_i, the one-point Pareto MLE.
 - ``GRIDE``: its arithmetic in ``gride``.
+- ``MOM``, ``TLE`` (``local``), ``lPCA`` (``lpca``), ``MADA`` (``mada``), ``ESS`` (``ess``), ``CorrInt``
+  (``corrint``), ``KNN`` (``knn_est``) and ``DANCo`` (``danco``): scikit-dimension's estimators, each equal
+  to scikit-dimension 0.5.0's numbers on the same points (its modules say where the peer is wrong), with
+  MLE's duplicate policy and a bootstrap interval; their classes are built here by ``sklearn_class``.
 - ``MLEScaling``: the MLE on disjoint subsets of size N, N/2, N/4, ..., extrapolated to N -> inf
   with m(n) = d + c n^(-2/d) (curvature bias is O(r_k^2) and r_k ~ n^(-1/d)).
 

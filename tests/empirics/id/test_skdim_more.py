@@ -262,19 +262,25 @@ def test_parameters_stay_as_given_when_lowered():
     assert est.k_ == 8 and est.k == 10
 
 
-@pytest.mark.parametrize("name", ["mada", "ess", "corrint", "knn", "danco"])
-def test_registered_once_estimate_id_and_the_cli_take_them(name, tmp_path):
+def test_registered_once_estimate_id_and_the_cli_take_them(tmp_path):
     from typer.testing import CliRunner
 
     from tmcheck.cli.main import app
+    from tmcheck.empirics.id.protocol import ESTIMATORS
 
     Y = X[:200, :6]
-    res = estimate_id(Y, estimator=name, k=20, bootstrap=0)
-    assert res.estimator == name and 1 <= res.dimension <= 7
     np.save(tmp_path / "x.npy", Y)
-    out = CliRunner().invoke(app, ["id", "estimate", str(tmp_path / "x.npy"), "-e", name, "--bootstrap", "0", "--json"])
-    assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["dimension"] == pytest.approx(res.dimension, abs=1e-12)
+    runner = CliRunner()
+    names = ("mada", "ess", "corrint", "knn", "danco")
+    assert {ESTIMATORS[n].sklearn_name for n in names} == set(OURS)  # one record each, the peer's class name
+    assert all(n in runner.invoke(app, ["id", "estimate", "--help"]).stdout for n in names)
+    for name in names:
+        res = estimate_id(Y, estimator=name, k=20, bootstrap=0)
+        args = ["id", "estimate", str(tmp_path / "x.npy"), "-e", name, "--bootstrap", "0", "--json"]
+        out = runner.invoke(app, args)
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout)["dimension"] == pytest.approx(res.dimension, abs=1e-12)
+        assert res.estimator == name and 1 <= res.dimension <= 7
 
 
 if __name__ == "__main__":
