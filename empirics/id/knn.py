@@ -170,7 +170,7 @@ def _search_type(dev, precision: str):
 
 
 class _Frame:
-    """The points as the engine sees them, never materialised as a whole: x0 = s0 X (the caller's float64
+    """The points as the engine sees them, never materialised as a whole: x0 = s0 X (the caller's float32 or float64
     rows scaled by a power of two, so exact), taken in the locality order ``label`` (position p is the
     caller's row label[p]), and xs = s1 (x0 - mean), the centred points of the search. Rows are made on
     demand, in chunks: no (N, D) float64 copy of the input exists, and the values are those of the
@@ -184,22 +184,45 @@ class _Frame:
         self.x, self.s0, self.label, self.mean, self.s1 = x, s0, label, mean, s1
         self.n, self.dim = x.shape
         self.ordered = label is None  # self.x is indexed by position (else by the caller's row)
+        self.chunk_rows = max(1, self.CHUNK_BYTES // (8 * self.dim))
+        self._buf = None  # see _block
 
     def x0(self, pos):
-        """Rows of x0 at positions `pos` (an index tensor or a slice), a new float64 tensor."""
+        """Rows of x0 at positions `pos`, float64: for an index tensor a new tensor, for a slice (a chunk of
+        a pass) the frame's chunk buffer. float32 input is widened here, per block: exact, and no float64
+        copy of the whole input is made."""
         import torch
 
-        if self.ordered:
-            g = self.x[pos].clone() if isinstance(pos, slice) else self.x[pos]
+        if isinstance(pos, slice):
+            g = self._block(pos.stop - pos.start)
+            if not self.ordered:
+                return self.gather(pos, g)  # label[pos]: the caller's rows of these positions
+            g.copy_(self.x[pos])
         else:
-            g = torch.index_select(self.x, 0, self.label[pos])
+            g = (self.x[pos] if self.ordered else torch.index_select(self.x, 0, self.label[pos])).to(torch.float64)
         return g.mul_(self.s0) if self.s0 != 1.0 else g
+
+    def _block(self, rows: int):
+        """A float64 buffer for `rows` rows, one per frame, reused by every chunk of a pass: each chunk
+        freshly allocated left the heap fragmented by the allocator's 2 MiB alignment (the chunk loop of
+        the locality order alone grew the peak memory by about the input's size, N = 32768, D = 768)."""
+        import torch
+
+        if rows > self.chunk_rows:
+            return torch.empty(rows, self.dim, dtype=torch.float64, device=self.x.device)
+        if self._buf is None:
+            self._buf = torch.empty(self.chunk_rows, self.dim, dtype=torch.float64, device=self.x.device)
+        return self._buf[:rows]
 
     def gather(self, pos, out):
         """x0[pos] into `out` (a preallocated (len(pos), D) float64 tensor)."""
         import torch
 
-        torch.index_select(self.x, 0, pos if self.ordered else self.label[pos], out=out)
+        idx = pos if self.ordered else self.label[pos]
+        if self.x.dtype == torch.float64:
+            torch.index_select(self.x, 0, idx, out=out)
+        else:  # float32 rows gathered in their own type, then widened into out (exact)
+            out.copy_(torch.index_select(self.x, 0, idx))
         return out.mul_(self.s0) if self.s0 != 1.0 else out
 
     def xs(self, r0: int, r1: int):
@@ -210,9 +233,9 @@ class _Frame:
         return g.mul_(self.s1) if self.s1 != 1.0 else g
 
     def chunks(self):
-        step = max(1, self.CHUNK_BYTES // (8 * self.dim))
-        for r0 in range(0, self.n, step):
-            yield r0, min(self.n, r0 + step)
+        """(r0, r1) of each chunk of a pass; the rows x0 and xs return for a chunk live until the next one."""
+        for r0 in range(0, self.n, self.chunk_rows):
+            yield r0, min(self.n, r0 + self.chunk_rows)
 
 
 def _frame(x) -> _Frame:
@@ -600,7 +623,10 @@ def _search_frame(X, dev, block_size: int, queries):
     # The re-ranking measures distances on x0, so they are the input's own float64 distances. xs: x0
     # centred (removing most of the Gram trick's cancellation) and scaled by a second power of two, s1,
     # so its largest norm is in [1/2, 1).
-    x = torch.as_tensor(X, dtype=torch.float64).to(dev)  # the caller's array itself on the CPU: never modified
+    # the caller's array itself on the CPU, never modified: float32 stays float32 (rows are widened to
+    # float64 per block by the frame), other types become float64
+    x = torch.as_tensor(X)
+    x = (x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float64)).to(dev)
     lo, hi = (float(v) for v in torch.aminmax(x))  # NaN or inf when any entry is (torch propagates NaN)
     if not (np.isfinite(hi) and np.isfinite(lo)):
         raise ValueError("kNN needs finite points: X has NaN or infinite entries")
@@ -764,10 +790,13 @@ def _projection(fr: _Frame, project="auto", dtype=None):
         return None
     fr.s1 = 1.0
     step = -(-n // PROJ_SAMPLE)  # at most PROJ_SAMPLE rows (n // PROJ_SAMPLE took all n below 2 PROJ_SAMPLE)
-    sample = fr.x0(torch.arange(0, n, step, device=fr.x.device))  # every step-th position
-    if fr.mean is not None:
-        sample.sub_(fr.mean)
-    cov = sample.T @ sample
+    rows = torch.arange(0, n, step, device=fr.x.device)  # every step-th position
+    cov = torch.zeros(dim, dim, dtype=torch.float64, device=fr.x.device)
+    for r0 in range(0, len(rows), fr.chunk_rows):  # the sample in chunks: no (PROJ_SAMPLE, D) copy at once
+        sample = fr.gather(rows[r0 : r0 + fr.chunk_rows], fr._block(len(rows[r0 : r0 + fr.chunk_rows])))
+        if fr.mean is not None:
+            sample.sub_(fr.mean)
+        cov.addmm_(sample.T, sample)
     # the eigenvalues decide; the vectors (about 3x the work) only when the subspace is taken
     evals = torch.linalg.eigvalsh(cov)  # ascending
     total = float(evals.clamp(min=0).sum())
