@@ -58,6 +58,10 @@ class CorrIntFit(IDFit):
     __init__ = fit_init({"k1": 10, "k2": 20})
 
     def _n_neighbors_needed(self) -> int:
+        """k2, or the wider search ``fit`` asks for (see there)."""
+        return max(self._k2(), getattr(self, "_search_k", 0))
+
+    def _k2(self) -> int:
         self._check_common()
         for name in ("k1", "k2"):
             v = getattr(self, name)
@@ -68,25 +72,26 @@ class CorrIntFit(IDFit):
         return int(self.k2)
 
     def fit(self, X, y=None):
-        """IDFit's fit; on N <= k2 points k2 is lowered to N - 1 and k1 below it, with a warning (as
-        scikit-dimension does), and the parameters stay as given."""
-        n = n_rows(X)
-        if not 3 <= n <= self.k2:
-            return IDFit.fit(self, X)
-        given = self.k1, self.k2
-        self.k2 = n - 1
-        self.k1 = min(self.k1, self.k2 - 1)
-        warnings.warn(f"k2 = {given[1]} >= the {n} points: k1, k2 = {self.k1}, {self.k2}", stacklevel=2)
+        """IDFit's fit with a kNN search of 2 k2 neighbours, so that most points' pairs within the radii
+        need no second search; on N <= k2 points k2 is lowered to N - 1 and k1 below it, with a warning
+        (as scikit-dimension does), and the parameters stay as given."""
+        n, given = n_rows(X), (self.k1, self.k2)
+        if 3 <= n <= self._k2():
+            self.k2 = n - 1
+            self.k1 = min(self.k1, self.k2 - 1)
+            warnings.warn(f"k2 = {given[1]} >= the {n} points: k1, k2 = {self.k1}, {self.k2}", stacklevel=2)
+        self._search_k = min(2 * self.k2, n - 1)
         try:
             return IDFit.fit(self, X)
         finally:
             self.k1, self.k2 = given
+            del self._search_k
 
     def fit_distances(self, distances):
         raise ValueError("CorrInt counts all pairs within its radii, not only the kNN: use fit(X)")
 
     def fit_neighbors(self, X, neighbors):
-        k2 = self._n_neighbors_needed()
+        k2 = self._k2()
         T1, T2 = (np.asarray(neighbors.distances[:, k - 1], dtype=np.float64) for k in (self.k1, k2))
         self.radii_ = (float(np.median(T1)), float(np.median(T2)))
         boot = []

@@ -11,8 +11,11 @@ the constant c of L = c p^alpha is fitted by least squares and the ID is the m w
 residual (``residual_``). An integer.
 
 A global estimator: ``dimension_pw_`` holds the global value for every point. Its bootstrap resamples
-the points and refits (each refit draws its own samples). The seed defaults to 0, so that a fit is
-repeatable (scikit-dimension's random_state defaults to None).
+the points and refits (each refit draws its own samples). Duplicated rows are kept by default: the
+samples are drawn with replacement, so a repeated point at distance 0 is part of the method, and
+scikit-dimension keeps them; ``duplicates='remove'`` applies MLE's policy first (a kNN search of all
+points, which costs more than the estimate). The seed defaults to 0, so that a fit is repeatable
+(scikit-dimension's random_state defaults to None).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import numpy as np
 
 from tmcheck.empirics.id.core import IDFit, bootstrap_indices, fit_init, percentile_ci
 from tmcheck.empirics.id.knn import kneighbors
+from tmcheck.empirics.id.points import check_points
 from tmcheck.empirics.id.registry import Estimator
 
 
 class KNNFit(IDFit):
     """The arithmetic of KNN (k, ps, M, gamma: scikit-dimension's parameters; seed: its random_state)."""
 
-    __init__ = fit_init({"k": None, "ps": None, "M": 1, "gamma": 2}, seed=0)
+    __init__ = fit_init({"k": None, "ps": None, "M": 1, "gamma": 2}, seed=0, duplicates="keep")
 
     def _k_ps(self, n: int | None = None) -> tuple[int, np.ndarray]:
         k = 2 if self.k is None else self.k
@@ -48,6 +52,17 @@ class KNNFit(IDFit):
         if not (isinstance(self.gamma, (int, float, np.number)) and np.isfinite(self.gamma) and self.gamma > 0):
             raise ValueError(f"gamma must be a finite number > 0, got {self.gamma!r}")
         return 1
+
+    def fit(self, X, y=None):
+        """The ID of the rows of X; y is ignored. Returns self. Duplicated rows are kept unless
+        ``duplicates`` says otherwise (then IDFit's fit applies MLE's policy, with its kNN search)."""
+        self._n_neighbors_needed()
+        if self.duplicates != "keep":
+            return IDFit.fit(self, X)
+        X = check_points(X, 1)
+        self.n_features_in_, self.n_duplicates_, self.duplicate_rtol_ = X.shape[1], 0, None
+        self.representative_ = np.arange(len(X))
+        return self.fit_neighbors(X, None)
 
     def fit_distances(self, distances):
         raise ValueError("KNN measures graphs on random samples of the points, not their kNN: use fit(X)")

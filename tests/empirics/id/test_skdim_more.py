@@ -238,7 +238,11 @@ def test_pair_counts_are_exact():
 @pytest.mark.parametrize("name", ["MADA", "ESS", "CorrInt", "KNN", "DANCo"])
 def test_duplicates_and_bootstrap_as_mle(name):
     Xd = np.concatenate([X[:300], X[:5]])
-    params = {"ESS": {"k": 30}, "DANCo": {"D": 6}, "KNN": {"k": 5, "ps": np.arange(50, 300, 50), "M": 3}}.get(name, {})
+    params = {
+        "ESS": {"k": 30},
+        "DANCo": {"D": 6},
+        "KNN": {"k": 5, "ps": np.arange(50, 300, 50), "M": 3, "duplicates": "remove"},
+    }.get(name, {})
     with pytest.warns(UserWarning, match="removed 5 duplicate"):
         est = OURS[name](bootstrap=30, seed=0, **params).fit(Xd)
     pw = est.dimension_pw_[est.representative_]
@@ -248,6 +252,12 @@ def test_duplicates_and_bootstrap_as_mle(name):
         assert est.dimension_ == OURS[name](seed=0, **params).fit(X[:300]).dimension_
     lo, hi = est.ci_
     assert lo <= est.dimension_ <= hi and hi - lo < 3.0
+
+
+def test_knn_keeps_duplicates_by_default_as_its_samples_do():
+    Xd = np.concatenate([X, X[:5]])
+    est = KNN(seed=4).fit(Xd)
+    assert est.n_used_ == 505 and est.n_duplicates_ == 0 and np.isfinite(est.residual_)
 
 
 def test_parameters_stay_as_given_when_lowered():
