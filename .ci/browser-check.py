@@ -4,9 +4,10 @@
 
 The site is served on localhost; each checked page (the front page, the errata page, a results page)
 is loaded in Debian's Chromium, screenshotted, and inspected after rendering: its headings, its
-tables and its images must be there and visible (a non-zero box), and every image must have loaded
-(`naturalWidth` > 0), which a broken or missing figure fails. The inspection runs in the page itself:
-a small wrapper page on the same server loads the page in an iframe, measures it with the DOM API and
+tables and its images must be there and visible (a non-zero box), every image must have loaded
+(`naturalWidth` > 0), which a broken or missing figure fails, and its math must be typeset: no TeX source
+left in its text (`^{`, `_{`, `\\(`), no formula MathJax refused or never reached. The inspection runs in
+the page itself: a small wrapper page on the same server loads the page in an iframe, measures it with the DOM API and
 writes what it found into its own body, which `chromium --dump-dom` prints. Exit 0 when every required
 page passes, 1 otherwise, 2 on bad input (no site, no Chromium). Standard library only.
 """
@@ -46,7 +47,8 @@ SCRIPT = """
 const page = decodeURIComponent(location.hash.slice(1));
 const frame = document.createElement('iframe');
 frame.width = 1280; frame.height = 3000; frame.src = page;
-frame.onload = () => setTimeout(() => {
+const typeset = w => (w.MathJax && w.MathJax.startup && w.MathJax.startup.promise) || Promise.resolve();
+frame.onload = () => setTimeout(() => typeset(frame.contentWindow).then(() => {
   const d = frame.contentDocument, w = frame.contentWindow;
   const shown = e => { const r = e.getBoundingClientRect(), s = w.getComputedStyle(e);
     return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; };
@@ -59,10 +61,17 @@ frame.onload = () => setTimeout(() => {
     tables: [...main.querySelectorAll('table')].filter(shown).map(t => t.rows.length),
     images: [...main.querySelectorAll('img')].map(i => ({src: i.getAttribute('src'), complete: i.complete,
       naturalWidth: i.naturalWidth, shown: shown(i)})),
+    math: main.querySelectorAll('mjx-container').length,
+    math_errors: main.querySelectorAll('mjx-merror').length,
+    untypeset: [...main.querySelectorAll('.arithmatex')].filter(e => !e.querySelector('mjx-container')).length,
   };
+  // TeX the reader sees as source: the page's text less typeset math and code.
+  const prose = main.cloneNode(true);
+  prose.querySelectorAll('mjx-container, code, pre, script, style').forEach(e => e.remove());
+  out.raw_tex = (prose.textContent.match(/.{0,30}(?:[\\^_]\\{|\\\\\\(|\\\\\\[|\\\\frac).{0,30}/g) || []).slice(0, 5);
   const pre = document.createElement('pre'); pre.id = 'tmcheck-result';
   pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
-}, 300);
+}), 300);
 document.body.appendChild(frame);
 </script></body></html>
 """
@@ -78,12 +87,14 @@ class Page:
     h2: list[str] = field(default_factory=list)
     tables: int = 0
     images: int = 0
+    math: int = 0  # typeset formulas at least
     source: str | None = None  # the markdown page it is built from (a page of another owner may not exist yet)
 
 
 PAGES = [
     Page("front", "index.html", "tmcheck", ["Results"], tables=1, images=1, source="docs/index.md"),
-    Page("errata", "theory/claims/index.html", "", [], tables=0, images=0, source="docs/theory/claims.md"),
+    Page("errata", "theory/claims/index.html", "", [], tables=0, images=0, math=50, source="docs/theory/claims.md"),
+    Page("lemma1", "theory/lemma1-theorem2/index.html", "Lemma 1", [], tables=2, math=5),
     Page("results", "results/pretrain/index.html", "Figure 2", ["The report"], tables=3, images=2),
 ]
 
@@ -162,6 +173,14 @@ def problems(page: Page, found: dict) -> list[str]:
             out.append(f"image {img['src']} did not load")
         elif not img["shown"]:
             out.append(f"image {img['src']} is not visible")
+    if found.get("math", 0) < page.math:
+        out.append(f"{found.get('math', 0)} typeset formulas, {page.math} expected")
+    if found.get("untypeset"):
+        out.append(f"{found['untypeset']} formulas were not typeset (MathJax did not run)")
+    if found.get("math_errors"):
+        out.append(f"MathJax could not typeset {found['math_errors']} formulas")
+    if found.get("raw_tex"):
+        out.append(f"raw TeX on the page: {found['raw_tex']!r}")
     if not found.get("screenshot"):
         out.append("no screenshot was written")
     return out

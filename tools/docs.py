@@ -10,7 +10,8 @@
 It is also mkdocs' hook module (mkdocs.yml `hooks:`): the nav keeps only the pages that exist (pages
 of other owners appear once their files are there), the API reference reads the packages through a
 tree of links named as they are installed (tmcheck.theory -> theory/, ...), the committed figures
-of results/ are served under figures/ without a copy in docs/, and the build-time blocks (the
+of results/ are served under figures/ without a copy in docs/, MathJax is served from its installed
+package under assets/mathjax/ (the math renders offline), and the build-time blocks (the
 benchmark numbers, read from benchmarks/results/*.json) are filled into each page as it is rendered.
 
 Errors are one line on stderr and exit 2; a stale block or a failed build exits 1.
@@ -41,6 +42,7 @@ from docs_gen import (  # noqa: E402  (tools/ is not a package: path set just ab
     fill_site,
     load_generators,
 )
+from docs_gen._math import math  # noqa: E402
 
 SITE = ROOT / "build" / "site"
 API_SRC = ROOT / "build" / "api-src"
@@ -48,6 +50,8 @@ RESULTS = ROOT / "results"
 TEST_RUN = RESULTS / "test-run.json"
 TIMINGS = RESULTS / "timings.json"
 FIGURES = "figures"  # the site folder of results/**/*.png
+MATH_PAGES = ("theory/",)  # pages whose plain-text formulas (`N = d(2^d H_f/ε)^{1/β}`) the site renders as math
+MATHJAX = "assets/mathjax"  # the site folder of MathJax's files (mkdocs.yml extra_javascript loads tex-chtml.js)
 QUIET_SHARE = 0.10  # other processes' share of the machine above which a timing is DISTURBED (../shared/tools/quiet)
 
 
@@ -161,8 +165,13 @@ def on_pre_build(config, **kwargs):
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    """The build-time blocks (benchmark numbers) filled in as the page is rendered, never committed."""
-    return fill_site(markdown, _site_generators(), page.file.src_path, _SITE_CACHE)
+    """The build-time blocks (benchmark numbers) filled in as the page is rendered, never committed; on the
+    pages that write formulas in plain text (MATH_PAGES, or `math: true` in a page's front matter), each
+    formula marked as math for MathJax (docs_gen._math)."""
+    text = fill_site(markdown, _site_generators(), page.file.src_path, _SITE_CACHE)
+    if page.file.src_uri.startswith(MATH_PAGES) or page.meta.get("math"):
+        text = math(text)
+    return text
 
 
 @functools.cache
@@ -170,13 +179,32 @@ def _site_generators():
     return load_generators()
 
 
+def mathjax_files() -> list[tuple[str, Path]]:
+    """(site path, file) of the MathJax 3 the site renders its math with, from the docs extra's wheel
+    (django-static-mathjax: the static files only): the TeX-to-HTML bundle, the TeX extensions it loads on
+    demand, its fonts and its menu. Nothing is fetched from a CDN."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    es5 = Path(spec.origin).parent / "static" / "mathjax" / "es5" if spec and spec.origin else None
+    if es5 is None or not (es5 / "tex-chtml.js").is_file():
+        raise FileNotFoundError("MathJax is not installed: the docs extra has django-static-mathjax (make docs)")
+    wanted = [es5 / "tex-chtml.js"]
+    for sub in ("input/tex/extensions", "output/chtml/fonts", "ui"):
+        wanted += sorted(p for p in (es5 / sub).rglob("*") if p.is_file())
+    return [(f"{MATHJAX}/{p.relative_to(es5).as_posix()}", p) for p in wanted]
+
+
 def on_files(files, config, **kwargs):
-    """Serve results/**/*.png as figures/** (the committed figures are the site's, without a copy)."""
+    """Serve results/**/*.png as figures/** (the committed figures are the site's, without a copy), and
+    MathJax under assets/mathjax/ from its installed package."""
     from mkdocs.structure.files import File
 
     for png in sorted(RESULTS.rglob("*.png")):
         rel = png.relative_to(RESULTS).as_posix()
         files.append(File.generated(config, f"{FIGURES}/{rel}", abs_src_path=str(png)))
+    for dest, src in mathjax_files():
+        files.append(File.generated(config, dest, abs_src_path=str(src)))
     return files
 
 
