@@ -9,7 +9,8 @@
 
 It is also mkdocs' hook module (mkdocs.yml `hooks:`): the nav keeps only the pages that exist (pages
 of other owners appear once their files are there), the API reference reads the packages through a
-tree of links named as they are installed (tmcheck.theory -> theory/, ...), the committed figures
+tree of links named as they are installed (tmcheck.theory -> theory/, ...) on pages generated per
+module group (docs_gen.api, with their nav), the committed figures
 of results/ are served under figures/ without a copy in docs/, MathJax is served from its installed
 package under assets/mathjax/ (the math renders offline), and the build-time blocks (the
 benchmark numbers, read from benchmarks/results/*.json) are filled into each page as it is rendered.
@@ -152,7 +153,7 @@ def _first(fn):
 def on_config(config, **kwargs):
     docs_dir = Path(config["docs_dir"])
     if config.get("nav"):
-        config["nav"] = prune_nav(config["nav"], lambda p: (docs_dir / p).is_file())
+        config["nav"] = prune_nav(with_api_nav(config["nav"]), lambda p: (docs_dir / p).is_file() or p in _api_pages())
     api_tree(ROOT)
     return config
 
@@ -162,6 +163,7 @@ _SITE_CACHE: dict[str, str] = {}
 
 def on_pre_build(config, **kwargs):
     _SITE_CACHE.clear()  # `mkdocs serve` rebuilds: read the benchmark files again
+    _api_pages.cache_clear()
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
@@ -195,6 +197,20 @@ def mathjax_files() -> list[tuple[str, Path]]:
     return [(f"{MATHJAX}/{p.relative_to(es5).as_posix()}", p) for p in wanted]
 
 
+@functools.cache
+def _api_pages() -> dict[str, str]:
+    from docs_gen.api import site_pages
+
+    return site_pages()
+
+
+def with_api_nav(nav: list) -> list:
+    """The nav with its "API reference" section replaced by the generated pages (docs_gen.api.api_nav)."""
+    from docs_gen.api import api_nav
+
+    return [{"API reference": api_nav()} if isinstance(i, dict) and "API reference" in i else i for i in nav]
+
+
 def on_files(files, config, **kwargs):
     """Serve results/**/*.png as figures/** (the committed figures are the site's, without a copy), and
     MathJax under assets/mathjax/ from its installed package."""
@@ -205,6 +221,8 @@ def on_files(files, config, **kwargs):
         files.append(File.generated(config, f"{FIGURES}/{rel}", abs_src_path=str(png)))
     for dest, src in mathjax_files():
         files.append(File.generated(config, dest, abs_src_path=str(src)))
+    for dest, text in _api_pages().items():
+        files.append(File.generated(config, dest, content=text))
     return files
 
 
