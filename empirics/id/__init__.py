@@ -5,9 +5,10 @@ Public API (stable; used by the pretraining part):
     from tmcheck.empirics.id import MLE, MLECurve, TwoNN, GRIDE, MLEScaling, estimate_id, IDResult, validation_points
 
 - ``MLE``, ``MLECurve``, ``TwoNN``, ``GRIDE``, ``MLEScaling``, ``MOM``, ``TLE``, ``lPCA``, ``MADA``, ``ESS``,
-  ``CorrInt``, ``KNN``, ``DANCo``: scikit-learn estimators (``BaseEstimator`` subclasses,
+  ``CorrInt``, ``KNN``, ``DANCo``, ``I3D``: scikit-learn estimators (``BaseEstimator`` subclasses,
   ``estimators.sklearn_class`` of their records; what they compute is in ``core``, ``gride``, ``local``,
-  ``lpca``, ``mada``, ``ess``, ``corrint``, ``knn_est`` and ``danco``, which import no scikit-learn). Units never
+  ``lpca``, ``mada``, ``ess``, ``corrint``, ``knn_est``, ``danco`` and ``discrete``, which import no
+  scikit-learn). Units never
   matter and duplicates are counted by a scale-invariant rule (see ``points``).
 - ``estimate_id(X, estimator='mle', k=20, protocol='full'|'paper', ...) -> IDResult``: one call
   with a named protocol; ``protocol='paper'`` is the paper's (K = 20, random disjoint batches of
@@ -46,6 +47,7 @@ _SKLEARN = (
     "CorrInt",
     "KNN",
     "DANCo",
+    "I3D",
 )
 
 
