@@ -51,6 +51,19 @@ def pairs_within(X: np.ndarray, radius: float, neighbors, device: str = "auto") 
     return np.concatenate(out_rows), np.concatenate(out_dist)
 
 
+def check_ordered_integers(est, small: str, large: str) -> int:
+    """The parameter ``large`` of ``est``, after checking that it and ``small`` are integers with
+    1 <= small < large (CorrInt's k1 < k2, I3D's ln < lk); else ValueError naming them."""
+    for name in (small, large):
+        v = getattr(est, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    lo, hi = getattr(est, small), getattr(est, large)
+    if lo >= hi:
+        raise ValueError(f"{type(est).__name__} needs {small} < {large}, got {small}={lo}, {large}={hi}")
+    return int(hi)
+
+
 class CorrIntFit(IDFit):
     """The arithmetic of CorrInt (k1 < k2, scikit-dimension's parameters; MLE's duplicate policy and a
     bootstrap over points)."""
@@ -63,13 +76,7 @@ class CorrIntFit(IDFit):
 
     def _k2(self) -> int:
         self._check_common()
-        for name in ("k1", "k2"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        if self.k1 >= self.k2:
-            raise ValueError(f"CorrInt needs k1 < k2, got k1={self.k1}, k2={self.k2}")
-        return int(self.k2)
+        return check_ordered_integers(self, "k1", "k2")
 
     def fit(self, X, y=None):
         """IDFit's fit with a kNN search of 2 k2 neighbours, so that most points' pairs within the radii

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from tmcheck.empirics.id.core import IDFit, bootstrap_indices, fit_init, percentile_ci
+from tmcheck.empirics.id.corrint import check_ordered_integers
 from tmcheck.empirics.id.points import check_points, identical_rows
 from tmcheck.empirics.id.registry import Estimator
 
@@ -75,12 +76,7 @@ class I3DFit(IDFit):
 
     def _n_neighbors_needed(self) -> int:
         self._check_common()
-        for name in ("ln", "lk"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-        if self.ln >= self.lk:
-            raise ValueError(f"I3D needs ln < lk, got ln={self.ln}, lk={self.lk}")
+        check_ordered_integers(self, "ln", "lk")
         if self.duplicates not in ("keep", "remove", "error"):
             raise ValueError(f"duplicates must be 'keep', 'remove' or 'error', got {self.duplicates!r}")
         if self.rtol is not None:
