@@ -64,3 +64,51 @@ def test_a_page_of_another_owner_that_does_not_exist_is_skipped(check, site):
     module = sys.modules["tmcheck_tool_browser_check"]
     pages = [module.Page("x", "nope/index.html", "", source="docs/nope.md")]
     assert "skipped" in check(site, pages)["x"]
+
+
+MATH_PAGE = """<!doctype html><html><head><title>m</title>
+<script>window.MathJax = {options: {ignoreHtmlClass: ".*|", processHtmlClass: "arithmatex"}};</script>
+<script src="assets/mathjax/tex-chtml.js"></script></head><body><div class="md-content">
+<h1>Lemma 1</h1><p>Pick <span class="arithmatex">\\(N = d(2^d H_f/\\varepsilon)^{1/\\beta} + 1\\)</span>.</p>
+</div></body></html>"""
+
+
+@pytest.fixture
+def math_site(tmp_path):
+    """A page whose formula MathJax typesets, served from the files the site serves (tools/docs.py)."""
+    docs = load_tool("docs")
+    try:
+        files = docs.mathjax_files()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    for dest, src in files:
+        (tmp_path / dest).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, tmp_path / dest)
+    (tmp_path / "index.html").write_text(MATH_PAGE)
+    return tmp_path
+
+
+def math_spec():
+    module = sys.modules["tmcheck_tool_browser_check"]
+    return [module.Page("m", "index.html", "Lemma 1", math=1)]
+
+
+def test_typeset_math_passes(check, math_site):
+    report = check(math_site, math_spec())["m"]
+    assert report["problems"] == [], report
+    assert report["found"]["math"] == 1 and report["found"]["raw_tex"] == []
+
+
+@pytest.mark.parametrize(
+    "mutate,expect",
+    [
+        (lambda s: (s / "assets/mathjax/tex-chtml.js").unlink(), "raw TeX on the page"),
+        (lambda s: (s / "index.html").write_text(MATH_PAGE.replace('class="arithmatex"', "")), "raw TeX"),
+        (lambda s: (s / "index.html").write_text(MATH_PAGE.replace("+ 1", "+ x^1^2")), "could not"),
+    ],
+    ids=["no-mathjax", "unmarked-formula", "refused-formula"],
+)
+def test_a_page_with_raw_tex_fails(check, math_site, mutate, expect):
+    mutate(math_site)
+    problems = check(math_site, math_spec())["m"]["problems"]
+    assert any(expect in p for p in problems), problems
