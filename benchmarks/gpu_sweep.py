@@ -36,44 +36,39 @@ FORMS = ("loglog", "offset")
 SMOKE_CAP = 40  # the smoke run's steps per run at most: it tests the code, a run may stop on either
 
 
+# each field as (the device run's, the smoke run's); None keeps the base preset's (gpu-quick's, tiny's)
+_PRESET = {
+    "name": ("gpu-fig2", "tiny-smoke"),
+    "corpora": (None, ("stories",)),
+    "seeds": ((0, 1), (0, 1)),
+    "n_min": (2_000, None),
+    "n_max": (2_000_000, None),
+    "n_sizes": (6, 3),
+    "max_eval_tokens": (32_768, 1024),
+    "id_docs": (1024, 32),
+    "notes": (
+        "gpu_check: three corpora, 6 sizes over three decades, 2 seeds; every run stops on its validation "
+        "loss, the step cap sized from the stage's box as a safety net",
+        "gpu_check --cpu-smoke: tiny, one corpus, 3 sizes, 2 seeds",
+    ),
+}
+_TRAIN = {
+    "schedule": ("plateau", "plateau"),
+    "cooldown": (100, 5),
+    "eval_every": (25, 10),
+    "patience": (3, 1),
+    "warmup_steps": (20, None),
+}
+
+
 def sweep_preset(small: bool, max_steps: int = 100_000):
     """The device run's preset (see the module docstring) or the smoke run's (tiny: one corpus, 3 sizes,
     2 seeds). The data it trains on depends on neither `max_steps` nor the device."""
     from tmcheck.empirics.sweep.kinds import get_preset
 
-    if small:
-        p = get_preset("tiny")
-        return p.with_overrides(
-            name="tiny-smoke",
-            corpora=("stories",),
-            seeds=(0, 1),
-            n_sizes=3,
-            id_docs=32,
-            max_eval_tokens=1024,
-            train=replace(p.train, max_steps=max_steps, eval_every=10, patience=1, schedule="plateau", cooldown=5),
-            notes="gpu_check --cpu-smoke: tiny, one corpus, 3 sizes, 2 seeds",
-        )
-    p = get_preset("gpu-quick")
-    return p.with_overrides(
-        name="gpu-fig2",
-        seeds=(0, 1),
-        n_min=2_000,
-        n_max=2_000_000,
-        n_sizes=6,
-        max_eval_tokens=32_768,
-        id_docs=1024,
-        train=replace(
-            p.train,
-            max_steps=max_steps,
-            schedule="plateau",
-            cooldown=100,
-            eval_every=25,
-            patience=3,
-            warmup_steps=20,
-        ),
-        notes="gpu_check: three corpora, 6 sizes over three decades, 2 seeds; every run stops on its "
-        "validation loss, the step cap sized from the stage's box as a safety net",
-    )
+    p = get_preset("tiny" if small else "gpu-quick")
+    train = replace(p.train, max_steps=max_steps, **{k: v[small] for k, v in _TRAIN.items() if v[small] is not None})
+    return p.with_overrides(train=train, **{k: v[small] for k, v in _PRESET.items()})
 
 
 def prepare_carry(small: bool, carry: Path = CARRY) -> Path:
