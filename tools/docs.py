@@ -171,7 +171,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     pages that write formulas in plain text (MATH_PAGES, or `math: true` in a page's front matter), each
     formula marked as math for MathJax (docs_gen._math)."""
     text = fill_site(markdown, _site_generators(), page.file.src_path, _SITE_CACHE)
-    if page.file.src_uri.startswith(MATH_PAGES) or page.meta.get("math"):
+    src = page.file.src_path.replace(os.sep, "/")
+    if src.startswith(MATH_PAGES) or (getattr(page, "meta", None) or {}).get("math"):
         text = math(text)
     return text
 

@@ -45,7 +45,9 @@ def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     assert "WARNING" not in ok.stderr
     site = tmp_path / "ok" / "site"
     assert (site / "index.html").is_file() and (site / "figures" / "pretrain" / "fig_scaling.png").is_file()
-    assert (site / "api" / "theory" / "index.html").read_text().count("doc doc-object") > 10
+    api = (site / "api" / "empirics" / "id" / "index.html").read_text()
+    assert api.count("doc doc-object") > 10 and "<th>parameter</th>" in api  # one group, with its tables
+    assert (site / "assets" / "mathjax" / "tex-chtml.js").is_file()  # the math renders with no CDN
 
     def broken(docs: Path) -> None:
         page = docs / "getting-started.md"
