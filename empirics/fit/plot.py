@@ -70,8 +70,10 @@ def thin_overlapping_ticks(fig, ax) -> None:
                 t.set_visible(False)
 
 
-def legend_outside(ax, **kwargs):
-    """The axes' legend to the right of its panel, outside the data (tight_layout then makes room for it)."""
+def legend_outside(ax, where: str = "right", **kwargs):
+    """The axes' legend outside its panel, to its right or below its x label (tight_layout then makes room)."""
+    if where == "below":
+        return ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), borderaxespad=0.0, **kwargs)
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
 
 

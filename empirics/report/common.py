@@ -274,7 +274,7 @@ def cell_axes(cells, width: float = 4.2, height: float = 3.6):
     return fig, ax_of
 
 
-def legend_below(fig, axes, fontsize: float = 7, ncol: int = 4) -> float:
+def legend_below(fig, axes, fontsize: float = 7, ncol: int = 4, **kwargs) -> float:
     """One legend for all `axes` (each label once) centred below the panels, outside every one of them;
     returns the fraction of the figure's height it takes, for tight_layout's rect=(0, that, 1, top)."""
     import math
@@ -286,7 +286,9 @@ def legend_below(fig, axes, fontsize: float = 7, ncol: int = 4) -> float:
     if not labels:
         return 0.0
     ncol = min(len(labels), ncol)
-    fig.legend(list(labels.values()), list(labels), loc="lower center", ncol=ncol, fontsize=fontsize, frameon=False)
+    fig.legend(
+        list(labels.values()), list(labels), loc="lower center", ncol=ncol, fontsize=fontsize, frameon=False, **kwargs
+    )
     rows = math.ceil(len(labels) / ncol)
     return min(0.4, (0.1 + rows * fontsize * 1.7 / 72) / fig.get_figheight())
 

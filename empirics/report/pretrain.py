@@ -508,6 +508,7 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
     plt = pyplot()
     corpora = list(table)
     fig, axes = plt.subplots(1, len(corpora), figsize=(4.8 * len(corpora), 4.4), squeeze=False)
+    any_band = False
     for ax, c in zip(axes[0], corpora, strict=True):
         e, color = table[c], COLORS.get(c, "black")
         pts = [r for r in rows if r["corpus"] == c]
@@ -553,10 +554,12 @@ def draw_scaling(rows: list[dict], table: dict, bootstrap: int = 400):
         readable_log_ticks(ax, "x", min(n) / 1.3, max(n) * 1.3)
         ax.set_xlabel("training-set size n (tokens)")
         ax.set_ylabel("test loss (nats per token)")
-        title = c if not banded else f"{c} (shaded: {LEVEL:.0%} bands, parametric bootstrap)"
-        ax.set_title(title if rep is not None else f"{c}: no fit ({e['withheld'].split(':')[0]})", fontsize=9)
-        legend_outside(ax, fontsize=7)
+        ax.set_title(c if rep is not None else f"{c}: no fit ({e['withheld'].split(':')[0]})", fontsize=9)
+        legend_outside(ax, "below", fontsize=7)
+        any_band = any_band or banded
         ax.grid(True, which="both", alpha=0.3)
+    if any_band:
+        caption(fig, f"shaded: the fitted laws' {LEVEL:.0%} bands (parametric bootstrap)")
     fig.tight_layout()
     return fig
 

@@ -505,7 +505,7 @@ def draw_loss(rows: list[dict], data: list[dict], bootstrap: int = 400):
             "(parametric bootstrap)",
         )
     top = 0.9 if banded else 1.0
-    fig.tight_layout(rect=(0, common.legend_below(fig, axes.flat, ncol=3), 1, top))
+    fig.tight_layout(rect=(0, common.legend_below(fig, axes.flat, ncol=3, handlelength=3.5), 1, top))
     return fig
 
 
