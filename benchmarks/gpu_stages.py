@@ -1,11 +1,13 @@
-"""The stages of the prepared GPU check (benchmarks/gpu_check.py), each run in its own process.
+"""The stages of the prepared GPU check (benchmarks/gpu_check.py) that compare and measure the ID
+engine, and what every stage shares: the sizes (the device run's and the CPU smoke run's, one table),
+the time box (``Box``), the comparisons and the fault injection.
 
 ``parity`` compares every CUDA path with the CPU path (kNN search and re-ranking, MLE/TwoNN, GPT
 forward in float32, the trainer's bf16 loss, fused AdamW, embeddings, the synthetic-regression
-transformer; paper Sections 3 and 5), ``throughput`` measures the 125M configuration (Table 2
-sizes) in bf16, ``id_large`` the kNN engine at N = 10^6, D = 768, and ``sweep`` the pretraining
-pipeline through the CLI. ``small`` (the --cpu-smoke run) picks tiny sizes; ``faults`` perturbs
-the device side of the named checks, to show that each can fail.
+transformer; paper Sections 3 and 5); ``id_large`` runs the kNN engine at N = 10^6, D = 768. The
+``throughput`` stage is benchmarks/gpu_train.py, the ``sweep`` stage benchmarks/gpu_sweep.py.
+``small`` (the --cpu-smoke run) picks toy sizes; ``faults`` perturbs the device side of the named
+checks, to show that each can fail.
 """
 
 from __future__ import annotations

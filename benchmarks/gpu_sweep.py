@@ -1,14 +1,15 @@
 """The ``sweep`` stage of the GPU check: a Figure 2 sweep over three decades of n on one GPU, with the
 report's verdicts (paper Section 3, Figure 2).
 
-The preset (``sweep_preset``): the three built-in corpora x 6 sizes (n = 2,000 to 2,000,000 training
-tokens, capped at a corpus's full split) x 2 seeds, gpu-quick's model (6 layers, 6 heads, width 384,
-context 256, batch 64). Every run trains at a constant rate until its validation loss stops improving
-(3 evaluations 25 steps apart), then cools down over 100 steps and stops: runs end on their own, and
-a large n trains on more tokens than a small one. The step cap is a safety net sized from the box:
-the stage first times 10 steps of this model on the device, then sets the cap to CAP_FACTOR times
-the steps one run gets if the box's training time is shared evenly. A run that reaches the cap is
-recorded as capped, and the report leaves it out of the fit and says so; ``runs_on_cap`` counts them.
+The preset (``sweep_preset``): the three built-in corpora x 5 sizes (n = 2,000 to 2,000,000 training
+tokens, the full split of each prepared corpus) x 2 seeds = 30 runs; gpu-quick's tokenizer, context
+(256) and batch (64), a 4-layer model of width 256 (4 heads) so that 30 runs fit the box. Every run
+trains at a constant rate until its validation loss stops improving (3 evaluations 25 steps apart), then
+cools down over 100 steps and stops: runs end on their own, and a large n trains on more tokens than a
+small one. The step cap is a safety net sized from the box: the stage first times 10 steps of this model
+on the device, then sets the cap to CAP_FACTOR times the steps one run gets if the box's training time
+is shared evenly. A run that reaches the cap is recorded as capped, and the report leaves it out of the
+fit and says so; ``runs_on_cap`` counts them.
 
 The corpora travel prepared (``prepare_carry``, run where the network and the CPU are: the
 tokenizer and the token shards of each corpus, benchmarks/.gpu_carry/), since the GPU machine has no
@@ -43,11 +44,13 @@ _PRESET = {
     "seeds": ((0, 1), (0, 1)),
     "n_min": (2_000, None),
     "n_max": (2_000_000, None),
-    "n_sizes": (6, 3),
+    "n_sizes": (5, 3),
+    "model": ({"block_size": 256, "n_layer": 4, "n_head": 4, "n_embd": 256}, None),  # GPTConfig fields
     "max_eval_tokens": (32_768, 1024),
     "id_docs": (1024, 32),
     "notes": (
-        "gpu_check: three corpora, 6 sizes over three decades, 2 seeds; every run stops on its validation "
+        "gpu_check: three corpora, 5 sizes over three decades, 2 seeds, gpu-quick's data and batch with a "
+        "4-layer model of width 256; every run stops on its validation "
         "loss, the step cap sized from the stage's box as a safety net",
         "gpu_check --cpu-smoke: tiny, one corpus, 3 sizes, 2 seeds",
     ),
@@ -64,11 +67,15 @@ _TRAIN = {
 def sweep_preset(small: bool, max_steps: int = 100_000):
     """The device run's preset (see the module docstring) or the smoke run's (tiny: one corpus, 3 sizes,
     2 seeds). The data it trains on depends on neither `max_steps` nor the device."""
+    from tmcheck.empirics.lm.gpt import GPTConfig
     from tmcheck.empirics.sweep.kinds import get_preset
 
     p = get_preset("tiny" if small else "gpu-quick")
+    fields = {k: v[small] for k, v in _PRESET.items()}
+    if fields["model"] is not None:
+        fields["model"] = GPTConfig(**fields["model"])
     train = replace(p.train, max_steps=max_steps, **{k: v[small] for k, v in _TRAIN.items() if v[small] is not None})
-    return p.with_overrides(train=train, **{k: v[small] for k, v in _PRESET.items()})
+    return p.with_overrides(train=train, **fields)
 
 
 def prepare_carry(small: bool, carry: Path = CARRY) -> Path:
@@ -187,6 +194,7 @@ def stage_sweep(dev, small: bool, faults: set, box: Box) -> dict:
         c: {
             "verdicts": {form: verdict(e, form) for form in FORMS},
             "alpha": {form: e["exponent"]["fits"][form]["alpha"] for form in FORMS} if e["exponent"] else None,
+            "exponent": {"prediction": e["exponent"]["prediction"]} if e["exponent"] else None,
             "fitted_sizes": e["fitted_sizes"],
             "capped": e["capped"],
             "withheld": e["withheld"],
