@@ -46,7 +46,7 @@ def test_paper_protocol_with_fewer_points_than_a_batch_is_one_batch(torus):
 
 def test_names_are_checked(torus):
     with pytest.raises(ValueError, match="unknown estimator"):
-        estimate_id(torus, "danco")
+        estimate_id(torus, "fishers")
     with pytest.raises(ValueError, match="unknown protocol"):
         estimate_id(torus, protocol="batched")
     with pytest.raises(ValueError, match="batch_size"):
