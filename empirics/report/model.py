@@ -9,7 +9,10 @@ intervals with their coverage measured at this design), tested against
   from the sweep's data arm on the same corpus; it enters the test as the d it implies,
   d = 2 beta (1 - alpha_D) / alpha_D, with a normal error from alpha-hat_D's interval.
 A run that hit the step cap has not converged: when any run of an exponent did, its verdicts are
-withheld (the fit and the intervals are still shown). Writes report.md, report.json and
+withheld (the fit and the intervals are still shown). d-hat carries a certificate
+(tmcheck.empirics.lm.certify: the same model, layer and protocol probed with inputs of known dimension);
+without one, or with a failed one, 2 beta / d-hat feeds no test and its verdict reads "withheld: d̂ not
+validated at layer L" (the ID-free test does not use d-hat and stays). Writes report.md, report.json and
 fig_model_scaling.png.
 """
 
@@ -20,11 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from tmcheck.empirics.fit.plot import legend_outside
+from tmcheck.empirics.lm.certify import METHOD as CERTIFICATE_METHOD
+from tmcheck.empirics.lm.certify import ProbeOptions, validation
 from tmcheck.empirics.report.common import Outputs, cached_id, format_interval, pyplot, readable_log_ticks
+from tmcheck.empirics.report.pretrain import certificate, lazy_model, with_certificate
 from tmcheck.empirics.sweep import SweepDir, layout
 
 FIGURE = "fig_model_scaling.png"
 ID_K, ID_BOOTSTRAP = 20, 200
+ID_BATCH = 4096  # unused by the full protocol; the certificate's probes hold at most this many points
 
 
 def _exponent(sizes, losses, prediction=None, predictions=None, seed=0) -> dict:
@@ -42,11 +49,20 @@ def _exponent(sizes, losses, prediction=None, predictions=None, seed=0) -> dict:
     )
 
 
-def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> dict:
-    """d-hat of one run's test-set embeddings (the paper's protocol at the preset's sizes), via id.json."""
+def id_embed(preset):
+    """The embedding options of d-hat at a preset's sizes (the paper's protocol otherwise)."""
     from tmcheck.empirics.lm.embed import EmbedOptions
 
-    eo = EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
+    return EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
+
+
+def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto", probe: ProbeOptions | None = None) -> dict:
+    """d-hat of one run's test-set embeddings (the paper's protocol at the preset's sizes), via id.json,
+    with its certificate (report.pretrain.certificate, probed with `probe`)."""
+    from tmcheck.empirics.lm.embed import test_documents
+    from tmcheck.empirics.sweep.pretrain import corpus_tag
+
+    eo = id_embed(preset)
     protocol = {
         "run": run,
         "docs": preset.id_docs,
@@ -57,16 +73,17 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
         "bootstrap": ID_BOOTSTRAP,
     }
 
-    def compute() -> dict:
-        from tmcheck.empirics.device import resolve_device
-        from tmcheck.empirics.id import estimate_id
-        from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
-        from tmcheck.empirics.sweep.pretrain import corpus_tag
+    model = lazy_model(sweep.run_dir(run), device)
+    probe = probe or ProbeOptions()
 
-        lm = load_model(sweep.run_dir(run))
-        lm.model.to(resolve_device(device))
-        docs = test_documents(sweep.data_dir(corpus_tag(sweep.read_config()["corpus"])), preset.id_docs)
-        X = embed_documents(lm, docs, eo)
+    def documents() -> list:
+        return test_documents(sweep.data_dir(corpus_tag(sweep.read_config()["corpus"])), preset.id_docs)
+
+    def compute() -> dict:
+        from tmcheck.empirics.id import estimate_id
+        from tmcheck.empirics.lm.embed import embed_documents
+
+        X = embed_documents(model(), documents(), eo)
         res = estimate_id(X, estimator="mle", k=ID_K, protocol="full", bootstrap=ID_BOOTSTRAP, device=device, seed=0)
         return {
             "d": float(res.dimension),
@@ -76,7 +93,17 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto") -> d
             "interval": res.protocol.get("interval", ""),
         }
 
-    return cached_id(sweep.id_path, f"model:{run}", protocol, compute)
+    key = f"model:{run}"
+    estimate = cached_id(sweep.id_path, key, protocol, compute)
+    io = {"estimator": "mle", "k": ID_K, "protocol": "full", "batch_size": ID_BATCH, "bootstrap": ID_BOOTSTRAP}
+    return with_certificate(
+        sweep.id_path,
+        key,
+        protocol,
+        estimate,
+        lambda: certificate(model(), documents(), eo.as_dict(), io, estimate["points"], probe, device),
+        probe,
+    )
 
 
 def _id_free(rep_D: dict, beta: float) -> dict | None:
@@ -117,6 +144,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         raise ValueError(f"{sweep.path} has finished runs at fewer than 3 model sizes; run the sweep to the end")
     top = max(model_rows, key=lambda r: (r["non_embedding_params"], -r["seed"]))
     d = final_model_id(sweep, preset, top["run"])
+    check = validation(d, id_embed(preset).as_dict(), top["n_layer"])
     beta = preset.beta
     rep_D = (
         _exponent([r["n"] for r in data_rows], [r["test_loss"] for r in data_rows])
@@ -127,7 +155,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     rep_N = _exponent(
         [r["non_embedding_params"] for r in model_rows],
         [r["test_loss"] for r in model_rows],
-        prediction={"kind": "N", "beta": beta, "d_hat": d["d"], "d_ci": d["d_ci"]},
+        prediction={"kind": "N", "beta": beta, "d_hat": d["d"], "d_ci": d["d_ci"]} if check["validated"] else None,
         predictions={"ID-free from alpha-hat_D": free["test"]} if free else None,
     )
     capped_N = [r["run"] for r in model_rows if r["capped"]]
@@ -143,12 +171,12 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "model_runs": [_run_entry(r) for r in model_rows],
         "data_runs": [_run_entry(r) for r in data_rows],
         "decades_N": float(np.log10(model_rows[-1]["non_embedding_params"] / model_rows[0]["non_embedding_params"])),
-        "id": {**d, "model": top["run"]},
+        "id": {**d, "model": top["run"], "validation": check},
         "alpha_N": rep_N,
         "alpha_D": rep_D,
         "id_free": free,
         "capped": {"model": capped_N, "data": capped_D},
-        "verdicts": _verdicts(rep_N, rep_D, free, capped_N, capped_D),
+        "verdicts": _verdicts(rep_N, rep_D, free, capped_N, capped_D, check["reason"]),
         "files": [layout.REPORT_MD, layout.REPORT_JSON, FIGURE],
     }
     out = Outputs(sweep.path)
@@ -179,15 +207,21 @@ def _run_entry(r: dict) -> dict:
     }
 
 
-def _verdicts(rep_N: dict, rep_D: dict | None, free: dict | None, capped_N: list, capped_D: list) -> dict:
-    """The verdict of each test on the paper's log-log fit, or why it is withheld."""
+def _verdicts(
+    rep_N: dict, rep_D: dict | None, free: dict | None, capped_N: list, capped_D: list, id_withheld: str | None = None
+) -> dict:
+    """The verdict of each test on the paper's log-log fit, or why it is withheld (`id_withheld`: why
+    d-hat may not feed 2 beta / d-hat, from certify.validation; that test was then not run)."""
 
     def words(test, capped, what):
         if capped:
             return f"withheld: {len(capped)} {what} run(s) hit the step cap (not converged)"
         return test["verdict"]
 
-    out = {"2beta/d-hat": words(rep_N["prediction"]["loglog"], capped_N, "model-arm")}
+    if id_withheld:
+        out = {"2beta/d-hat": id_withheld}
+    else:
+        out = {"2beta/d-hat": words(rep_N["prediction"]["loglog"], capped_N, "model-arm")}
     if free:
         out["ID-free from alpha-hat_D"] = words(
             rep_N["predictions"]["ID-free from alpha-hat_D"]["loglog"], capped_N + capped_D, "model- or data-arm"
@@ -208,7 +242,7 @@ def summary(report: dict) -> str:
 
 def table(report: dict) -> str:
     f = report["alpha_N"]["fits"]["loglog"]
-    t = report["alpha_N"]["prediction"]["loglog"]
+    t = (report["alpha_N"]["prediction"] or {}).get("loglog")
     d = report["id"]
     lines = [
         "| quantity | value | 95% interval | verdict |",
@@ -225,10 +259,18 @@ def table(report: dict) -> str:
         f"| d̂ (MLE, K={ID_K}, {d['points']} tokens of {d['model']}) | {d['d']:.2f} | "
         f"{format_interval(d['d_ci'], 2)} ({d['interval']}) | |"
     )
-    lines.append(
-        f"| α_N = 2β/d̂ (β = {report['beta']:g}) | {t['alpha_pred']:.3f} | {format_interval(t['alpha_pred_ci'])} "
-        f"| {report['verdicts']['2beta/d-hat']} (α̂_N − α_N in {format_interval(t['difference_ci'])}) |"
-    )
+    if t is None:  # d-hat not validated: no test was run
+        a_N = 2 * report["beta"] / d["d"]
+        ci = [2 * report["beta"] / d["d_ci"][1], 2 * report["beta"] / d["d_ci"][0]]
+        lines.append(
+            f"| α_N = 2β/d̂ (β = {report['beta']:g}) | {a_N:.3f} | {format_interval(ci)} "
+            f"| {report['verdicts']['2beta/d-hat']} |"
+        )
+    else:
+        lines.append(
+            f"| α_N = 2β/d̂ (β = {report['beta']:g}) | {t['alpha_pred']:.3f} | {format_interval(t['alpha_pred_ci'])} "
+            f"| {report['verdicts']['2beta/d-hat']} (α̂_N − α_N in {format_interval(t['difference_ci'])}) |"
+        )
     free = report["id_free"]
     if free:
         a = report["alpha_D"]["fits"]["loglog"]
@@ -271,7 +313,9 @@ def markdown(report: dict, preset) -> str:
         f"Intervals: profile likelihood of the log-log fit, coverage measured at this design "
         f"(fit statistics: tmcheck.empirics.fit). The ID-free prediction enters the test as the d that α̂_D "
         f"implies, with a normal error from α̂_D's interval. A verdict is withheld when a run of the fit "
-        f"hit the step cap.\n\n{report['alpha_N']['words']}\n\n"
+        f"hit the step cap, and 2β/d̂ feeds a test only when d̂'s protocol is certified at its layer "
+        f"({CERTIFICATE_METHOD}). Here: {report['id']['validation']['reason'] or 'd̂ is certified'}.\n\n"
+        f"{report['alpha_N']['words']}\n\n"
         f"![test loss against N]({FIGURE})\n\n" + "\n".join(runs) + "\n"
     )
 
@@ -327,14 +371,15 @@ def draw(report: dict):
         "non-embedding parameters N",
         "α̂_N",
     )
-    t = report["alpha_N"]["prediction"]["loglog"]
-    axes[0].plot(
-        grid,
-        y0 * (grid / x0) ** -t["alpha_pred"],
-        "k--",
-        lw=1.2,
-        label=f"2β/d̂ = {t['alpha_pred']:.3f} (d̂ = {report['id']['d']:.1f})",
-    )
+    t = (report["alpha_N"]["prediction"] or {}).get("loglog")
+    if t is not None:  # drawn only where d-hat was validated and the test run
+        axes[0].plot(
+            grid,
+            y0 * (grid / x0) ** -t["alpha_pred"],
+            "k--",
+            lw=1.2,
+            label=f"2β/d̂ = {t['alpha_pred']:.3f} (d̂ = {report['id']['d']:.1f})",
+        )
     if report["id_free"]:
         axes[0].plot(
             grid,

