@@ -402,7 +402,9 @@ def corpus(
     json_: JsonOpt = False,
 ) -> None:
     """Estimate the ID of each corpus's test-set embeddings and the predicted alpha_D (stored in id.json
-    with its protocol; an estimate with the same protocol is reused)."""
+    with its protocol; an estimate with the same protocol is reused), with its certificate: the same model,
+    layer and protocol probed with inputs planted on tori of known dimension 1, 2, 4 (a report feeds d-hat
+    into a prediction only when it is certified)."""
     from tmcheck.empirics.lm.embed import EmbedOptions
     from tmcheck.empirics.report.common import format_interval
     from tmcheck.empirics.report.pretrain import IDOptions, corpus_id
@@ -437,9 +439,10 @@ def corpus(
         print_json(res)
         return
     table = Table(title=f"ID of test-set embeddings ({estimator}, K={k}, protocol {protocol}); alpha_D = 2b/(2b+d)")
-    for col in ("corpus", "points", "d", "95% CI", "alpha_D (b=1)", f"alpha_D (b={beta:g})"):
+    for col in ("corpus", "points", "d", "95% CI", "alpha_D (b=1)", f"alpha_D (b={beta:g})", "certified"):
         table.add_column(col, justify="left" if col == "corpus" else "right")
     for c, e in res.items():
+        cert = e["certificate"]
         table.add_row(
             c,
             str(e["points"]),
@@ -447,5 +450,6 @@ def corpus(
             format_interval(e["d_ci"], 2),
             f"{e['alpha_D']:.3f}",
             f"{e['alpha_D_beta']:.3f}",
+            f"{'yes' if cert['certified'] else 'no'} (layer {cert['layer']})",
         )
     console.print(table)
