@@ -255,12 +255,16 @@ def grid_points(N: int) -> list[Fraction]:
     return [Fraction(j, N - 1) for j in range(N)]
 
 
-def psi_interactions(z_tokens: Sequence[int], N: int, psi_base: int) -> list[Interaction]:
+def psi_interactions(
+    z_tokens: Sequence[int], N: int, psi_base: int, window: Sequence[Sequence[int]] | None = None
+) -> list[Interaction]:
     """Token (i, j) = psi_base + iN + j gets row 1 += σ(z_i + 1 - t_j) (= z_i - t_j + 1 on z_i >= t_j - 1).
-    K^B's constant is 1 - t_j (the paper prints -j/(N-1) + 1, off by one index)."""
+    K^B's constant is 1 - t_j (the paper prints -j/(N-1) + 1, off by one index). `window[i]`: only these j
+    (the heads of a few tokens, for `local_eval`); default every j."""
     out = []
     for i, z in enumerate(z_tokens):
-        for j, t in enumerate(grid_points(N)):
+        for j in range(N) if window is None else window[i]:
+            t = Fraction(j, N - 1)
             out.append(Interaction(psi_base + i * N + j, z, 1, (ONE, ZERO), (kernel_row(1, 1 - t), ZERO)))
     return out
 
@@ -269,13 +273,34 @@ def patches(d: int, N: int) -> list[tuple[int, ...]]:
     return list(itertools.product(range(N), repeat=d))
 
 
+def patch_index(n: Sequence[int], N: int) -> int:
+    """The row-major index n̄ of patch n (the order of `patches`)."""
+    idx = 0
+    for j in n:
+        idx = idx * N + j
+    return idx
+
+
+def indexed_patches(d: int, N: int, chosen: Sequence[tuple[int, ...]] | None = None) -> list[tuple[int, tuple]]:
+    """(n̄, n) for every patch, or for the `chosen` ones only (`local_eval`)."""
+    if chosen is None:
+        return list(enumerate(patches(d, N)))
+    return [(patch_index(n, N), tuple(n)) for n in chosen]
+
+
 def copy_interactions(
-    d: int, N: int, psi_base: int, prod_base: int, F: int, extra_tokens: Sequence[int] = ()
+    d: int,
+    N: int,
+    psi_base: int,
+    prod_base: int,
+    F: int,
+    extra_tokens: Sequence[int] = (),
+    chosen: Sequence[tuple[int, ...]] | None = None,
 ) -> list[Interaction]:
     """Factor k < d of patch n gets s_{k, n^k} (row 0, σ(1 · s) = s as s >= 0); factor d + e gets the
-    extra token e's row 0 (Theorem 2's indicator)."""
+    extra token e's row 0 (Theorem 2's indicator). `chosen`: only these patches (default all)."""
     out = []
-    for p, n in enumerate(patches(d, N)):
+    for p, n in indexed_patches(d, N, chosen):
         for k in range(d):
             out.append(Interaction(prod_base + p * F + k, psi_base + k * N + n[k], 0, (ONE, ZERO), (E0, ZERO)))
         for e, tok in enumerate(extra_tokens):
@@ -283,12 +308,15 @@ def copy_interactions(
     return out
 
 
-def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interaction]]:
-    """⌈log2 F⌉ levels of pairwise products; the result of patch p ends in its slot 0."""
+def product_levels(
+    F: int, n_patches: int, prod_base: int, chosen: Sequence[int] | None = None
+) -> list[list[Interaction]]:
+    """⌈log2 F⌉ levels of pairwise products; the result of patch p ends in its slot 0. `chosen`: only these
+    patch indices n̄ (default all)."""
     levels, active = [], list(range(F))
     while len(active) > 1:
         its = []
-        for p in range(n_patches):
+        for p in range(n_patches) if chosen is None else chosen:
             base = prod_base + p * F
             for a, b in zip(active[0::2], active[1::2], strict=False):  # pairs; an odd last one follows
                 its.append(Interaction(base + a, base + b, 1, (E0, ZERO), (E0, ZERO)))
@@ -300,11 +328,15 @@ def product_levels(F: int, n_patches: int, prod_base: int) -> list[list[Interact
     return levels
 
 
-def fvalue_interactions(fvals: Sequence[Fraction], prod_base: int, F: int, R: Fraction) -> list[Interaction]:
-    """Token (n, 0) gets row 1 += σ(φ_n f_n + R) = φ_n f_n + R (|φ_n f_n| <= |f_n| <= R)."""
+def fvalue_interactions(
+    fvals: Sequence[Fraction], prod_base: int, F: int, R: Fraction, chosen: Sequence[int] | None = None
+) -> list[Interaction]:
+    """Token (n, 0) gets row 1 += σ(φ_n f_n + R) = φ_n f_n + R (|φ_n f_n| <= |f_n| <= R). `chosen`: only these
+    patch indices n̄ (default all; `fvals` may then be computed on demand)."""
+    ps = range(len(fvals)) if chosen is None else chosen
     return [
-        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (kernel_row(0, f), kernel_row(0, R)))
-        for p, f in enumerate(fvals)
+        Interaction(prod_base + p * F, prod_base + p * F, 1, (E0, ONE), (kernel_row(0, fvals[p]), kernel_row(0, R)))
+        for p in ps
     ]
 
 

@@ -28,6 +28,7 @@ projection and indicator run before the Lemma 1 blocks instead of "in parallel" 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -48,10 +49,10 @@ from tmcheck.theory.sparse import (
     copy_interactions,
     exact_layer,
     fvalue_interactions,
-    grid_points,
     grid_value,
     kernel_row,
     move_clear_ffn,
+    patch_index,
     patches,
     product_levels,
     psi_ffn_layers,
@@ -182,17 +183,43 @@ class Theorem2Plan:
         return rational(self.manifold.r) ** 2
 
 
+def chart_value(m: Manifold, target: Target, n: int, N: int, p: tuple[int, ...]) -> float:
+    """f̃_n(t_p) = (f ρ_n)(φ_n^{-1}(t_p)) where t_p ∈ φ_n(U_n), else 0."""
+    x = m.chart_inverse(n, np.array([j / (N - 1) for j in p]))
+    if x is None:
+        return 0.0
+    return float(target(x[None]).real[0] * m.partition(x[None])[0, n])
+
+
 def chart_values(m: Manifold, target: Target, n: int, N: int) -> list[float]:
-    """f̃_n(t_m) = (f ρ_n)(φ_n^{-1}(t_m)) where t_m ∈ φ_n(U_n), else 0."""
-    ts = [float(t) for t in grid_points(N)]
-    out = []
-    for p in patches(m.d, N):
-        x = m.chart_inverse(n, np.array([ts[k] for k in p]))
-        if x is None:
-            out.append(0.0)
-        else:
-            out.append(float(target(x[None]).real[0] * m.partition(x[None])[0, n]))
-    return out
+    """f̃_n at every grid point of chart n (`chart_value`)."""
+    return [chart_value(m, target, n, N, p) for p in patches(m.d, N)]
+
+
+class LazyChartValues(Sequence):
+    """Chart n's N^d rational f̃_n(t_p), each computed (and checked against |f̃_n| <= R) when first read: the
+    values of a network too large to list (`theorem2_plan(lazy=True)`, read by `local_eval`)."""
+
+    def __init__(self, m: Manifold, target: Target, n: int, N: int, R: Fraction):
+        self.m, self.target, self.n, self.N, self.R = m, target, n, N, R
+        self._cache: dict[int, Fraction] = {}
+
+    def __len__(self) -> int:
+        return self.N**self.m.d
+
+    def __getitem__(self, idx: int) -> Fraction:
+        if idx not in self._cache:
+            p, q = [], idx
+            for _ in range(self.m.d):
+                q, j = divmod(q, self.N)
+                p.append(j)
+            v = rational(chart_value(self.m, self.target, self.n, self.N, tuple(reversed(p))))
+            if abs(v) > self.R:
+                raise TargetError(
+                    f"|f̃_{self.n}| = {float(v):.6g} > R = {float(self.R)} at a grid point; pass a larger --R"
+                )
+            self._cache[idx] = v
+        return self._cache[idx]
 
 
 def theorem2_plan(
@@ -205,9 +232,14 @@ def theorem2_plan(
     seed: int = 0,
     H_f: float = 1.0,
     R: float = 1.0,
+    lazy: bool = False,
 ) -> Theorem2Plan:
     """Grid, indicator depth and values for Theorem 2; N = the proven N (`theory.spec.theorem2_spec`)
     unless given, or lowered until l <= max_tokens when that is given.
+
+    lazy: the f̃_n are computed when read (`LazyChartValues`), R is the declared bound instead of the
+    largest |f̃_n|, and no blocks are listed: a plan for a network too large to build, whose blocks
+    `chart_blocks` generates per chart and per chosen token (`local_eval`).
 
     Error budget (corrected Step 3): only charts containing x contribute (1̂_n = 0 outside B(c_n, r)),
     so |T - f|(x) <= Σ_{n: x ∈ U_n} (E_{n,1} + E_{n,3}) <= μ (δ_1 + δ_3) with μ the largest number of
@@ -237,8 +269,12 @@ def theorem2_plan(
         raise TargetError(f"the grid needs N >= 2, got {N}")
     V = [[[rational(v) for v in row] for row in m.tangent(n)] for n in range(m.C_M)]
     c = [[rational(v) for v in m.centres[n]] for n in range(m.C_M)]
-    fvals = [[rational(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
-    Rg = max(max(abs(v) for v in fs) for fs in fvals)
+    if lazy:
+        Rg = rational(R)
+        fvals = [LazyChartValues(m, target, n, N, Rg) for n in range(m.C_M)]
+    else:
+        fvals = [[rational(v) for v in chart_values(m, target, n, N)] for n in range(m.C_M)]
+        Rg = max(max(abs(v) for v in fs) for fs in fvals)
     plan = Theorem2Plan(
         m,
         target,
@@ -256,7 +292,8 @@ def theorem2_plan(
         H_f,
         R,
     )
-    plan.blocks = plan_blocks(plan)
+    if not lazy:
+        plan.blocks = plan_blocks(plan)
     return plan
 
 
@@ -276,9 +313,10 @@ def check_declared(
         )
 
 
-def chart_blocks(plan: Theorem2Plan, n: int) -> list[SparseBlock]:
+def chart_blocks(plan: Theorem2Plan, n: int, chosen: Selection | None = None) -> list[SparseBlock]:
     """Chart n's blocks on its own run of L_c tokens (offsets from 0): chart, ψ + indicator, copy, the product
-    levels and f_n (module docstring). Every chart's blocks have the same FFNs."""
+    levels and f_n (module docstring). Every chart's blocks have the same FFNs. `chosen`: only the heads into
+    the chosen s_{i,j} and patches (and every chart and indicator head), for `local_eval`; default all."""
     m, d, D, N = plan.manifold, plan.d, plan.D, plan.N
     lay = resources_spec.Theorem2Layout(d, D, N, 1)
     const = resources_spec.theorem2_constants(m)
@@ -295,21 +333,43 @@ def chart_blocks(plan: Theorem2Plan, n: int) -> list[SparseBlock]:
     for j in range(D):
         K = (kernel_row(1, -(2 * c[j] + 1)), kernel_row(0, c[j] ** 2 + const.S))
         chart.append(Interaction(X[j], X[j], 1, (E0, ONE), K))
-    psi_ind = psi_interactions(z, N, psi_base)
+    window = None if chosen is None else chosen.s
+    pats = None if chosen is None else chosen.patches
+    idx = None if pats is None else [patch_index(p, N) for p in pats]
+    psi_ind = psi_interactions(z, N, psi_base, window)
     psi_ind += [Interaction(ind, X[j], 1, (ONE, ZERO), (kernel_row(1, Fraction(const.S_I, D)), ZERO)) for j in range(D)]
     blocks = [
         SparseBlock(chart, mailbox_ffn(const.b), const.M1, name="chart"),
         SparseBlock(
             psi_ind, psi_indicator_ffn(N, const.S_I, plan.r2, plan.L_ind, plan.deep), const.M2, name="psi+indicator"
         ),
-        SparseBlock(copy_interactions(d, N, psi_base, prod_base, lay.F, extra_tokens=[ind]), (), const.M2, name="copy"),
+        SparseBlock(
+            copy_interactions(d, N, psi_base, prod_base, lay.F, extra_tokens=[ind], chosen=pats),
+            (),
+            const.M2,
+            name="copy",
+        ),
     ]
-    for level, its in enumerate(product_levels(lay.F, N**d, prod_base)):
+    for level, its in enumerate(product_levels(lay.F, N**d, prod_base, idx)):
         blocks.append(SparseBlock(its, move_clear_ffn(), const.M2 if level == 0 else F1, name=f"product{level + 1}"))
     blocks.append(
-        SparseBlock(fvalue_interactions(plan.fvals[n], prod_base, lay.F, plan.R), zero_row0_ffn(), F1, name="f_n")
+        SparseBlock(fvalue_interactions(plan.fvals[n], prod_base, lay.F, plan.R, idx), zero_row0_ffn(), F1, name="f_n")
     )
     return blocks
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Some tokens of one chart's run: s[i] the j of the chosen s_{i,j}, and the chosen patches n."""
+
+    s: tuple[tuple[int, ...], ...]
+    patches: tuple[tuple[int, ...], ...]
+
+
+def sum_block(plan: Theorem2Plan) -> SparseBlock:
+    """The last block: one dense head adds Σ_t row 1 to row 0 of every token, the FFN subtracts R C_M N^d."""
+    total = plan.R * plan.manifold.C_M * plan.N**plan.d
+    return SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * plan.R), dense=(sum_head(),), name="sum")
 
 
 def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
@@ -320,9 +380,7 @@ def plan_blocks(plan: Theorem2Plan) -> list[SparseBlock]:
     blocks = [
         union([(stage[n], n * Lc, Lc) for n in range(C_M)], stage[0].name) for stage in zip(*per_chart, strict=True)
     ]
-    total = plan.R * C_M * plan.N**plan.d
-    blocks.append(SparseBlock([], shift_row0_ffn(-total), max(F1, 2 * plan.R), dense=(sum_head(),), name="sum"))
-    return blocks
+    return blocks + [sum_block(plan)]
 
 
 def theorem2_network(plan: Theorem2Plan, arithmetic: str = "float64") -> Network:
