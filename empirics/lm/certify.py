@@ -149,7 +149,7 @@ def check_certificate(record) -> list[str]:
             continue
         est = p.get("estimates") if isinstance(p.get("estimates"), dict) else {}
         ok = []
-        for name in dict.fromkeys([*ESTIMATORS, *est]):
+        for name in dict.fromkeys([*ESTIMATORS, *in_order(est)]):
             e = est.get(name)
             if not (isinstance(e, dict) and _finite(e.get("d")) and _interval(e.get("ci"))):
                 problems.append(f"d = {p.get('d')}: no {name} estimate with an interval")
@@ -163,6 +163,11 @@ def check_certificate(record) -> list[str]:
     if not problems and record["certified"] != all(p["recovered"] for p in planted):
         problems.append(f"certified={record['certified']}, its planted d say otherwise")
     return problems
+
+
+def in_order(estimates: dict) -> list[str]:
+    """The estimators of a planted d's record, ESTIMATORS first (id.json stores its keys sorted)."""
+    return [n for n in ESTIMATORS if n in estimates] + sorted(n for n in estimates if n not in ESTIMATORS)
 
 
 def _finite(v) -> bool:
@@ -198,11 +203,12 @@ def validation(estimate: dict | None, embed: dict, n_layer: int | None = None, e
     elif any(estimator not in p["estimates"] for p in cert["planted"]):
         reason = f"{head}: its certificate does not try {estimator}, the estimator of d̂"
     elif not cert["certified"]:
-        failed = [
-            f"d = {p['d']}: " + ", ".join(f"{n} {e['d']:.2f}" for n, e in p["estimates"].items() if not e["recovered"])
-            for p in cert["planted"]
-            if not p["recovered"]
-        ]
+        failed = []
+        for p in cert["planted"]:
+            est = p["estimates"]
+            missed = [f"{n} {est[n]['d']:.2f}" for n in in_order(est) if not est[n]["recovered"]]
+            if missed:
+                failed.append(f"d = {p['d']}: {', '.join(missed)}")
         reason = f"{head} (planted d not recovered: {'; '.join(failed)})"
     else:
         reason = None

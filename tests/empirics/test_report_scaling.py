@@ -3,6 +3,7 @@ against 2/(2+d-hat), leaves out sizes whose runs hit the step cap (and withholds
 few sizes remain), and the interval the reports use covers >= 93% at the committed designs."""
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +18,14 @@ from tmcheck.empirics.sweep.pretrain import PRESETS as PRETRAIN
 from tmcheck.empirics.sweep.synthetic_preset import PRESETS as SYNTHETIC
 from tmcheck.util import atomic
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_certify_id import sound_record  # noqa: E402
 
-def fake_sweep(path, alpha=0.2, d=8.0, capped=()):
+CERTIFIED = sound_record(layer=get_preset("tiny").model.n_layer)  # the tiny GPT's last layer, certified
+
+
+def fake_sweep(path, alpha=0.2, d=8.0, capped=(), certificate: dict | None = CERTIFIED):
+    """A finished tiny sweep with its id.json; d-hat's certificate `certificate` (None: none)."""
     rng = np.random.default_rng(0)
     atomic.write_json(path / "config.json", {"preset": get_preset("tiny").as_dict(), "corpora": ["stories"]})
     rows = []
@@ -68,6 +75,7 @@ def fake_sweep(path, alpha=0.2, d=8.0, capped=()):
                     "alpha_D": 2 / (2 + d),
                     "alpha_D_ci": [2 / (3 + d), 2 / (1 + d)],
                     "documents": 200,
+                    **({"certificate": certificate} if certificate is not None else {}),
                 },
             }
         },
@@ -92,7 +100,9 @@ def test_recovers_exponent_and_writes_report(tmp_path):
     rep = build_report(tmp_path, bootstrap=200)
     assert rep["kind"] == "pretrain" and rep["stops"] == {"patience": 10, "cap": 0}
     md = (tmp_path / "report.md").read_text()
-    assert "| stories | 8.00 [7.00, 9.00] | 0.200" in md and "equivalent within ±0.05" in md and "fig_scaling.png" in md
+    row = next(line for line in md.splitlines() if line.startswith("| stories | 8.00 [7.00, 9.00] | 0.200"))
+    assert "equivalent within ±0.05" in row and "withheld" not in row and "fig_scaling.png" in md  # certified d-hat
+    assert rep["table"]["stories"]["id"]["validation"] == {"validated": True, "layer": 1, "reason": None}
     assert "measured coverage" in md and "window 1" in md and "offset" in md  # coverage, range, offset law
     for fig in ("fig_scaling.png", "fig_curves.png"):
         assert (tmp_path / fig).stat().st_size > 10_000
