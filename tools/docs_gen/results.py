@@ -96,10 +96,11 @@ def _pretrain_cells() -> list[str]:
 
 def _model_cells() -> list[str]:
     rep = _report("model")
-    f, t = rep["alpha_N"]["fits"]["loglog"], rep["alpha_N"]["prediction"]["loglog"]
+    f, t = rep["alpha_N"]["fits"]["loglog"], (rep["alpha_N"]["prediction"] or {}).get("loglog")
+    against = f"against 2β/d̂ = {t['alpha_pred']:.3f}" if t else "against 2β/d̂"  # no test: no d̂ to compare
     return [
-        f"α̂_N = {f['alpha']:.3f} [{f['interval']['lo']:.3f}, {f['interval']['hi']:.3f}] against 2β/d̂ = "
-        f"{t['alpha_pred']:.3f}: {rep['verdicts']['2beta/d-hat']}",
+        f"α̂_N = {f['alpha']:.3f} [{f['interval']['lo']:.3f}, {f['interval']['hi']:.3f}] {against}: "
+        f"{rep['verdicts']['2beta/d-hat']}",
         f"against the ID-free α̂_D/(1 − α̂_D): {rep['verdicts']['ID-free from alpha-hat_D']}",
     ]
 
