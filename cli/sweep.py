@@ -38,6 +38,35 @@ DEFAULT_DIR = Path("runs/sweep")
 SYNTHETIC_DIR = Path("synth-out")
 MIN_FIT_SIZES = 3  # the report fits a curve only on at least this many converged sizes (report.common)
 SweepDirArg = Annotated[Path | None, typer.Argument(help="Sweep directory (created, or resumed); the same as --out.")]
+ReportOpt = Annotated[bool, typer.Option("--report/--no-report", help="Write the report when the sweep is done.")]
+
+
+def _set_option(kind: str) -> type:
+    """The repeatable --set FIELD=VALUE of a preset-driven kind (its fields listed by RegistryHelp)."""
+    return Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help=(
+                "Change a field of the preset, repeated; the value is read by the field's type (a list as 1,2,4, "
+                f"'' the empty list), e.g. --set seeds=0,1. Fields: {{fields:{kind}}}."
+            ),
+        ),
+    ]
+
+
+def _out_option(default: Path) -> type:
+    return Annotated[Path | None, typer.Option("--out", "-o", help=f"Sweep directory (default {default}).")]
+
+
+def _preset_option(kind: str, default: str | None) -> type:
+    """--preset of a kind: its presets listed by RegistryHelp; no default means the sweep's own (resumed)."""
+    own = "" if default else " (default: the sweep's own, or tiny for a new one)"
+    return Annotated[str | None if default is None else str, typer.Option("--preset", help=f"{{presets:{kind}}}{own}.")]
+
+
+SynthSetOpt, ControlsSetOpt, KnownSetOpt = (_set_option(k) for k in ("synthetic", "controls", "known"))
 
 
 def _sweep(path: Path, kind: str, preset, executor: ExecutorSpec, json_: bool, **kw) -> list:
@@ -82,13 +111,8 @@ def _sweep_and_report(
 @executor_options
 def data(
     sweep_dir: SweepDirArg = None,
-    # why kept: sweep model takes the same options, with its own default directory and presets in their help
-    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {DEFAULT_DIR})."),
-    preset: str | None = typer.Option(
-        None,
-        "--preset",
-        help="{presets:pretrain} (default: the sweep's own, or tiny for a new one).",
-    ),
+    out: _out_option(DEFAULT_DIR) = None,
+    preset: _preset_option("pretrain", None) = None,
     corpus: list[str] | None = typer.Option(
         None, "--corpus", help="Corpora, comma-separated or repeated (default: the preset's)."
     ),
@@ -124,22 +148,10 @@ def check_report_can_be_made(p) -> None:
 @executor_options
 def synthetic(
     sweep_dir: SweepDirArg = None,
-    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {SYNTHETIC_DIR})."),
-    preset: str = typer.Option(
-        "tiny",
-        "--preset",
-        help="{presets:synthetic}.",
-    ),
-    settings: list[str] | None = typer.Option(
-        None,
-        "--set",
-        metavar="FIELD=VALUE",
-        help=(
-            "Change a field of the preset, repeated; the value is read by the field's type (a list as 1,2,4, "
-            "'' the empty list), e.g. --set dims=1,2 --set noise=0.1 --set model_dims= . Fields: {fields:synthetic}."
-        ),
-    ),
-    report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    out: _out_option(SYNTHETIC_DIR) = None,
+    preset: _preset_option("synthetic", "tiny") = "tiny",
+    settings: SynthSetOpt = None,
+    report: ReportOpt = True,
     reuse: Path | None = typer.Option(
         None,
         "--reuse",
@@ -197,12 +209,8 @@ MODEL_DIR = Path("runs/sweep-model")
 @executor_options
 def model(
     sweep_dir: SweepDirArg = None,
-    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {MODEL_DIR})."),
-    preset: str | None = typer.Option(
-        None,
-        "--preset",
-        help="{presets:model} (default: the sweep's own, or tiny for a new one).",
-    ),
+    out: _out_option(MODEL_DIR) = None,
+    preset: _preset_option("model", None) = None,
     corpus: str | None = typer.Option(None, "--corpus", help="The corpus (default: the preset's)."),
     executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,
@@ -221,15 +229,10 @@ CONTROLS_DIR = Path("controls-out")
 @executor_options
 def controls(
     sweep_dir: SweepDirArg = None,
-    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {CONTROLS_DIR})."),
-    preset: str = typer.Option("tiny", "--preset", help="{presets:controls}."),
-    settings: list[str] | None = typer.Option(
-        None,
-        "--set",
-        metavar="FIELD=VALUE",
-        help="Change a field of the preset, repeated (as `sweep synthetic --set`). Fields: {fields:controls}.",
-    ),
-    report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    out: _out_option(CONTROLS_DIR) = None,
+    preset: _preset_option("controls", "tiny") = "tiny",
+    settings: ControlsSetOpt = None,
+    report: ReportOpt = True,
     bootstrap: BootstrapOpt = 1000,
     executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,
@@ -252,20 +255,15 @@ KNOWN_DIR = Path("known-out")
 @executor_options
 def known(
     sweep_dir: SweepDirArg = None,
-    out: Path | None = typer.Option(None, "--out", "-o", help=f"Sweep directory (default {KNOWN_DIR})."),
-    preset: str = typer.Option("smoke", "--preset", help="{presets:known}."),
+    out: _out_option(KNOWN_DIR) = None,
+    preset: _preset_option("known", "smoke") = "smoke",
     corpus: list[str] | None = typer.Option(
         None,
         "--corpus",
         help="Generated corpora synth:KIND[:key=value:...], comma-separated or repeated (default: the preset's).",
     ),
-    settings: list[str] | None = typer.Option(
-        None,
-        "--set",
-        metavar="FIELD=VALUE",
-        help="Change a field of the preset, repeated (as `sweep synthetic --set`). Fields: {fields:known}.",
-    ),
-    report: bool = typer.Option(True, "--report/--no-report", help="Write the report when the sweep is done."),
+    settings: KnownSetOpt = None,
+    report: ReportOpt = True,
     bootstrap: BootstrapOpt = 1000,
     executor: ExecutorSpec = LOCAL,
     json_: JsonOpt = False,

@@ -10,14 +10,9 @@ import torch.nn as nn
 
 from tmcheck.empirics.lm.train import STOPS, TrainConfig, load_checkpoint, lr_at, stop_reason, train
 
-# why kept: a test-sized plateau schedule, spelt out like cpu-demo's TrainConfig but with other values
+# a test-sized plateau schedule: constant rate, 2 evaluations of patience, a 10-step cool-down, 400 steps at most
 PLATEAU = TrainConfig(
-    max_steps=400,
-    lr=5e-2,
-    min_lr=5e-3,
-    warmup_steps=2,
-    eval_every=5,
-    patience=2,
+    **{"max_steps": 400, "lr": 5e-2, "min_lr": 5e-3, "warmup_steps": 2, "eval_every": 5, "patience": 2},
     schedule="plateau",
     cooldown=10,
     threads=1,

@@ -39,15 +39,13 @@ def oracle_log_covering(L_T, L_FFN, w, l, d, m, kappa, M, delta) -> float:
     return P * math.log(kappa * CT / delta + 1)
 
 
-# keyword draws like test_lipschitz.py's (and the kNN tests'), wider (l to 16): a closed form is cheap, no network runs
+# a class's sizes as (low, high), wider than test_lipschitz.py's (l to 16): a closed form is cheap, no network runs
+CLASS_SIZES = {"L_T": (1, 3), "L_FFN": (1, 3), "w": (1, 6), "l": (1, 16), "d": (1, 5), "m": (1, 4)}
+
+
 @settings(max_examples=60, deadline=None)
 @given(
-    L_T=st.integers(1, 3),
-    L_FFN=st.integers(1, 3),
-    w=st.integers(1, 6),
-    l=st.integers(1, 16),
-    d=st.integers(1, 5),
-    m=st.integers(1, 4),
+    **{name: st.integers(*span) for name, span in CLASS_SIZES.items()},
     kappa=st.sampled_from([0.01, 0.1, 0.5, 1.0, 2.0]),
     M=st.sampled_from([0.5, 1.0, 2.0]),
     delta=st.sampled_from([1e-6, 1e-3, 0.1]),

@@ -17,17 +17,14 @@ def _same(a, b):
     assert (a.distances == b.distances).all()
 
 
-# why kept: hypothesis draws by keyword, one a line, as other property tests write theirs: alike in shape only
+# integer draws as (low, high): n points near a d-dimensional subspace of R^dim, searched in projection p, k, block
+SIZES = {"n": (40, 260), "d": (1, 6), "dim": (8, 48), "p": (1, 12), "k": (1, 8), "block": (16, 96), "seed": (0, 2**16)}
+
+
 @given(
-    n=st.integers(40, 260),
-    d=st.integers(1, 6),
-    dim=st.integers(8, 48),
-    p=st.integers(1, 12),
-    k=st.integers(1, 8),
-    block=st.integers(16, 96),
+    **{name: st.integers(*span) for name, span in SIZES.items()},
     noise=st.sampled_from([0.0, 1e-6, 1e-2, 0.3]),
     offset=st.sampled_from([0.0, 1e3]),
-    seed=st.integers(0, 2**16),
     precision=st.sampled_from(["bfloat16", "float32"]),
 )
 @settings(max_examples=60, deadline=None)
