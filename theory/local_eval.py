@@ -35,14 +35,13 @@ ReLU, leaves a box of positive width that reaches the sum), so the value is neve
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
-from tmcheck.theory.sparse import SparseBlock, patch_index, psi, psi_scale
+from tmcheck.theory.sparse import SparseBlock, patch_index, psi_window
 
 F0, F1 = Fraction(0), Fraction(1)
 Interval = tuple[Fraction, Fraction]
@@ -63,6 +62,9 @@ def _add(a: Interval, b: Interval) -> Interval:
 
 
 def _mul(a: Interval, b: Interval) -> Interval:
+    if a[0] == a[1] and b[0] == b[1]:
+        v = a[0] * b[0]
+        return (v, v)
     p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
     return (min(p), max(p))
 
@@ -91,43 +93,93 @@ def _dot(row: Sequence[Interval], box: Box) -> Interval:
 def _form_range(form: tuple, box: Box) -> Interval:
     """a0 r0 + a1 r1 + [c_lo, c_hi] over the box."""
     a0, a1, lo, hi = form
-    return _add(_add(_mul(_point(a0), box[0]), _mul(_point(a1), box[1])), (lo, hi))
+    for a, (blo, bhi) in ((a0, box[0]), (a1, box[1])):
+        if a > 0:
+            lo, hi = lo + a * blo, hi + a * bhi
+        elif a < 0:
+            lo, hi = lo + a * bhi, hi + a * blo
+    return (lo, hi)
 
 
-def ffn_box(layers: Sequence, box: Box) -> Box:
-    """The box of z + FFN(z) over z in `box`, the FFN run as affine forms in (row 0, row 1) (module docstring)."""
-    if not layers:
-        return box
-    W0 = np.asarray(layers[0].W)
-    if any(W0[u, c] != 0 for u in range(W0.shape[0]) for c in (2, 3)):
-        raise ValueError("an FFN reads the interaction rows: not a Lemma 1 / Theorem 2 FFN")
-    forms = [(F1, F0, F0, F0), (F0, F1, F0, F0), None, None, (F0, F0, F1, F1)]
+def compile_ffn(layers: Sequence) -> list[list[tuple]]:
+    """Per layer, per unit: (bias, [(input, weight), ...] over the non-zero weights), as Fractions; an FFN that
+    reads the interaction rows or writes rows 2-4 is refused (the blocks of Lemma 1 and Theorem 2 do neither)."""
+    out = []
     for li, lay in enumerate(layers):
         W, b = np.asarray(lay.W), np.asarray(lay.b)
-        out = []
+        units = []
         for u in range(W.shape[0]):
-            a0, a1, lo, hi = F0, F0, Fraction(b[u]), Fraction(b[u])
-            for c, f in enumerate(forms):
-                w = W[u, c]
-                if w == 0:
-                    continue
-                a0, a1 = a0 + w * f[0], a1 + w * f[1]
-                lo, hi = (lo + w * f[2], hi + w * f[3]) if w > 0 else (lo + w * f[3], hi + w * f[2])
-            out.append((a0, a1, lo, hi))
-        if li < len(layers) - 1:
-            for u, f in enumerate(out):
+            terms = [(c, Fraction(W[u, c])) for c in range(W.shape[1]) if W[u, c] != 0]
+            if li == 0 and any(c in (2, 3) for c, _ in terms):
+                raise ValueError("an FFN reads the interaction rows: not a Lemma 1 / Theorem 2 FFN")
+            units.append((Fraction(b[u]), terms))
+        out.append(units)
+    if out and any(out[-1][r][0] != 0 or out[-1][r][1] for r in (2, 3, 4)):
+        raise ValueError("an FFN writes rows 2-4")
+    return out
+
+
+def ffn_forms(ffn: list[list[tuple]], box: Box) -> tuple[tuple, tuple]:
+    """FFN(z) over z in `box` (FFN from `compile_ffn`) as affine forms in (row 0, row 1), rows 0 and 1: a ReLU
+    whose argument has one sign on the box is 0 or the identity there; one with both signs is bounded by
+    [0, max] (module docstring). On a point box every form is a number: the exact value."""
+    forms = [(F1, F0, F0, F0), (F0, F1, F0, F0), None, None, (F0, F0, F1, F1)]
+    for li, units in enumerate(ffn):
+        out = []
+        for bias, terms in units:
+            a0, a1, lo, hi = F0, F0, bias, bias
+            for c, w in terms:
+                f0, f1, flo, fhi = forms[c]
+                if f0:
+                    a0 += w * f0
+                if f1:
+                    a1 += w * f1
+                if flo or fhi:
+                    lo, hi = (lo + w * flo, hi + w * fhi) if w > 0 else (lo + w * fhi, hi + w * flo)
+            f = (a0, a1, lo, hi)
+            if li < len(ffn) - 1:
                 r = _form_range(f, box)
                 if r[1] <= 0:
-                    out[u] = (F0, F0, F0, F0)
+                    f = (F0, F0, F0, F0)
                 elif r[0] < 0:  # both signs on the box: σ in [0, max], correlation dropped
-                    out[u] = (F0, F0, F0, r[1])
+                    f = (F0, F0, F0, r[1])
+            out.append(f)
         forms = out
-    if any(f[:2] != (F0, F0) or f[2:] != (F0, F0) for f in forms[2:]):
-        raise ValueError("an FFN writes rows 2-4")
-    return tuple(
-        _form_range((F1 + f[0], f[1], f[2], f[3]) if r == 0 else (f[0], F1 + f[1], f[2], f[3]), box)
-        for r, f in enumerate(forms[:2])
-    )
+    return forms[0], forms[1]
+
+
+def _ffn_point(ffn: list[list[tuple]], box: Box) -> tuple[tuple, tuple]:
+    """`ffn_forms` on a point box (the same numbers, without the forms): plain exact arithmetic."""
+    h = [box[0][0], box[1][0], None, None, F1]
+    for li, units in enumerate(ffn):
+        out = []
+        for bias, terms in units:
+            v = bias
+            for c, w in terms:
+                v += w * h[c] if w != 1 else h[c]
+            out.append(v if li == len(ffn) - 1 or v > 0 else F0)
+        h = out
+    return (F0, F0, h[0], h[0]), (F0, F0, h[1], h[1])
+
+
+def ffn_box(ffn: list[list[tuple]], box: Box, memo: dict | None = None) -> Box:
+    """The box of z + FFN(z) over z in `box`. `memo` caches the forms by the rows the FFN reads."""
+    if not ffn:
+        return box
+    reads = tuple(c for c in (0, 1) if any(c == k for _, terms in ffn[0] for k, _ in terms))
+    key = tuple(box[c] for c in reads)
+    if memo is None or key not in memo:
+        forms = _ffn_point(ffn, box) if all(lo == hi for lo, hi in key) else ffn_forms(ffn, box)
+        if memo is None:
+            return _residual(forms, box)
+        memo[key] = forms
+    return _residual(memo[key], box)
+
+
+def _residual(forms: tuple, box: Box) -> Box:
+    """z + FFN(z): the forms plus the identity, over the box."""
+    f0, f1 = forms
+    return (_form_range((F1 + f0[0], f0[1], f0[2], f0[3]), box), _form_range((f1[0], F1 + f1[1], f1[2], f1[3]), box))
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,12 +296,6 @@ class Grid:
         return tuple(lo), tuple(hi)
 
 
-def window(z: Fraction, N: int) -> tuple[int, ...]:
-    """The j with ψ(3(N-1)(z - t_j)) != 0: at most two (`sparse.psi`)."""
-    a, c = psi_scale(N), math.floor(z * (N - 1))
-    return tuple(j for j in range(c - 1, c + 3) if 0 <= j < N and psi(a * (z - Fraction(j, N - 1))) != 0)
-
-
 Interactions = Callable[[set[int]], list[list]]  # tokens -> per block, the Interactions into them
 
 
@@ -295,9 +341,12 @@ def build_problem(
     need = set(chosen)
     for key, (gi, i, a, b) in s_class.items():
         need.update((key[1], key[2], grids[gi].s_token(i, (a + b) // 2)))
-    for (gi, i_star), ends in patch_members.items():
+    for (gi, _), ends in patch_members.items():
         need.update(grids[gi].slot(p, k) for p in ends for k in range(grids[gi].F))
     into = _index(interactions(need), len(stages) - 1)
+    s_keys: dict = {}
+    for key, (gi, i, _, _) in s_class.items():
+        s_keys.setdefault((gi, i), []).append(key)
     classes: dict = {}
     for t in sorted(chosen):
         edges = []
@@ -338,8 +387,8 @@ def build_problem(
                 e_hi = into.get((blk, g.slot(ends[1], k)), [])
                 row = []
                 for x, y in zip(e_lo, e_hi, strict=True):
-                    src = _patch_source(g, gi, i_star, ends[0], x.t2, s_class, chosen)
-                    if src is None or src != _patch_source(g, gi, i_star, ends[1], y.t2, s_class, chosen):
+                    src = _patch_source(g, gi, i_star, ends[0], x.t2, s_keys, chosen)
+                    if src is None or src != _patch_source(g, gi, i_star, ends[1], y.t2, s_keys, chosen):
                         failures.append(f"block {blk}: patch slot {k} of grid {gi} reads an unclassified token")
                         src = ()
                     Kx, Ky = _interval_kernel(x.K_data), _interval_kernel(y.K_data)
@@ -374,7 +423,8 @@ def _index(per_block: list[list], n_blocks: int) -> dict:
 
 
 def _patch_source(g: Grid, gi: int, i_star: int, p, t2: int, s_class: dict, chosen: set) -> tuple | None:
-    """The classes a head into a slot of patch p (of class (gi, i_star)) reads, for the token t2 it reads in p."""
+    """The classes a head into a slot of patch p (of class (gi, i_star)) reads, for the token t2 it reads in p
+    (s_class: (grid, axis) -> the keys of that axis's s classes)."""
     rel = t2 - g.prod_base
     base = patch_index(p, g.N) * g.F
     if 0 <= rel - base < g.F:
@@ -391,7 +441,7 @@ def _patch_source(g: Grid, gi: int, i_star: int, p, t2: int, s_class: dict, chos
         ranges = []
     else:
         js = [j for j in win if i > i_star or j not in g.patch_window[i]]
-        ranges = [key for key, (gj, a, _, _) in s_class.items() if gj == gi and a == i]
+        ranges = s_class.get((gi, i), [])
     srcs = tuple(g.s_token(i, j) for j in js if g.s_token(i, j) in chosen) + tuple(sorted(ranges))
     return srcs or None
 
@@ -420,6 +470,7 @@ def run(problem: LocalProblem) -> LocalResult:
     boxes = {k: c.h0 for k, c in problem.classes.items()}
     heads = []
     for b, blk in enumerate(problem.blocks):
+        ffn, memo = compile_ffn(blk.ffn_layers(problem.l)), {}
         worst = max(boxes.items(), key=lambda kv: _abs_max(kv[1]))
         if _abs_max(worst[1]) > blk.M:
             failures.append(
@@ -439,8 +490,8 @@ def run(problem: LocalProblem) -> LocalResult:
                     score = _add(score, _mul(_dot(qr, box), _dot(kr, src)))
                 v = _relu(score)
                 z[e.row] = _add(z[e.row], v if e.sign > 0 else (-v[1], -v[0]))
-            z = [_add(z[r], dense[r]) for r in (0, 1)]
-            new[key] = ffn_box(blk.ffn_layers(problem.l), tuple(z))
+            z = (_add(z[0], dense[0]), _add(z[1], dense[1]))
+            new[key] = ffn_box(ffn, z, memo)
         boxes = new
     out = boxes[problem.decoder][0]
     if out[0] != out[1]:
@@ -500,7 +551,7 @@ class Lemma1Local:
         return out
 
     def windows(self, x) -> Windows:
-        w = tuple(window(Fraction(v), self.plan.N) for v in x)
+        w = tuple(psi_window(Fraction(v), self.plan.N) for v in x)
         return w, w
 
     def evaluate(self, x, windows: Windows | None = None) -> LocalResult:
@@ -559,7 +610,7 @@ class Theorem2Local:
 
         out = {}
         for n, (_, ind, z) in enumerate(claim_parts(self.plan, x)):
-            w = tuple(window(zi, self.plan.N) for zi in z)
+            w = tuple(psi_window(zi, self.plan.N) for zi in z)
             out[n] = (w, w if ind != 0 else ((),) * self.plan.d)
         return out
 

@@ -340,12 +340,17 @@ def fvalue_interactions(
     ]
 
 
+def psi_window(z: Fraction, N: int) -> tuple[int, ...]:
+    """The j with ψ(3(N-1)(z - t_j)) != 0 (at most two: |z - t_j| < 2/(3(N-1)) and the t_j are 1/(N-1) apart)."""
+    a, c = psi_scale(N), math.floor(z * (N - 1))
+    return tuple(j for j in range(c - 1, c + 3) if 0 <= j < N and psi(a * (z - Fraction(j, N - 1))) != 0)
+
+
 def grid_value(fvals: Sequence[Fraction], N: int, z: Sequence) -> Fraction:
     """Σ_n f_n Π_i ψ(3(N-1)(z_i - t_{n_i})) computed directly, exact when z is rational (Lemma 1's f̂;
     Theorem 2's L_n on a chart). Only the ≤ 2 grid points per axis where ψ ≠ 0 are visited."""
     a = psi_scale(N)
-    ts = grid_points(N)
-    rows = [[(j, v) for j, t in enumerate(ts) if (v := psi(a * (Fraction(zi) - t)))] for zi in z]
+    rows = [[(j, psi(a * (Fraction(zi) - Fraction(j, N - 1)))) for j in psi_window(Fraction(zi), N)] for zi in z]
     total = F0
     for combo in itertools.product(*rows):
         idx, prod = 0, F1
