@@ -58,7 +58,9 @@ def id_embed(preset):
 
 def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto", probe: ProbeOptions | None = None) -> dict:
     """d-hat of one run's test-set embeddings (the paper's protocol at the preset's sizes), via id.json,
-    with its certificate (report.pretrain.certificate, probed with `probe`)."""
+    with its certificate (report.pretrain.certificate, probed with `probe`) where the run's weights are
+    there to probe."""
+    from tmcheck.empirics.lm.checkpoint import resolve
     from tmcheck.empirics.lm.embed import test_documents
     from tmcheck.empirics.sweep.pretrain import corpus_tag
 
@@ -95,6 +97,10 @@ def final_model_id(sweep: SweepDir, preset, run: str, device: str = "auto", prob
 
     key = f"model:{run}"
     estimate = cached_id(sweep.id_path, key, protocol, compute)
+    try:
+        resolve(sweep.run_dir(run))
+    except FileNotFoundError:  # no weights to probe (a committed sweep): d-hat stays uncertified, its test withheld
+        return estimate
     io = {"estimator": "mle", "k": ID_K, "protocol": "full", "batch_size": ID_BATCH, "bootstrap": ID_BOOTSTRAP}
     return with_certificate(
         sweep.id_path,
@@ -219,7 +225,8 @@ def _verdicts(
         return test["verdict"]
 
     if id_withheld:
-        out = {"2beta/d-hat": id_withheld}
+        cap = f"; and {len(capped_N)} model-arm run(s) hit the step cap (not converged)" if capped_N else ""
+        out = {"2beta/d-hat": id_withheld + cap}
     else:
         out = {"2beta/d-hat": words(rep_N["prediction"]["loglog"], capped_N, "model-arm")}
     if free:

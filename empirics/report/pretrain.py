@@ -55,6 +55,7 @@ from tmcheck.empirics.report.common import (
     readable_log_ticks,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
+from tmcheck.theory.bounds import alpha_D
 from tmcheck.util import safeio
 
 COLORS = {
@@ -183,7 +184,6 @@ def corpus_id(
         def compute(model=model, documents=documents) -> dict:
             from tmcheck.empirics.id import estimate_id
             from tmcheck.empirics.lm.embed import embed_documents
-            from tmcheck.theory.bounds import alpha_D
 
             docs = documents()
             X = embed_documents(model(), docs, embed)
@@ -528,7 +528,7 @@ def second_id_table(report: dict) -> str:
         diff = s["difference"]
         dtext = f"{diff['difference']:+.2f} {format_interval(diff['ci'], 2)}" if diff else "n/a"
         t = prediction_of(e, "loglog", SECOND_ID_TEST)
-        pred = f"{t['alpha_pred']:.3f} {format_interval(t['alpha_pred_ci'])}" if t else "n/a"
+        pred = f"{t['alpha_pred']:.3f} {format_interval(t['alpha_pred_ci'])}" if t else f"{alpha_D(s['d'], 1.0):.3f}"
         test = withheld_reason(e, "id_second") or prediction_cell(e, "loglog", SECOND_ID_TEST)
         lines.append(f"| {c} | {s['d']:.2f} {format_interval(s['d_ci'], 2)} | {dtext} | {pred} | {test} |")
     return "\n".join(lines)
