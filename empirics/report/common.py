@@ -259,6 +259,15 @@ class Outputs:
             atomic.write_bytes(self.directory / name, data)
         return list(self.files)
 
+    def finish(self, report: dict, text: str) -> dict:
+        """A sweep report's last step: report.json and report.md added, every file written; returns the report."""
+        from tmcheck.empirics.sweep import layout
+
+        self.json(layout.REPORT_JSON, report)
+        self.text(layout.REPORT_MD, text)
+        self.write()
+        return report
+
 
 def cell_axes(cells, width: float = 4.2, height: float = 3.6):
     """One panel per (d, β): a column per d, a row per β (largest first); panels of absent cells hidden."""

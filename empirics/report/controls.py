@@ -277,10 +277,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     out = Outputs(sweep.path)
     out.figure(FIGURES[0], draw_mse(rows, entries, cells))
     out.figure(FIGURES[1], draw_slopes(entries, cells))
-    out.json(layout.REPORT_JSON, report)
-    out.text(layout.REPORT_MD, markdown(report))
-    out.write()
-    return report
+    return out.finish(report, markdown(report))
 
 
 def draw_mse(rows: list[dict], entries: list[dict], cells):

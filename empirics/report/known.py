@@ -128,10 +128,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
         "files": [layout.REPORT_MD, layout.REPORT_JSON],
     }
     out = Outputs(sweep.path)
-    out.json(layout.REPORT_JSON, report)
-    out.text(layout.REPORT_MD, markdown(report))
-    out.write()
-    return report
+    return out.finish(report, markdown(report))
 
 
 def verdict_table(report: dict) -> str:

@@ -235,10 +235,7 @@ def build(sweep: SweepDir, bootstrap: int = 1000) -> dict:
     if model:
         out.figure(FIGURES[2], draw_model(rows, model))
     out.figure(SLOPES, draw_slopes(data))
-    out.json(layout.REPORT_JSON, report)
-    out.text(layout.REPORT_MD, markdown(report))
-    out.write()
-    return report
+    return out.finish(report, markdown(report))
 
 
 def summary(report: dict) -> str:
