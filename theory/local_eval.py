@@ -35,6 +35,7 @@ ReLU, leaves a box of positive width that reaches the sum), so the value is neve
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -53,7 +54,8 @@ Box = tuple[Interval, Interval]  # rows 0 and 1
 
 
 def _point(v) -> Interval:
-    v = Fraction(v)
+    if type(v) is not Fraction:
+        v = Fraction(v)
     return (v, v)
 
 
@@ -93,6 +95,9 @@ def _dot(row: Sequence[Interval], box: Box) -> Interval:
 def _form_range(form: tuple, box: Box) -> Interval:
     """a0 r0 + a1 r1 + [c_lo, c_hi] over the box."""
     a0, a1, lo, hi = form
+    if box[0][0] == box[0][1] and box[1][0] == box[1][1]:
+        v = (a0 * box[0][0] if a0 else F0) + (a1 * box[1][0] if a1 else F0)
+        return (lo + v, hi + v)
     for a, (blo, bhi) in ((a0, box[0]), (a1, box[1])):
         if a > 0:
             lo, hi = lo + a * blo, hi + a * bhi
@@ -166,6 +171,8 @@ def ffn_box(ffn: list[list[tuple]], box: Box, memo: dict | None = None) -> Box:
     """The box of z + FFN(z) over z in `box`. `memo` caches the forms by the rows the FFN reads."""
     if not ffn:
         return box
+    if memo is not None and box in memo:
+        return memo[box]
     reads = tuple(c for c in (0, 1) if any(c == k for _, terms in ffn[0] for k, _ in terms))
     key = tuple(box[c] for c in reads)
     if memo is None or key not in memo:
@@ -173,7 +180,10 @@ def ffn_box(ffn: list[list[tuple]], box: Box, memo: dict | None = None) -> Box:
         if memo is None:
             return _residual(forms, box)
         memo[key] = forms
-    return _residual(memo[key], box)
+    out = _residual(memo[key], box)
+    if memo is not None:
+        memo[box] = out
+    return out
 
 
 def _residual(forms: tuple, box: Box) -> Box:
@@ -222,6 +232,7 @@ class LocalResult:
     heads: list[int]  # heads per block, counted over the partition (size x heads into a member)
 
 
+@functools.lru_cache(maxsize=100_000)
 def _interval_kernel(rows) -> tuple:
     return tuple(tuple(_point(v) for v in r) for r in rows)
 
@@ -471,8 +482,10 @@ def run(problem: LocalProblem) -> LocalResult:
     heads = []
     for b, blk in enumerate(problem.blocks):
         ffn, memo = compile_ffn(blk.ffn_layers(problem.l)), {}
-        worst = max(boxes.items(), key=lambda kv: _abs_max(kv[1]))
-        if _abs_max(worst[1]) > blk.M:
+        M = blk.M
+        outside = [k for k, bx in boxes.items() if bx[0][0] < -M or bx[1][0] < -M or bx[0][1] > M or bx[1][1] > M]
+        if outside:
+            worst = (outside[0], boxes[outside[0]])
             failures.append(
                 f"block {b} ({blk.name}): |rows 0-1| of {worst[0]} reaches {float(_abs_max(worst[1])):.6g} > M = "
                 f"{float(blk.M):.6g}, outside Lemma 3's domain"
@@ -515,6 +528,8 @@ def _dense(blk: SparseBlock, classes: dict, boxes: dict, failures: list) -> tupl
         s = max(sum(Fraction(Q[r, 4]) * Fraction(K[r, 4]) for r in range(5)), F0)
         for r in (0, 1):
             tot = (F0, F0)
+            if not (V[r, 0] or V[r, 1] or V[r, 4]):
+                continue
             for key, c in classes.items():
                 v = _add(
                     _add(_mul(_point(V[r, 0]), boxes[key][0]), _mul(_point(V[r, 1]), boxes[key][1])), _point(V[r, 4])

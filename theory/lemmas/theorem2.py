@@ -28,6 +28,7 @@ projection and indicator run before the Lemma 1 blocks instead of "in parallel" 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -70,6 +71,7 @@ def rational(v: float) -> Fraction:
     return Fraction(float(v))
 
 
+@functools.cache
 def mailbox_ffn(b: int) -> tuple:
     """z + FFN(z): row 0 += row1 - S, row 1 = 0 when row 1 in [S - b, S + b] (S = b + 1); nothing when row 1 = 0.
 
@@ -80,6 +82,7 @@ def mailbox_ffn(b: int) -> tuple:
     return (exact_layer(W1, [-1, 0]), exact_layer(W2, [0] * 5))
 
 
+@functools.cache
 def psi_indicator_ffn(N: int, S_I: int, r2: Fraction, L: int, deep: bool = True) -> tuple:
     """ψ on the ψ mailboxes (row 1 <= S_I - 2) and 1̂_{r²,Δ}(row1 - S_I) on the indicator mailbox.
 
