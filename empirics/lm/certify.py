@@ -92,7 +92,9 @@ def certify_points(
     options (tmcheck.empirics.id.estimate_id).
 
     Returns {"planted": [{"d", "estimates": {estimator: {"d", "ci", "recovered"}}, "recovered"}],
-    "certified", "tolerance", "points", "method"}; the caller adds "layer" and "probe"."""
+    "certified", "tolerance", "points", "method"}; the caller adds "layer" and "probe". An estimator that
+    refuses the points (ValueError: too few for its neighbours, ...) records d and ci None, its reason
+    under "refused", and recovers nothing."""
     from tmcheck.empirics.id import estimate_id
 
     sizes = {len(X) for X in clouds.values()}
@@ -102,16 +104,20 @@ def certify_points(
     for d, X in sorted(clouds.items()):
         estimates = {}
         for name in dict.fromkeys(estimators):
-            res = estimate_id(
-                X,
-                estimator=name,
-                k=k,
-                protocol=protocol,
-                batch_size=batch_size,
-                bootstrap=bootstrap,
-                device=device,
-                seed=seed,
-            )
+            try:
+                res = estimate_id(
+                    X,
+                    estimator=name,
+                    k=k,
+                    protocol=protocol,
+                    batch_size=batch_size,
+                    bootstrap=bootstrap,
+                    device=device,
+                    seed=seed,
+                )
+            except ValueError as exc:  # e.g. too few points for its neighbours: it recovers nothing
+                estimates[name] = {"d": None, "ci": None, "recovered": False, "refused": str(exc)}
+                continue
             ci = [float(v) for v in res.ci] if res.ci is not None else None
             estimates[name] = {"d": float(res.dimension), "ci": ci, "recovered": recovered(d, ci, tolerance)}
         planted.append(
@@ -151,6 +157,11 @@ def check_certificate(record) -> list[str]:
         ok = []
         for name in dict.fromkeys([*ESTIMATORS, *in_order(est)]):
             e = est.get(name)
+            if isinstance(e, dict) and isinstance(e.get("refused"), str) and e.get("d") is None:
+                ok.append(False)
+                if e.get("recovered") is not False:
+                    problems.append(f"d = {p['d']}: {name} refused the points, yet says recovered={e.get('recovered')}")
+                continue
             if not (isinstance(e, dict) and _finite(e.get("d")) and _interval(e.get("ci"))):
                 problems.append(f"d = {p.get('d')}: no {name} estimate with an interval")
                 ok.append(False)
@@ -206,7 +217,11 @@ def validation(estimate: dict | None, embed: dict, n_layer: int | None = None, e
         failed = []
         for p in cert["planted"]:
             est = p["estimates"]
-            missed = [f"{n} {est[n]['d']:.2f}" for n in in_order(est) if not est[n]["recovered"]]
+            missed = [
+                f"{n} refused" if est[n]["d"] is None else f"{n} {est[n]['d']:.2f}"
+                for n in in_order(est)
+                if not est[n]["recovered"]
+            ]
             if missed:
                 failed.append(f"d = {p['d']}: {', '.join(missed)}")
         reason = f"{head} (planted d not recovered: {'; '.join(failed)})"

@@ -509,7 +509,11 @@ def certificate_table(report: dict) -> str:
 def planted_cell(planted: dict) -> str:
     """'mle 1.02 ✓, twonn 0.97 ✓, ...': each estimator's d-hat of one planted d, ✓ where it recovered d."""
     est = planted["estimates"]
-    return ", ".join(f"{n} {est[n]['d']:.2f} {'✓' if est[n]['recovered'] else '✗'}" for n in in_order(est))
+    cells = [
+        f"{n} refused ✗" if est[n]["d"] is None else f"{n} {est[n]['d']:.2f} {'✓' if est[n]['recovered'] else '✗'}"
+        for n in in_order(est)
+    ]
+    return ", ".join(cells)
 
 
 def second_id_table(report: dict) -> str:

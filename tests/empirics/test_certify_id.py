@@ -76,6 +76,18 @@ def test_a_smooth_torus_is_certified_and_its_shuffled_points_are_not():
     assert all(e["d"] > 3 * p["d"] for p in bad["planted"] for e in p["estimates"].values())
 
 
+def test_an_estimator_that_refuses_the_points_recovers_nothing():
+    """40 points: MLE and TwoNN run, GRIDE needs more neighbours and refuses; the record says so, soundly."""
+    rec = certify.certify_points({d: torus(40, d, seed=d) for d in certify.DIMS}, **{**FAST, "k": 10})
+    assert not rec["certified"] and all(p["estimates"]["gride"]["refused"] for p in rec["planted"])
+    assert all(p["estimates"]["gride"]["d"] is None and not p["recovered"] for p in rec["planted"])
+    rec = {**rec, "layer": 1, "probe": {"final_ln": "after", "layer_option": None}}
+    assert certify.check_certificate(rec) == []
+    assert "gride refused" in certify.validation({"certificate": rec}, EMBED, 1)["reason"]
+    rec["planted"][0]["estimates"]["gride"]["recovered"] = True  # a refusal claimed as a recovery
+    assert any("refused the points, yet says recovered=True" in p for p in certify.check_certificate(rec))
+
+
 def random_gpt(seed: int = 0) -> LanguageModel:
     torch.manual_seed(seed)
     return LanguageModel(GPT(GPTConfig(vocab_size=64, block_size=32, n_layer=2, n_head=2, n_embd=32)), "tmcheck")
@@ -100,15 +112,15 @@ def test_a_probe_planted_through_a_random_gpt_recovers_its_dimension():
 
 def test_a_hook_that_plants_nothing_gives_no_manifold(monkeypatch):
     """The mutant whose hook sits on a module the model never calls: every probe input is the window
-    itself, one point repeated, which the estimators refuse."""
+    itself, one point repeated, which every estimator refuses: nothing is certified."""
     lm = random_gpt()
     plan = certify.plan_probe(np.random.default_rng(1).integers(0, 64, 40), certify.ProbeOptions(context=16))
     stray = torch.nn.Embedding(64, 32)
     monkeypatch.setattr(certify, "input_embedding", lambda lm: stray)
     X = certify.planted_points(lm, plan, 2, 200, 2, "after", certify.ProbeOptions(context=16))
     assert np.ptp(X, axis=0).max() == 0
-    with pytest.raises(ValueError):
-        certify.certify_points({2: X}, **FAST)
+    rec = certify.certify_points({2: X}, **FAST)  # one point repeated: every estimator refuses it
+    assert not rec["certified"] and all(e["refused"] for e in rec["planted"][0]["estimates"].values())
 
 
 def test_certify_model_records_its_layer_and_probe_and_tries_the_protocols_estimator():
