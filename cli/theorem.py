@@ -52,7 +52,15 @@ def theorem2_cmd(
         False, "--shallow-indicator", help="One-layer indicator with weight 1/Δ instead of the deep bounded one."
     ),
     # why kept: Typer reads options from each signature: this tail of aliases is lemma 1's too
-    points: int = typer.Option(300, "--points", min=1, help="Manifold sample size for the error."),
+    points: int | None = typer.Option(
+        None, "--points", min=1, help="Manifold sample size for the error (default 300; 48 with --local)."
+    ),
+    local: bool = typer.Option(
+        False,
+        "--local",
+        help="Never build the network: T(x) from the tokens that matter at x, with a certificate that the others "
+        "contribute what they must (theory.local_eval); for the proven N on the sphere and the torus.",
+    ),
     trials: TrialsOpt = 2,
     size_limit: SizeLimitOpt = SIZE_LIMIT,
     export: ExportOpt = None,
@@ -64,10 +72,27 @@ def theorem2_cmd(
 
     Example: tmcheck theorem 2 --manifold circle --D 3 --eps 0.3 --target x0
     """
-    from tmcheck.theory.lemmas.theorem2_report import theorem2_report
+    from tmcheck.theory.lemmas.theorem2_report import theorem2_local_report, theorem2_report
 
+    if local:
+        if export is not None or max_tokens is not None:
+            raise typer.BadParameter("--local builds no network: it takes neither --export nor --max-tokens")
+        rep = theorem2_local_report(manifold, D, eps, target, N, not shallow, points or 48, H_f=H_f, R=R)
+        _print_local(rep, json_)
+        return
     rep = theorem2_report(
-        manifold, D, eps, target, N, max_tokens, not shallow, points, H_f=H_f, R=R, trials=trials, size_limit=size_limit
+        manifold,
+        D,
+        eps,
+        target,
+        N,
+        max_tokens,
+        not shallow,
+        points or 300,
+        H_f=H_f,
+        R=R,
+        trials=trials,
+        size_limit=size_limit,
     )
     if not json_:
         console.print(
@@ -93,3 +118,37 @@ def theorem2_cmd(
             f"{rep['network_vs_claim']:.2g}"
         )
     finish_construction(rep, export, json_)
+
+
+def _print_local(rep: dict, json_: bool) -> None:
+    """The --local report: JSON, or the resources, the error as a sampled maximum and the verdict; exit 1 on FAILS."""
+    from tmcheck.cli.common import print_json
+
+    if json_:
+        print_json(rep)
+    else:
+        ev = rep["evaluated"]
+        grid = "the proven N" if rep["proven"] else f"below the proven N = {rep['N_proven']}"
+        console.print(
+            f"Theorem 2 on the {rep['manifold']} in R^{rep['D']}, f = {rep['target']}: N = {rep['N']} per chart "
+            f"({grid}), C_M = {rep['C_M']}, never built: l = {rep['l']}, m = {rep['m']}, L_T = {rep['L_T']}, "
+            f"L_FFN = {rep['L_FFN']}, κ = {rep['kappa']:.4g} (spec); the local evaluator's partition covers "
+            f"l = {ev['l']} with m = {ev['m']}, L_T = {ev['L_T']}; at most {rep['tokens_chosen_max']} tokens "
+            "evaluated per point"
+        )
+        console.print(
+            f"max |T - f| = {rep['error']:.4g} vs ε = {rep['eps']}: a sampled maximum over {rep['n_points']} manifold "
+            "points (a lower bound on the sup, not a proof)"
+        )
+        colour = "green" if rep["ok"] else "red"
+        for name, c in rep["check"]["results"].items():
+            if not c["passed"]:
+                console.print(f"[red]check {name} FAILS: {c['detail']}[/]", highlight=False)
+        why = "" if rep["ok"] else f" ({', '.join(rep['failed'])})"
+        console.print(
+            f"[{colour}]verdict: {rep['verdict']}{why}: every point certified, T(x) = the claim exactly, resources "
+            f"as the spec, and max |T - f| <= ε ({rep['sup_error']['kind']}: {rep['sup_error']['method']})[/]",
+            highlight=False,
+        )
+    if not rep["ok"]:
+        raise typer.Exit(1)

@@ -130,3 +130,106 @@ def _error_fields(plan: Theorem2Plan, T, split: dict, err: float, eps: float, n_
         "E3_max": float(split["E3"].max()),
         "bound_mu_E": plan.multiplicity * float(split["E1"].max() + split["E3"].max()),
     }
+
+
+def theorem2_local_report(
+    manifold: str,
+    D: int,
+    eps: float,
+    text: str,
+    N: int | None = None,
+    deep: bool = True,
+    n_points: int = 48,
+    seed: int = 0,
+    H_f: float = 1.0,
+    R: float = 1.0,
+) -> dict:
+    """`tmcheck theorem 2 --local`: the network at its proven N (or N) never built. The plan is lazy (grid
+    values on demand, R the declared bound); T(x) at each of n_points manifold points comes from
+    `local_eval.Theorem2Local`, with its certificate of locality, and must equal the claim
+    Σ_n L_n(φ_n(x)) 1̂_n(x) exactly. Resources: the spec's l, m, L_T, L_FFN, κ (`theory.spec.theorem2_spec`)
+    beside the evaluator's own count of tokens and of heads per block over its partition. The error is a sampled
+    maximum: a lower bound on the sup, over the points named."""
+    from fractions import Fraction
+
+    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
+    from tmcheck.theory.local_eval import Theorem2Local
+    from tmcheck.theory.manifolds import make_manifold
+    from tmcheck.theory.targets import parse_target
+
+    if not (0 < eps < 1):
+        raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
+    m = make_manifold(manifold, D, seed)
+    target = parse_target(text, D)
+    plan = theorem2_plan(m, target, eps, N, None, deep, seed, H_f=H_f, R=R, lazy=True)
+    sp = plan.stated("exact")
+    local = Theorem2Local(plan)
+    X = m.sample(n_points, np.random.default_rng(seed + 7))
+    f = target(X).real
+    errs, failures, off_claim, chosen, heads, covered = [], [], 0, [], None, None
+    for x, fx in zip(X, f, strict=True):
+        xr = [rational(v) for v in x]
+        res = local.evaluate(xr)
+        heads, covered = res.heads, res.l
+        chosen.append(res.tokens_chosen)
+        if not res.certified:
+            failures.append(res.failures[0])
+            continue
+        off_claim += res.value != claim_value(plan, xr)
+        errs.append(abs(float(res.value - Fraction(float(fx)))))
+    err = max(errs, default=math.nan)
+    spec_heads = [n for _, n in sp.heads_per_block]
+    resources_ok = heads == spec_heads and covered == sp.l
+    checks = {
+        "certified": {
+            "passed": not failures,
+            "detail": f"{len(failures)} of {n_points} points uncertified" + (f": {failures[0]}" if failures else ""),
+        },
+        "claim": {"passed": off_claim == 0, "detail": f"T(x) != the claim at {off_claim} points"},
+        "resources": {
+            "passed": resources_ok,
+            "detail": f"evaluator: l = {covered}, heads per block {heads}; spec: l = {sp.l}, {spec_heads}",
+        },
+    }
+    within = bool(errs) and err <= eps
+    ok = all(c["passed"] for c in checks.values()) and within
+    return {
+        "mode": "local",
+        "manifold": manifold,
+        "D": D,
+        "d": m.d,
+        "tau": m.tau,
+        "r": m.r,
+        "C_M": m.C_M,
+        "target": text,
+        "eps": eps,
+        "H_f": H_f,
+        "R_declared": R,
+        "N": plan.N,
+        "N_proven": plan.N_proven,
+        "proven": plan.N >= plan.N_proven,
+        "mu": plan.multiplicity,
+        "H_chart": plan.H_est,
+        "Delta": str(plan.Delta),
+        "L_indicator": plan.L_ind,
+        "deep": deep,
+        "l": sp.l,
+        "m": sp.m,
+        "L_T": sp.L_T,
+        "L_FFN": sp.L_FFN,
+        "kappa": float(sp.kappa),
+        "evaluated": {"l": covered, "L_T": len(heads or []), "m": max(heads or [0]), "heads_per_block": heads},
+        "tokens_chosen_max": max(chosen, default=0),
+        "error": err,
+        "within_eps": within,
+        "n_points": n_points,
+        "sup_error": {
+            "kind": "sampled",
+            "value": err,
+            "method": f"max over {n_points} manifold points, T(x) by certified local evaluation (a lower bound on sup)",
+        },
+        "check": {"results": checks},
+        "failed": [k for k, c in checks.items() if not c["passed"]] + ([] if within else ["error > ε"]),
+        "ok": ok,
+        "verdict": "HOLDS" if ok else "FAILS",
+    }
