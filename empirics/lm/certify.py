@@ -75,13 +75,13 @@ def recovered(d: float, ci, tolerance: float = TOLERANCE) -> bool:
     return ci is not None and ci[0] - tolerance * d <= d <= ci[1] + tolerance * d
 
 
+ID_OPTIONS = ("k", "protocol", "batch_size", "bootstrap")  # what a certificate takes from d-hat's ID protocol
+
+
 def certify_points(
     clouds: dict[int, np.ndarray],
+    id_options: dict,
     *,
-    k: int,
-    protocol: str,
-    batch_size: int,
-    bootstrap: int,
     seed: int = 0,
     device: str = "auto",
     tolerance: float = TOLERANCE,
@@ -89,7 +89,7 @@ def certify_points(
 ) -> dict:
     """The certificate of point clouds of known dimension ({planted d: (N, C) points}), estimated by every
     estimator of `estimators` (ESTIMATORS and, where another made the d-hat, that one) with one protocol's
-    options (tmcheck.empirics.id.estimate_id).
+    options `id_options` (ID_OPTIONS: K, protocol, batch size, bootstrap; tmcheck.empirics.id.estimate_id).
 
     Returns {"planted": [{"d", "estimates": {estimator: {"d", "ci", "recovered"}}, "recovered"}],
     "certified", "tolerance", "points", "method"}; the caller adds "layer" and "probe". An estimator that
@@ -100,21 +100,13 @@ def certify_points(
     sizes = {len(X) for X in clouds.values()}
     if len(sizes) != 1:
         raise ValueError(f"the planted clouds must hold one number of points each, got {sorted(sizes)}")
+    options = {key: id_options[key] for key in ID_OPTIONS}
     planted = []
     for d, X in sorted(clouds.items()):
         estimates = {}
         for name in dict.fromkeys(estimators):
             try:
-                res = estimate_id(
-                    X,
-                    estimator=name,
-                    k=k,
-                    protocol=protocol,
-                    batch_size=batch_size,
-                    bootstrap=bootstrap,
-                    device=device,
-                    seed=seed,
-                )
+                res = estimate_id(X, estimator=name, **options, device=device, seed=seed)
             except ValueError as exc:  # e.g. too few points for its neighbours: it recovers nothing
                 estimates[name] = {"d": None, "ci": None, "recovered": False, "refused": str(exc)}
                 continue
@@ -329,16 +321,8 @@ def certify_model(
     plan = plan_probe(probe_window(docs, opts), opts)
     n = probe_points(points)
     clouds = {d: planted_points(lm, plan, d, n, L, final_ln, opts) for d in DIMS}
-    record = certify_points(
-        clouds,
-        k=id_options["k"],
-        protocol=id_options["protocol"],
-        batch_size=id_options["batch_size"],
-        bootstrap=id_options["bootstrap"],
-        seed=seed,
-        device=device,
-        estimators=(*ESTIMATORS, id_options.get("estimator", ESTIMATORS[0])),
-    )
+    estimators = (*ESTIMATORS, id_options.get("estimator", ESTIMATORS[0]))
+    record = certify_points(clouds, id_options, seed=seed, device=device, estimators=estimators)
     probe = {
         **opts.as_dict(),
         "layer_option": layer,

@@ -15,7 +15,7 @@ from tmcheck.empirics.lm import certify
 from tmcheck.empirics.lm.embed import LanguageModel
 from tmcheck.empirics.lm.gpt import GPT, GPTConfig
 
-FAST = {"k": 20, "protocol": "full", "batch_size": 4096, "bootstrap": 20, "device": "cpu"}
+FAST = {"k": 20, "protocol": "full", "batch_size": 4096, "bootstrap": 20}  # the ID options of a quick protocol
 
 
 def torus(n: int, d: int, width: int = 64, seed: int = 0) -> np.ndarray:
@@ -64,21 +64,21 @@ EMBED = {"layer": None, "final_ln": "after"}
 
 def test_a_smooth_torus_is_certified_and_its_shuffled_points_are_not():
     clouds = {d: torus(600, d, seed=d) for d in certify.DIMS}
-    rec = certify.certify_points(clouds, **FAST)
+    rec = certify.certify_points(clouds, FAST, device="cpu")
     assert rec["certified"] and rec["points"] == 600 and [p["d"] for p in rec["planted"]] == list(certify.DIMS)
     for p in rec["planted"]:
         assert set(p["estimates"]) == set(certify.ESTIMATORS)
         for e in p["estimates"].values():
             assert abs(e["d"] - p["d"]) <= certify.TOLERANCE * p["d"] + (e["ci"][1] - e["ci"][0])
     assert certify.check_certificate({**rec, "layer": 1, "probe": {}}) == []
-    bad = certify.certify_points({d: shuffled(X, d) for d, X in clouds.items()}, **FAST)
+    bad = certify.certify_points({d: shuffled(X, d) for d, X in clouds.items()}, FAST, device="cpu")
     assert not bad["certified"] and not any(p["recovered"] for p in bad["planted"])
     assert all(e["d"] > 3 * p["d"] for p in bad["planted"] for e in p["estimates"].values())
 
 
 def test_an_estimator_that_refuses_the_points_recovers_nothing():
     """40 points: MLE and TwoNN run, GRIDE needs more neighbours and refuses; the record says so, soundly."""
-    rec = certify.certify_points({d: torus(40, d, seed=d) for d in certify.DIMS}, **{**FAST, "k": 10})
+    rec = certify.certify_points({d: torus(40, d, seed=d) for d in certify.DIMS}, {**FAST, "k": 10}, device="cpu")
     assert not rec["certified"] and all(p["estimates"]["gride"]["refused"] for p in rec["planted"])
     assert all(p["estimates"]["gride"]["d"] is None and not p["recovered"] for p in rec["planted"])
     rec = {**rec, "layer": 1, "probe": {"final_ln": "after", "layer_option": None}}
@@ -104,7 +104,7 @@ def test_a_probe_planted_through_a_random_gpt_recovers_its_dimension():
     )
     clouds = {d: certify.planted_points(lm, plan, d, 500, 2, "after", opts) for d in (1, 2)}
     assert not lm.model.wte._forward_hooks  # the hook is removed after the probe
-    rec = certify.certify_points(clouds, **FAST)
+    rec = certify.certify_points(clouds, FAST, device="cpu")
     assert rec["certified"], rec["planted"]
     again = certify.planted_points(lm, plan, 1, 500, 2, "after", opts)
     assert np.array_equal(again, clouds[1])  # seeded: the same probe gives the same points
@@ -119,7 +119,7 @@ def test_a_hook_that_plants_nothing_gives_no_manifold(monkeypatch):
     monkeypatch.setattr(certify, "input_embedding", lambda lm: stray)
     X = certify.planted_points(lm, plan, 2, 200, 2, "after", certify.ProbeOptions(context=16))
     assert np.ptp(X, axis=0).max() == 0
-    rec = certify.certify_points({2: X}, **FAST)  # one point repeated: every estimator refuses it
+    rec = certify.certify_points({2: X}, FAST, device="cpu")  # one point repeated: every estimator refuses it
     assert not rec["certified"] and all(e["refused"] for e in rec["planted"][0]["estimates"].values())
 
 
@@ -139,7 +139,7 @@ def test_certify_model_records_its_layer_and_probe_and_tries_the_protocols_estim
 def test_a_certificate_claimed_without_running_the_probe_is_caught(monkeypatch):
     """The mutant that skips the probe: certify_points answers 'certified' with no estimates. The record
     then fails check_certificate, and validation withholds the prediction."""
-    monkeypatch.setattr(certify, "certify_points", lambda clouds, **kw: {"planted": [], "certified": True})
+    monkeypatch.setattr(certify, "certify_points", lambda clouds, options, **kw: {"planted": [], "certified": True})
     io = {"estimator": "mle", "k": 20, "protocol": "full", "batch_size": 4096, "bootstrap": 10}
     rec = certify.certify_model(
         random_gpt(), [np.arange(40) % 64], layer=None, final_ln="after", id_options=io, points=9
