@@ -162,7 +162,7 @@ def theorem2_local_report(
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
     plan = theorem2_plan(m, target, eps, N, None, deep, seed, H_f=H_f, R=R, lazy=True)
-    sp = plan.stated("exact")
+    sp = plan.stated("float64")  # exact κ needs the l rational interaction vectors: not at 10^9 tokens
     local = Theorem2Local(plan)
     X = m.sample(n_points, np.random.default_rng(seed + 7))
     f = target(X).real
@@ -218,6 +218,7 @@ def theorem2_local_report(
         "L_T": sp.L_T,
         "L_FFN": sp.L_FFN,
         "kappa": float(sp.kappa),
+        "kappa_arithmetic": "float64",
         "evaluated": {"l": covered, "L_T": len(heads or []), "m": max(heads or [0]), "heads_per_block": heads},
         "tokens_chosen_max": max(chosen, default=0),
         "error": err,
