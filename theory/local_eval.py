@@ -366,6 +366,7 @@ def build_problem(
             for it in into.get((b, t), []):
                 if it.t2 not in chosen:
                     failures.append(f"block {b}: chosen token {t} reads token {it.t2}, which is left out")
+                    continue
                 row.append(Edge((it.t2,), _interval_kernel(it.Q_data), _interval_kernel(it.K_data), it.row, it.sign))
             edges.append(row)
         classes[t] = TokenClass(1, (_point(h0.get(t, F0)), (F0, F0)), edges + [[]])
@@ -377,9 +378,13 @@ def build_problem(
             e_lo, e_hi = into.get((blk, ends[0]), []), into.get((blk, ends[1]), [])
             mid = into.get((blk, g.s_token(i, (a + b) // 2)), [])
             row = []
-            for x, y, w in zip(e_lo, e_hi, mid, strict=True):
-                if (x.t2, x.Q_data, x.row, x.sign) != (y.t2, y.Q_data, y.row, y.sign) or x.t2 not in chosen:
+            if not len(e_lo) == len(e_hi) == len(mid):
+                failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} differ in their number of heads")
+            for x, y, w in zip(e_lo, e_hi, mid, strict=False):
+                shape = {(v.t2, v.Q_data, v.row, v.sign) for v in (x, y, w)}
+                if len(shape) > 1 or x.t2 not in chosen:
                     failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} do not share their heads' sources")
+                    continue
                 K = _hull_kernel(_interval_kernel(x.K_data), _interval_kernel(y.K_data))
                 if not _inside(_interval_kernel(w.K_data), K):
                     failures.append(f"block {blk}: an s token inside {key[1]}..{key[2]} has a kernel outside its ends'")
@@ -397,11 +402,13 @@ def build_problem(
                 e_lo = into.get((blk, g.slot(ends[0], k)), [])
                 e_hi = into.get((blk, g.slot(ends[1], k)), [])
                 row = []
-                for x, y in zip(e_lo, e_hi, strict=True):
+                if len(e_lo) != len(e_hi):
+                    failures.append(f"block {blk}: the patches of class ({gi}, {i_star}) differ in their heads")
+                for x, y in zip(e_lo, e_hi, strict=False):
                     src = _patch_source(g, gi, i_star, ends[0], x.t2, s_keys, chosen)
                     if src is None or src != _patch_source(g, gi, i_star, ends[1], y.t2, s_keys, chosen):
                         failures.append(f"block {blk}: patch slot {k} of grid {gi} reads an unclassified token")
-                        src = ()
+                        continue
                     Kx, Ky = _interval_kernel(x.K_data), _interval_kernel(y.K_data)
                     if stages[blk].name == "f_n":  # each member's own f_n: only |f_n| <= R is used
                         Kx, Ky = _any_f(Kx, R, failures), _any_f(Ky, R, failures)
