@@ -78,24 +78,7 @@ def theorem2_report(
     split = error_split(plan, X)
     err = float(np.abs(T - target(X).real).max())
     return {
-        "manifold": manifold,
-        "D": D,
-        "d": m.d,
-        "tau": m.tau,
-        "r": m.r,
-        "C_M": m.C_M,
-        "target": text,
-        "eps": eps,
-        "H_f": H_f,
-        "R_declared": R,
-        "N": plan.N,
-        "N_proven": plan.N_proven,
-        "proven": plan.N >= plan.N_proven,
-        "mu": plan.multiplicity,
-        "H_chart": plan.H_est,
-        "Delta": str(plan.Delta),
-        "L_indicator": plan.L_ind,
-        "deep": deep,
+        **_plan_fields(plan, manifold, text),
         "l": net.l,
         "m": measured.m,
         "L_T": measured.L_T,
@@ -103,6 +86,31 @@ def theorem2_report(
         "grid_points": [str(t) for t in grid_points(plan.N)],
         "resources": resource_table(plan, net, measured),
         **verdict_fields(construction_of(plan, net), plan, measured, trials, seed, err, eps),
+    }
+
+
+def _plan_fields(plan: Theorem2Plan, manifold: str, text: str) -> dict:
+    """The report's atlas and grid: manifold, D, d, τ, r, C_M, target, ε, H_f, R, N (used and proven), μ, H̃, Δ."""
+    m = plan.manifold
+    return {
+        "manifold": manifold,
+        "D": m.D,
+        "d": m.d,
+        "tau": m.tau,
+        "r": m.r,
+        "C_M": m.C_M,
+        "target": text,
+        "eps": plan.eps,
+        "H_f": plan.H_f,
+        "R_declared": plan.R_declared,
+        "N": plan.N,
+        "N_proven": plan.N_proven,
+        "proven": plan.N >= plan.N_proven,
+        "mu": plan.multiplicity,
+        "H_chart": plan.H_est,
+        "Delta": str(plan.Delta),
+        "L_indicator": plan.L_ind,
+        "deep": plan.deep,
     }
 
 
@@ -195,24 +203,7 @@ def theorem2_local_report(
     ok = all(c["passed"] for c in checks.values()) and within
     return {
         "mode": "local",
-        "manifold": manifold,
-        "D": D,
-        "d": m.d,
-        "tau": m.tau,
-        "r": m.r,
-        "C_M": m.C_M,
-        "target": text,
-        "eps": eps,
-        "H_f": H_f,
-        "R_declared": R,
-        "N": plan.N,
-        "N_proven": plan.N_proven,
-        "proven": plan.N >= plan.N_proven,
-        "mu": plan.multiplicity,
-        "H_chart": plan.H_est,
-        "Delta": str(plan.Delta),
-        "L_indicator": plan.L_ind,
-        "deep": deep,
+        **_plan_fields(plan, manifold, text),
         "l": sp.l,
         "m": sp.m,
         "L_T": sp.L_T,
