@@ -206,3 +206,14 @@ def test_ffn_box_refuses_an_ffn_that_writes_the_fixed_rows():
     W[3, 0] = Fraction(1)
     with pytest.raises(ValueError, match="rows 2-4"):
         compile_ffn((Layer(W, np.array([Fraction(0)] * 5, dtype=object)),))
+
+
+def test_a_partition_that_misses_tokens_is_caught(monkeypatch):
+    """A mutant class size (one patch too few in each class) leaves tokens uncovered: the certificate fails."""
+    from tmcheck.theory import local_eval
+
+    _, _, local = lemma1_case(2, 3)
+    real = local_eval.Grid.patch_class_size
+    monkeypatch.setattr(local_eval.Grid, "patch_class_size", lambda g, i: max(real(g, i) - 1, 0))
+    res = local.evaluate([Fraction(1, 3), Fraction(1, 5)])
+    assert not res.certified and any("cover" in f for f in res.failures)
