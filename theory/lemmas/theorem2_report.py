@@ -210,6 +210,9 @@ def theorem2_local_report(
         "L_FFN": sp.L_FFN,
         "kappa": float(sp.kappa),
         "kappa_arithmetic": "float64",
+        # T(x) is the output of the network with the plan's rational weights, in exact arithmetic (a float64
+        # network at 10^9 tokens would lose Lemma 3's cancellation of C ~ κ; not claimed here)
+        "evaluation": "exact, local (theory.local_eval), certified per point",
         "evaluated": {"l": covered, "L_T": len(heads or []), "m": max(heads or [0]), "heads_per_block": heads},
         "tokens_chosen_max": max(chosen, default=0),
         "error": err,
