@@ -36,6 +36,7 @@ ReLU, leaves a box of positive width that reaches the sum), so the value is neve
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -274,19 +275,15 @@ class Grid:
         return self.prod_base + patch_index(p, self.N) * self.F + k
 
     def chosen_patches(self) -> list[tuple[int, ...]]:
-        import itertools
-
         return [tuple(p) for p in itertools.product(*self.patch_window)]
 
     def s_ranges(self, i: int) -> list[tuple[int, int]]:
         """The maximal runs of j outside axis i's s window."""
-        inside, out, start = set(self.s_window[i]), [], None
-        for j in range(self.N + 1):
-            if j < self.N and j not in inside:
-                start = j if start is None else start
-            elif start is not None:
+        out, start = [], 0
+        for j in [*sorted(self.s_window[i]), self.N]:
+            if j > start:
                 out.append((start, j - 1))
-                start = None
+            start = j + 1
         return out
 
     def first_out(self, p: Sequence[int]) -> int | None:
@@ -301,9 +298,11 @@ class Grid:
 
     def patch_class_ends(self, i_star: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The first and last member of the class of patches whose first axis out of the window is i_star."""
-        out_js = [j for j in range(self.N) if j not in self.patch_window[i_star]]
-        lo = [min(self.patch_window[i]) for i in range(i_star)] + [out_js[0]] + [0] * (self.d - 1 - i_star)
-        hi = [max(self.patch_window[i]) for i in range(i_star)] + [out_js[-1]] + [self.N - 1] * (self.d - 1 - i_star)
+        win = self.patch_window[i_star]
+        first = next(j for j in range(self.N) if j not in win)
+        last = next(j for j in reversed(range(self.N)) if j not in win)
+        lo = [min(self.patch_window[i]) for i in range(i_star)] + [first] + [0] * (self.d - 1 - i_star)
+        hi = [max(self.patch_window[i]) for i in range(i_star)] + [last] + [self.N - 1] * (self.d - 1 - i_star)
         return tuple(lo), tuple(hi)
 
 
