@@ -338,7 +338,7 @@ def build_problem(
     for g in grids:
         chosen.update(g.s_token(i, j) for i in range(g.d) for j in g.s_window[i])
         chosen.update(g.slot(p, k) for p in g.chosen_patches() for k in range(g.F))
-    s_class, owner = {}, {}  # s token range key -> (grid index, axis); token -> s class key
+    s_class = {}  # s token range key -> (grid index, axis, first j, last j)
     patch_members: dict = {}
     for gi, g in enumerate(grids):
         for i in range(g.d):
@@ -357,70 +357,87 @@ def build_problem(
     s_keys: dict = {}
     for key, (gi, i, _, _) in s_class.items():
         s_keys.setdefault((gi, i), []).append(key)
+    n_blocks = len(stages) - 1
     classes: dict = {}
     for t in sorted(chosen):
-        edges = []
-        for b in range(len(stages) - 1):
-            row = []
-            for it in into.get((b, t), []):
-                if it.t2 not in chosen:
-                    failures.append(f"block {b}: chosen token {t} reads token {it.t2}, which is left out")
-                    continue
-                row.append(Edge((it.t2,), _interval_kernel(it.Q_data), _interval_kernel(it.K_data), it.row, it.sign))
-            edges.append(row)
-        classes[t] = TokenClass(1, (_point(h0.get(t, F0)), (F0, F0)), edges + [[]])
+        edges = [_chosen_edges(t, into.get((b, t), []), chosen, b, failures) for b in range(n_blocks)]
+        classes[t] = TokenClass(1, (_point(h0.get(t, F0)), (F0, F0)), [*edges, []])
     for key, (gi, i, a, b) in s_class.items():
         g = grids[gi]
-        ends = [g.s_token(i, a), g.s_token(i, b)]
-        edges = []
-        for blk in range(len(stages) - 1):
-            e_lo, e_hi = into.get((blk, ends[0]), []), into.get((blk, ends[1]), [])
-            mid = into.get((blk, g.s_token(i, (a + b) // 2)), [])
-            row = []
-            if not len(e_lo) == len(e_hi) == len(mid):
-                failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} differ in their number of heads")
-            for x, y, w in zip(e_lo, e_hi, mid, strict=False):
-                shape = {(v.t2, v.Q_data, v.row, v.sign) for v in (x, y, w)}
-                if len(shape) > 1 or x.t2 not in chosen:
-                    failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} do not share their heads' sources")
-                    continue
-                K = _hull_kernel(_interval_kernel(x.K_data), _interval_kernel(y.K_data))
-                if not _inside(_interval_kernel(w.K_data), K):
-                    failures.append(f"block {blk}: an s token inside {key[1]}..{key[2]} has a kernel outside its ends'")
-                row.append(Edge((x.t2,), _interval_kernel(x.Q_data), K, x.row, x.sign))
-            edges.append(row)
-        classes[key] = TokenClass(b - a + 1, ((F0, F0), (F0, F0)), edges + [[]])
-        for t in ends:
-            owner[t] = key
+        members = [g.s_token(i, j) for j in (a, b, (a + b) // 2)]
+        edges = [
+            _s_edges(key, [into.get((blk, t), []) for t in members], chosen, blk, failures) for blk in range(n_blocks)
+        ]
+        classes[key] = TokenClass(b - a + 1, ((F0, F0), (F0, F0)), [*edges, []])
     for (gi, i_star), ends in patch_members.items():
         g = grids[gi]
-        size = g.patch_class_size(i_star)
         for k in range(g.F):
             edges = []
-            for blk in range(len(stages) - 1):
-                e_lo = into.get((blk, g.slot(ends[0], k)), [])
-                e_hi = into.get((blk, g.slot(ends[1], k)), [])
-                row = []
-                if len(e_lo) != len(e_hi):
-                    failures.append(f"block {blk}: the patches of class ({gi}, {i_star}) differ in their heads")
-                for x, y in zip(e_lo, e_hi, strict=False):
-                    src = _patch_source(g, gi, i_star, ends[0], x.t2, s_keys, chosen)
-                    if src is None or src != _patch_source(g, gi, i_star, ends[1], y.t2, s_keys, chosen):
-                        failures.append(f"block {blk}: patch slot {k} of grid {gi} reads an unclassified token")
-                        continue
-                    Kx, Ky = _interval_kernel(x.K_data), _interval_kernel(y.K_data)
-                    if stages[blk].name == "f_n":  # each member's own f_n: only |f_n| <= R is used
-                        Kx, Ky = _any_f(Kx, R, failures), _any_f(Ky, R, failures)
-                    if (x.Q_data, x.row, x.sign) != (y.Q_data, y.row, y.sign) or Kx != Ky:
-                        failures.append(f"block {blk}: the patches of class ({gi}, {i_star}) differ in a head")
-                    row.append(Edge(src, _interval_kernel(x.Q_data), Kx, x.row, x.sign))
-                edges.append(row)
-            classes[("patch", gi, i_star, k)] = TokenClass(size, ((F0, F0), (F0, F0)), edges + [[]])
+            for blk in range(n_blocks):
+                heads = [into.get((blk, g.slot(p, k)), []) for p in ends]
+                srcs = [
+                    [_patch_source(g, gi, i_star, p, it.t2, s_keys, chosen) for it in hs]
+                    for p, hs in zip(ends, heads, strict=True)
+                ]
+                edges.append(_patch_edges((gi, i_star, k), heads, srcs, stages[blk].name == "f_n", R, blk, failures))
+            classes[("patch", gi, i_star, k)] = TokenClass(
+                g.patch_class_size(i_star), ((F0, F0), (F0, F0)), [*edges, []]
+            )
     covered = sum(c.size for c in classes.values())
     if covered != l:
         failures.append(f"the classes cover {covered} tokens, not l = {l}")
     decoder = _class_of(l - 1, grids, chosen)
     return LocalProblem(l, stages, classes, decoder, len(chosen), failures)
+
+
+def _chosen_edges(t: int, heads: list, chosen: set, blk: int, failures: list) -> list[Edge]:
+    """The heads into chosen token t: each must read a chosen token (closure)."""
+    out = []
+    for it in heads:
+        if it.t2 not in chosen:
+            failures.append(f"block {blk}: chosen token {t} reads token {it.t2}, which is left out")
+            continue
+        out.append(Edge((it.t2,), _interval_kernel(it.Q_data), _interval_kernel(it.K_data), it.row, it.sign))
+    return out
+
+
+def _s_edges(key: tuple, heads: list[list], chosen: set, blk: int, failures: list) -> list[Edge]:
+    """The heads into an s class, from its first, last and middle members' (`heads`): one source and Q^B for all,
+    K^B the hull of the ends' (ψ's kernel constant 1 - t_j is affine in j; the middle one is checked inside)."""
+    lo, hi, mid = heads
+    if not len(lo) == len(hi) == len(mid):
+        failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} differ in their number of heads")
+    out = []
+    for x, y, w in zip(lo, hi, mid, strict=False):
+        if len({(v.t2, v.Q_data, v.row, v.sign) for v in (x, y, w)}) > 1 or x.t2 not in chosen:
+            failures.append(f"block {blk}: the s tokens {key[1]}..{key[2]} do not share their heads' sources")
+            continue
+        K = _hull_kernel(_interval_kernel(x.K_data), _interval_kernel(y.K_data))
+        if not _inside(_interval_kernel(w.K_data), K):
+            failures.append(f"block {blk}: an s token inside {key[1]}..{key[2]} has a kernel outside its ends'")
+        out.append(Edge((x.t2,), _interval_kernel(x.Q_data), K, x.row, x.sign))
+    return out
+
+
+def _patch_edges(
+    cls: tuple, heads: list[list], srcs: list[list], f_block: bool, R: Fraction, blk: int, failures: list
+) -> list[Edge]:
+    """The heads into a patch class's slot, from its first and last members' (`heads`, their source classes
+    `srcs`): the same sources, Q^B and K^B for both, but for the f_n block's constant f_n, widened to [-R, R]."""
+    if len(heads[0]) != len(heads[1]):
+        failures.append(f"block {blk}: the patches of class {cls[:2]} differ in their heads")
+    out = []
+    for x, y, sx, sy in zip(*heads, *srcs, strict=False):
+        if sx is None or sx != sy:
+            failures.append(f"block {blk}: patch slot {cls[2]} of class {cls[:2]} reads an unclassified token")
+            continue
+        Kx, Ky = _interval_kernel(x.K_data), _interval_kernel(y.K_data)
+        if f_block:  # each member's own f_n: only |f_n| <= R is used
+            Kx, Ky = _any_f(Kx, R, failures), _any_f(Ky, R, failures)
+        if (x.Q_data, x.row, x.sign) != (y.Q_data, y.row, y.sign) or Kx != Ky:
+            failures.append(f"block {blk}: the patches of class {cls[:2]} differ in a head")
+        out.append(Edge(sx, _interval_kernel(x.Q_data), Kx, x.row, x.sign))
+    return out
 
 
 def _any_f(K: tuple, R: Fraction, failures: list) -> tuple:
