@@ -211,6 +211,8 @@ class Edge:
     def __post_init__(self):
         if any(r[c] != (F0, F0) for r in self.Q + self.K for c in (2, 3)):
             raise ValueError("a head reads the interaction rows in its data kernel")
+        if self.row not in (0, 1):
+            raise ValueError(f"a head writes row {self.row}: rows 2-4 are fixed")
 
 
 @dataclass
