@@ -33,7 +33,7 @@ def prediction_row(md: str) -> str:
     "certificate, why",
     [
         (None, f"{HEAD}: no certificate (no probe of known dimension was run)"),
-        (sound_record(layer=1, recovered=False), f"{HEAD} (planted d not recovered: d = 1: mle 6.00, twonn 6.00, gride 6.00; d = 2"),
+        (sound_record(layer=1, recovered=False), f"{HEAD} (planted d not recovered: d = 1: mle 6.00, twonn 6.00"),
         ({**sound_record(layer=1), "planted": []}, f"{HEAD}: its certificate is unsound (planted d [], not"),
         (sound_record(layer=2), f"{HEAD}: its certificate probes layer 2"),
     ],
