@@ -84,7 +84,8 @@ def _pretrain_cells() -> list[str]:
     for c, e in rep["table"].items():
         t = prediction_of(e, "loglog")
         if e["exponent"] is None or t is None:
-            out.append(f"{c}: withheld")
+            why = ((e.get("id") or {}).get("validation") or {}).get("reason") or e.get("withheld") or "withheld"
+            out.append(f"{c}: {why}")
             continue
         f = e["exponent"]["fits"]["loglog"]
         out.append(
