@@ -59,7 +59,7 @@ def theorem2_cmd(
         False,
         "--local",
         help="Never build the network: T(x) from the tokens that matter at x, with a certificate that the others "
-        "contribute what they must (theory.local_eval); for the proven N on the sphere and the torus.",
+        "contribute what they must (theory.lemmas.local_eval); for the proven N on the sphere and the torus.",
     ),
     trials: TrialsOpt = 2,
     size_limit: SizeLimitOpt = SIZE_LIMIT,

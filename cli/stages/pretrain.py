@@ -73,5 +73,10 @@ def offset_summary(e: dict) -> str:
     return (
         f"offset law α̂={f['alpha']:.3f} [{iv['lo']:.3f}, {iv['hi']:.3f}] ({iv['method']}, coverage "
         f"{iv['coverage']:.0%}), E={f['params']['E']:.3g}"
-        + (f", vs α_D={test['alpha_pred']:.3f}: {test['verdict']}" if test else ", no ID: no verdict")
+        + (f", vs α_D={test['alpha_pred']:.3f}: {test['verdict']}" if test else f", {_no_test(e)}")
     )
+
+
+def _no_test(e: dict) -> str:
+    """Why a fitted corpus has no prediction test: its d̂'s certificate failed, or there is no d̂."""
+    return ((e.get("id") or {}).get("validation") or {}).get("reason") or "no ID: no verdict"

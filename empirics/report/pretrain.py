@@ -305,47 +305,12 @@ def second_id(
     held = {}
 
     def texts() -> list:
-        from transformers.utils import logging as hf_logging
-
-        from tmcheck.empirics.lm.embed import encode_text
-        from tmcheck.empirics.report.ablation import corpus_texts
-
         if "docs" not in held:
-            old = hf_logging.get_verbosity()
-            hf_logging.set_verbosity_error()  # "longer than the maximum length": windows are cut to the context later
-            try:
-                held["docs"] = encode_text(model(), corpus_texts(corpus, documents))
-            finally:
-                hf_logging.set_verbosity(old)
+            held["docs"] = _encode_quietly(model(), corpus, documents)
         return held["docs"]
 
     def compute() -> dict:
-        from importlib.metadata import version
-
-        from tmcheck.empirics.id import estimate_id
-        from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents
-
-        docs = texts()
-        X = embed_documents(model(), docs, EmbedOptions(**eo))
-        res = estimate_id(
-            X,
-            estimator=io["estimator"],
-            k=io["k"],
-            protocol=io["protocol"],
-            batch_size=io["batch_size"],
-            bootstrap=io["bootstrap"],
-            device=device,
-            seed=eo["seed"],
-        )
-        return {
-            "d": float(res.dimension),
-            "d_ci": [float(v) for v in res.ci] if res.ci is not None else None,
-            "points": int(X.shape[0]),
-            "width": int(X.shape[1]),
-            "documents": len(docs),
-            "model": SECOND_ID_MODEL,
-            "package": f"{SECOND_ID_PACKAGE} {version(SECOND_ID_PACKAGE)}",
-        }
+        return _second_estimate(model(), texts(), eo, io, device)
 
     estimate = cached if cached is not None else cached_id(sweep.id_path, key, protocol, compute)
     return with_certificate(
@@ -356,6 +321,51 @@ def second_id(
         lambda: certificate(model(), texts(), eo, protocol["id"], estimate["points"], probe, device),
         probe,
     )
+
+
+def _encode_quietly(lm, corpus: str, documents: int) -> list:
+    """The corpus's first test documents tokenized by the second model's own tokenizer (its "longer than the
+    maximum length" warnings silenced: windows are cut to the context later)."""
+    from transformers.utils import logging as hf_logging
+
+    from tmcheck.empirics.lm.embed import encode_text
+    from tmcheck.empirics.report.ablation import corpus_texts
+
+    old = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        return encode_text(lm, corpus_texts(corpus, documents))
+    finally:
+        hf_logging.set_verbosity(old)
+
+
+def _second_estimate(lm, docs: list, eo: dict, io: dict, device: str) -> dict:
+    """The second model's d̂ of `docs` under the first ID's embedding options `eo` and ID options `io`."""
+    from importlib.metadata import version
+
+    from tmcheck.empirics.id import estimate_id
+    from tmcheck.empirics.lm.embed import EmbedOptions, embed_documents
+
+    X = embed_documents(lm, docs, EmbedOptions(**eo))
+    res = estimate_id(
+        X,
+        estimator=io["estimator"],
+        k=io["k"],
+        protocol=io["protocol"],
+        batch_size=io["batch_size"],
+        bootstrap=io["bootstrap"],
+        device=device,
+        seed=eo["seed"],
+    )
+    return {
+        "d": float(res.dimension),
+        "d_ci": [float(v) for v in res.ci] if res.ci is not None else None,
+        "points": int(X.shape[0]),
+        "width": int(X.shape[1]),
+        "documents": len(docs),
+        "model": SECOND_ID_MODEL,
+        "package": f"{SECOND_ID_PACKAGE} {version(SECOND_ID_PACKAGE)}",
+    }
 
 
 def read_histories(sweep: SweepDir, rows: list[dict]) -> dict[str, dict]:

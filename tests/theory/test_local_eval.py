@@ -1,4 +1,4 @@
-"""`theory.local_eval`: T(x) from the tokens that matter at x, with its certificate of locality, equals the full
+"""`theory.lemmas.local_eval`: T(x) from the tokens that matter at x, with its certificate of locality, equals the full
 network's exact output on every network small enough to build (Lemma 1, Theorem 2 on the circle, sphere and
 torus); a dropped needed token, an input outside Lemma 3's domain, or a head generated for the wrong token is
 caught; the box arithmetic is sound (hypothesis)."""
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from tmcheck.theory.backends import evaluate
 from tmcheck.theory.fast_eval import evaluate_structured
 from tmcheck.theory.lemmas.lemma1 import lemma1_network, lemma1_plan, sample_domain
+from tmcheck.theory.lemmas.local_eval import Lemma1Local, Theorem2Local, compile_ffn, ffn_box
 from tmcheck.theory.lemmas.theorem2 import claim_value, rational, theorem2_network, theorem2_plan
-from tmcheck.theory.local_eval import Lemma1Local, Theorem2Local, compile_ffn, ffn_box
 from tmcheck.theory.manifolds import make_manifold
 from tmcheck.theory.network import Layer
 from tmcheck.theory.sparse import psi_ffn
@@ -210,7 +210,7 @@ def test_ffn_box_refuses_an_ffn_that_writes_the_fixed_rows():
 
 def test_a_partition_that_misses_tokens_is_caught(monkeypatch):
     """A mutant class size (one patch too few in each class) leaves tokens uncovered: the certificate fails."""
-    from tmcheck.theory import local_eval
+    from tmcheck.theory.lemmas import local_eval
 
     _, _, local = lemma1_case(2, 3)
     real = local_eval.Grid.patch_class_size

@@ -158,10 +158,6 @@ def theorem2_local_report(
     Σ_n L_n(φ_n(x)) 1̂_n(x) exactly. Resources: the spec's l, m, L_T, L_FFN, κ (`theory.spec.theorem2_spec`)
     beside the evaluator's own count of tokens and of heads per block over its partition. The error is a sampled
     maximum: a lower bound on the sup, over the points named."""
-    from fractions import Fraction
-
-    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
-    from tmcheck.theory.local_eval import Theorem2Local
     from tmcheck.theory.manifolds import make_manifold
     from tmcheck.theory.targets import parse_target
 
@@ -171,20 +167,8 @@ def theorem2_local_report(
     target = parse_target(text, D)
     plan = theorem2_plan(m, target, eps, N, None, deep, seed, H_f=H_f, R=R, lazy=True)
     sp = plan.stated("float64")  # exact κ needs the l rational interaction vectors: not at 10^9 tokens
-    local = Theorem2Local(plan)
     X = m.sample(n_points, np.random.default_rng(seed + 7))
-    f = target(X).real
-    errs, failures, off_claim, chosen, heads, covered = [], [], 0, [], None, None
-    for x, fx in zip(X, f, strict=True):
-        xr = [rational(v) for v in x]
-        res = local.evaluate(xr)
-        heads, covered = res.heads, res.l
-        chosen.append(res.tokens_chosen)
-        if not res.certified:
-            failures.append(res.failures[0])
-            continue
-        off_claim += res.value != claim_value(plan, xr)
-        errs.append(abs(float(res.value - Fraction(float(fx)))))
+    errs, failures, off_claim, chosen, heads, covered = _local_points(plan, X, target(X).real)
     err = max(errs, default=math.nan)
     spec_heads = [n for _, n in sp.heads_per_block]
     resources_ok = heads == spec_heads and covered == sp.l
@@ -212,7 +196,7 @@ def theorem2_local_report(
         "kappa_arithmetic": "float64",
         # T(x) is the output of the network with the plan's rational weights, in exact arithmetic (a float64
         # network at 10^9 tokens would lose Lemma 3's cancellation of C ~ κ; not claimed here)
-        "evaluation": "exact, local (theory.local_eval), certified per point",
+        "evaluation": "exact, local (theory.lemmas.local_eval), certified per point",
         "evaluated": {"l": covered, "L_T": len(heads or []), "m": max(heads or [0]), "heads_per_block": heads},
         "tokens_chosen_max": max(chosen, default=0),
         "error": err,
@@ -228,3 +212,27 @@ def theorem2_local_report(
         "ok": ok,
         "verdict": "HOLDS" if ok else "FAILS",
     }
+
+
+def _local_points(plan, X, f):
+    """Each point's certified local value against f and the claim: (errors of the certified points, the first
+    failure of each uncertified one, how many certified values differ from the claim, tokens chosen per point,
+    the evaluator's heads per block, its token count)."""
+    from fractions import Fraction
+
+    from tmcheck.theory.lemmas.local_eval import Theorem2Local
+    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
+
+    local = Theorem2Local(plan)
+    errs, failures, off_claim, chosen, heads, covered = [], [], 0, [], None, None
+    for x, fx in zip(X, f, strict=True):
+        xr = [rational(v) for v in x]
+        res = local.evaluate(xr)
+        heads, covered = res.heads, res.l
+        chosen.append(res.tokens_chosen)
+        if not res.certified:
+            failures.append(res.failures[0])
+            continue
+        off_claim += res.value != claim_value(plan, xr)
+        errs.append(abs(float(res.value - Fraction(float(fx)))))
+    return errs, failures, off_claim, chosen, heads, covered
