@@ -1,9 +1,9 @@
 """Mutation testing of theory/ and proofs_check/ with mutmut (`make mutation`; DESIGN.md, "every check can fail").
 
-mutmut (>= 3) mutates the functions of theory/bounds.py, theory/heads.py, theory/spec.py, theory/targets.py,
-theory/lemmas/ and proofs_check/ and runs, per mutant, the tests of a fast subset (tests/theory and
-tests/proofs_check, the registry's verdicts one test per obligation, `slow` excluded) that reach the mutated
-function. A mutant is killed when a test fails (a pinned verdict that changes fails its test), survives otherwise.
+mutmut (>= 3) mutates the functions of every file of theory/ (theory/lemmas/ included) and proofs_check/ and runs,
+per mutant, the tests of a fast subset (tests/theory and tests/proofs_check, the registry's verdicts one test per
+obligation, `slow` excluded) that reach the mutated function. A mutant is killed when a test fails (a pinned
+verdict that changes fails its test), survives otherwise.
 
 The package's folders are mapped into the `tmcheck` namespace (pyproject.toml), which mutmut's copy of the tree
 does not know; so the run happens in a work directory laid out as the import sees it (tmcheck/theory, ...,
@@ -13,6 +13,16 @@ tests/), configured by its own setup.cfg, and mutmut's copies take precedence on
     python tools/mutation.py --files theory/bounds.py --budget-minutes 60
     python tools/mutation.py --sample 40 --rerun   # 40 more mutants per file, and the survivors again
     python tools/mutation.py --report-only         # mutation/report.json and SURVIVORS.md from what ran
+    python tools/mutation.py --holdout 320 --seed 7 --commit HEAD   # a held-out sample (below)
+
+The held-out score (#41 item 4). The mutants an earlier run drew were the ones the tests were then written
+against, so the pooled score over them is biased upward. `--holdout K` draws, after the tests were written, a fresh
+seeded sample of K mutants over the whole tree from a tree exported from one commit (`--commit`; a clean snapshot,
+whatever is being edited in the working tree): each file gets its share of K in proportion to its number of
+mutants, at least one, so every file is represented. The names, seed, commit and date go to
+mutation/holdout.json before any of them runs; the report gives their score with its Clopper-Pearson (exact
+binomial) 95% interval beside the pooled score, and the pooled figures of the run before the held-out one are kept
+in the report as they were.
 
 The run is niced (nice -n 10) and uses --workers processes (default 1: the machine is shared). Results are
 read from mutmut's records after each run and written to mutation/report.json (score, counts per file, every
@@ -35,6 +45,7 @@ import argparse
 import fnmatch
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,14 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "mutation"
 WORK = OUT / ".work"  # ignored (mutation/.gitignore)
 PACKAGES = ("theory", "proofs_check", "cli", "empirics", "util")
-TARGETS = (
-    "theory/bounds.py",
-    "theory/heads.py",
-    "theory/spec.py",
-    "theory/targets.py",
-    "theory/lemmas/*.py",
-    "proofs_check/*.py",
-)
+TARGETS = ("theory/*.py", "theory/lemmas/*.py", "proofs_check/*.py")
 TESTS = ("tests/theory", "tests/proofs_check")
 # mutmut's exit codes (mutmut/stats.py)
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 36: "timeout"}
@@ -69,19 +73,32 @@ def targets(files: list[str] | None) -> list[str]:
     return sorted(set(out))
 
 
-def prepare(files: list[str]) -> None:
-    """The work directory: tmcheck/<package> copies of the sources (refreshed), tests/, and setup.cfg."""
+def snapshot(commit: str) -> tuple[Path, str]:
+    """The tree of one commit, exported (git archive) into mutation/.work/snapshot; with its full hash."""
+    full = subprocess.run(["git", "rev-parse", commit], cwd=ROOT, capture_output=True, text=True, check=True)
+    sha = full.stdout.strip()
+    dst = WORK / "snapshot"
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    tar = subprocess.run(["git", "archive", sha], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dst)], input=tar, check=True)
+    return dst, sha
+
+
+def prepare(files: list[str], src: Path = ROOT) -> None:
+    """The work directory: tmcheck/<package> copies of the sources of src (refreshed), tests/, and setup.cfg."""
     pkg = WORK / "tmcheck"
     pkg.mkdir(parents=True, exist_ok=True)
     for name in PACKAGES:
         dst = pkg / name
         if dst.exists():
             shutil.rmtree(dst)
-        shutil.copytree(ROOT / name, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(src / name, dst, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("tests", "docs", "tools"):  # the tests read the generated docs pages and their generators
         if (WORK / name).exists():
             shutil.rmtree(WORK / name)
-        shutil.copytree(ROOT / name, WORK / name, ignore=shutil.ignore_patterns("__pycache__", ".work"))
+        shutil.copytree(src / name, WORK / name, ignore=shutil.ignore_patterns("__pycache__", ".work"))
     only = "\n".join(f"    tmcheck/{f}" for f in files)
     tests = "\n".join(f"    {t}" for t in TESTS)
     (WORK / "setup.cfg").write_text(
@@ -98,7 +115,7 @@ def prepare(files: list[str]) -> None:
         encoding="utf-8",
     )
     # pytest reads its options (markers, import mode) from here
-    shutil.copy(ROOT / "pyproject.toml", WORK / "pyproject.toml")
+    shutil.copy(src / "pyproject.toml", WORK / "pyproject.toml")
 
 
 def run(workers: int, budget_minutes: float | None, patterns: list[str]) -> int:
@@ -115,6 +132,97 @@ def run(workers: int, budget_minutes: float | None, patterns: list[str]) -> int:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             return proc.wait()
+
+
+GENERATE = """
+import os
+from pathlib import Path
+import mutmut.__main__ as m
+m.set_mutant_under_test("mutant_generation")
+os.makedirs(Path("mutants"), exist_ok=True)
+m.copy_src_dir()
+m.copy_also_copy_files()
+m.setup_source_paths()
+m.create_mutants(1)
+m.state()  # noqa: B018
+"""
+
+
+def generate() -> None:
+    """Write every mutant (mutmut's generation step alone, no test run), so that records() lists them all."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run([sys.executable, "-c", GENERATE], cwd=WORK, env=env, check=True, capture_output=True)
+
+
+def draw_holdout(size: int, seed: int, commit: str) -> dict:
+    """A seeded sample of `size` mutants over every target file, each file's share in proportion to its number
+    of mutants (largest remainders), at least one per file with mutants: every file is represented."""
+    import random
+
+    recs = {rel: sorted(codes) for rel, codes in records().items() if codes and rel in targets(None)}
+    total = sum(len(v) for v in recs.values())
+    if total == 0:
+        raise SystemExit("tools/mutation.py: no mutants were generated")
+    quota = {rel: size * len(v) / total for rel, v in recs.items()}
+    share = {rel: max(1, int(q)) for rel, q in quota.items()}
+    for rel in sorted(quota, key=lambda r: quota[r] - int(quota[r]), reverse=True):
+        if sum(share.values()) >= size:
+            break
+        share[rel] += 1
+    share = {rel: min(c, len(recs[rel])) for rel, c in share.items()}
+    names = {
+        rel: sorted(random.Random(f"holdout:{seed}:{rel}").sample(v, min(share[rel], len(v))))
+        for rel, v in recs.items()
+    }
+    return {
+        "seed": seed,
+        "commit": commit,
+        "drawn": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "size": sum(len(v) for v in names.values()),
+        "population": total,
+        "method": "stratified by file in proportion to its mutants (largest remainders, at least one per file), "
+        "seeded uniform within each file, drawn after the tests were written",
+        "names": names,
+    }
+
+
+def holdout_summary(hold: dict, recs: dict, survivors: list[dict]) -> dict:
+    """The held-out sample's score with its Clopper-Pearson interval, per file, and its survivors by class."""
+    from scipy.stats import binomtest
+
+    by_name = {s["mutant"]: s for s in survivors}
+    counts, per_file, left = {}, {}, []
+    for rel, names in hold["names"].items():
+        row = {"drawn": len(names)}
+        for n in names:
+            st = status(recs.get(rel, {}).get(n))
+            counts[st] = counts.get(st, 0) + 1
+            row[st] = row.get(st, 0) + 1
+            if n in by_name:
+                left.append(by_name[n])
+        per_file[rel] = row
+    ran = sum(v for k, v in counts.items() if k in DECIDED)
+    detected = counts.get("killed", 0) + counts.get("timeout", 0)
+    ci = binomtest(detected, ran).proportion_ci(0.95, method="exact") if ran else None
+    classes: dict[str, int] = {}
+    for e in left:
+        key = next(iter(e["explanation"]))
+        classes[key] = classes.get(key, 0) + 1
+    return {
+        **{k: hold[k] for k in ("seed", "commit", "drawn", "size", "population", "method")},
+        "ran": ran,
+        "not_run": counts.get("not run", 0),
+        "detected": detected,
+        "counts": counts,
+        "score": detected / ran if ran else None,
+        "ci95": [ci.low, ci.high] if ci else None,
+        "interval": "Clopper-Pearson (exact binomial), 95%",
+        "files": len(per_file),
+        "files_with_a_run": sum(1 for r in per_file.values() if any(k in DECIDED for k in r)),
+        "survivor_classes": classes,
+        "per_file": per_file,
+        "survivors": [e["mutant"] for e in left],
+    }
 
 
 def records() -> dict[str, dict]:
@@ -183,8 +291,6 @@ def line_of(rel: str, d: str) -> int | None:
 
 def _without_strings(line: str) -> str:
     """The line with its string literals' contents removed (a crude tokenizer: quotes, escapes, prefixes)."""
-    import re
-
     return re.sub(r"""([rbfuRBFU]{0,2})("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", '""', line)
 
 
@@ -192,10 +298,24 @@ _MESSAGE = ("help=", "description=", "raise ", "Error(", "print(", "warn(", "not
 _NOT_MESSAGE = ("[", " in ", "==", "!=", "float(", "encoding=", "split(", "startswith(", "endswith(", "replace(")
 
 
+_KEY = re.compile(r"""("([^"\\]|\\.)*"|'([^'\\]|\\.)*')\s*:(?!=)""")  # a string followed by ':' (a key)
+_FIELD = re.compile(r"\{[^{}]*\}")  # an f-string's replacement field: an expression and its format spec
+
+
+def _fields(line: str) -> list[str]:
+    """The replacement fields of the f-strings on a line (what a rounding or a shown value changes)."""
+    out = []
+    for m in re.finditer(r"""[fF][rR]?("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""", line):
+        out += _FIELD.findall(m.group(1))
+    return out
+
+
 def text_only(d: str) -> bool:
     """The mutant changes only the words of a message (a help text, an error message, a note, a line of printed
     text): only the contents of string literals, on a line that formats text (an f-string, a continuation
-    string, or a message argument) and uses no string as a key, a comparison operand or a parser argument."""
+    string, or a message argument) and uses no string as a key, a comparison operand or a parser argument.
+    A changed key of a dict (a JSON field) or a changed replacement field of an f-string (the value shown, or
+    its rounding: `{x:.3f}`) is an output change, not text."""
     removed = [ln[1:] for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
     added = [ln[1:] for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     if not removed or len(removed) != len(added):
@@ -206,6 +326,8 @@ def text_only(d: str) -> bool:
         if a == b:
             continue
         line = a.strip()
+        if _KEY.search(a) or _KEY.search(b) or _fields(a) != _fields(b):
+            return False
         message = any(m in line for m in _MESSAGE) or line.startswith(('f"', "f'", '"', "'"))
         if not message or any(n in _without_strings(line) for n in _NOT_MESSAGE):
             return False
@@ -250,7 +372,15 @@ def report(files: list[str]) -> dict:
     for s in explained:
         if "equivalent" in s["explanation"]:
             credit[s["file"]] = credit.get(s["file"], 0) + 1
+    hold_path = OUT / "holdout.json"
+    held = (
+        holdout_summary(json.loads(hold_path.read_text(encoding="utf-8")), recs, survivors)
+        if hold_path.exists()
+        else None
+    )
     return {
+        "holdout": held,
+        "earlier": earlier(),
         "tool": "mutmut " + _mutmut_version(),
         "targets": list(TARGETS),
         "tests": list(TESTS),
@@ -273,6 +403,20 @@ def report(files: list[str]) -> dict:
         "timeouts": timeouts,
         "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
+
+
+EARLIER_KEYS = ("tool", "generated", "targets", "mutants", "ran", "killed", "timeout", "score", "score_killed_only")
+
+
+def earlier() -> dict | None:
+    """The pooled figures of the run before the held-out sample (kept from the committed report as they were)."""
+    path = OUT / "report.json"
+    if not path.exists():
+        return None
+    old = json.loads(path.read_text(encoding="utf-8"))
+    if "earlier" in old:
+        return old["earlier"]
+    return {k: old.get(k) for k in EARLIER_KEYS} | {"note": "pooled over the mutants drawn while tests were added"}
 
 
 def stratified(per_file: dict, credit: dict | None = None) -> dict | None:
@@ -367,6 +511,24 @@ def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
+def run_holdout(size: int, seed: int, commit: str, workers: int, budget_minutes: float | None) -> int:
+    """Mutate a clean export of `commit`, draw the held-out sample once (mutation/holdout.json; a later call with
+    the same seed and commit resumes it) and run its mutants."""
+    src, sha = snapshot(commit)
+    prepare(targets(None), src)
+    generate()
+    path = OUT / "holdout.json"
+    hold = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    if hold is None or (hold["seed"], hold["commit"], hold["size"] >= size) != (seed, sha, True):
+        hold = draw_holdout(size, seed, sha)
+        OUT.mkdir(exist_ok=True)
+        path.write_text(json.dumps(hold, indent=1) + "\n", encoding="utf-8")
+    recs = records()
+    todo = [n for rel, names in hold["names"].items() for n in names if recs.get(rel, {}).get(n) is None]
+    print(f"tools/mutation.py: held-out sample of {hold['size']} at {sha[:10]}, {len(todo)} to run", file=sys.stderr)
+    return run(workers, budget_minutes, todo) if todo else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", nargs="*", help="source files (repository-relative globs) instead of every target")
@@ -377,12 +539,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the sample's seed")
     ap.add_argument("--report-only", action="store_true", help="write the report from the recorded results only")
     ap.add_argument("--fresh", action="store_true", help="discard recorded results and start over")
+    ap.add_argument("--holdout", type=int, default=0, help="draw (or resume) a held-out sample of this many mutants")
+    ap.add_argument("--commit", default="HEAD", help="with --holdout: the commit whose tree is mutated")
     args = ap.parse_args(argv)
     files = targets(args.files)
     if not files:
         print("tools/mutation.py: no source file matches", file=sys.stderr)
         return 2
-    if not args.report_only:
+    if args.holdout and not args.report_only:
+        if args.fresh and WORK.exists():
+            shutil.rmtree(WORK)
+        rc = run_holdout(args.holdout, args.seed, args.commit, args.workers, args.budget_minutes)
+        print(f"tools/mutation.py: mutmut exited with {rc}", file=sys.stderr)
+    elif not args.report_only:
         if args.fresh and WORK.exists():
             shutil.rmtree(WORK)
         prepare(targets(None))  # every target is mutated; --files selects which mutants run
