@@ -76,8 +76,8 @@ what lets a small-norm row pass (all-MiniLM-L6-v2 tokens, N = 8192: 1200 rows fa
 **Principal subspace.** Data of low intrinsic dimension in a large D (the case this toolkit is
 about) have most of their variance in a few directions. Where deciding that can cost less than the
 whole-space GEMM it could save (``_decision_pays``: not for wide data, N of a few D), and the top p of
-PROJ_DIMS (p <= D/4) leave at most PROJ_RESIDUAL of it out (eigenvectors of the covariance of
-PROJ_SAMPLE rows), step 1 runs on
+PROJ_DIMS (p <= D/4) leave at most PROJ_RESIDUAL of it out (leading eigenvectors of the covariance of
+PROJ_SAMPLE rows, by block subspace iteration: ``_principal_subspace``), step 1 runs on
 z = xs P instead of xs, a GEMM D/p times smaller; steps 2 and 3 are unchanged (the re-ranking and the
 range query are in the whole space). Projection only shrinks distances, so a non-candidate's whole-space
 distance is at least its subspace distance, and the certificate bounds it as ``_Projected`` says (with
@@ -115,10 +115,11 @@ UNIT_PASS_MAX = 2.0**32  # largest s1 for which _Points forms h unscaled and sca
 PROJ_RESIDUAL = 1e-3  # largest share of the variance a projected search may leave out (_projection)
 PROJ_DIMS = (16, 32, 64, 128)  # the subspace dimensions tried, smallest first, each at most D / 4
 PROJ_SAMPLE = 4096  # rows whose covariance gives the subspace (any orthonormal basis keeps it exact)
+PROJ_OVERSAMPLE = 8  # extra columns of the subspace iteration's block beyond the largest p it may take
+PROJ_ITERS = 4  # block power iterations on the covariance (_principal_subspace)
 # CPU rates for the projection's cost rule (_decision_pays), measured on an idle Intel Xeon VM with AMX,
-# 2 threads: float64 GEMM, symmetric eigenvalues (D^3 per second: eigvalsh at D = 768 took 0.031 s),
-# and the search's GEMM in bfloat16 and float32
-RATE_F64, RATE_EIG = 1.0e11, 1.5e10
+# 2 threads: float64 GEMM, and the search's GEMM in bfloat16 and float32
+RATE_F64 = 1.0e11
 RATE_SEARCH = {"bfloat16": 2.7e12, "float32": 3.4e11}
 RERANK_CPU_BYTES = 12 * 2**20  # gathered float64 candidates per chunk of the re-ranking on the CPU (_rerank)
 
@@ -761,20 +762,64 @@ class _Projected:
         return (dz - 2 * self.E) / (1 + self.delta) * (1 - 2.0**-50)
 
 
+def _block_width(dim: int, project="auto") -> int:
+    """Columns of the subspace iteration's block: the largest p the search may take (the largest of
+    PROJ_DIMS at most D / 4 for 'auto', else the p asked for) plus PROJ_OVERSAMPLE, at most D."""
+    top = max([q for q in PROJ_DIMS if q <= dim // 4], default=PROJ_DIMS[0]) if project == "auto" else int(project)
+    return min(dim, top + PROJ_OVERSAMPLE)
+
+
 def _decision_pays(n: int, dim: int, device, dtype) -> bool:
-    """Whether deciding on a subspace (the covariance of min(N, PROJ_SAMPLE) rows in float64, then its
-    eigenvalues) can cost less than the whole-space search's GEMM, the most a subspace can save. At
-    N = 4096, D = 2048 the decision took 0.57 s beside a 0.88 s kNN (the search's GEMM about 0.015 s);
-    at the all-MiniLM-L6-v2 tokens' N = 8064, D = 384 in bf16 it was 0.015 s of 0.30 s and no subspace is
-    taken there; at N = 32768, D = 768 it is 0.08 s against 0.3 s. On CUDA (other rates) it always runs."""
+    """Whether deciding on a subspace can cost less than the whole-space search's GEMM, the most a subspace
+    can save. The decision is float64 GEMMs only: the covariance of min(N, PROJ_SAMPLE) rows (2 s D^2
+    flops) and PROJ_ITERS block iterations on it (2 D^2 l each, l = _block_width); no D x D
+    eigendecomposition, whose cost is D^3 at LAPACK's far lower and machine-dependent rate (MKL's eigh and
+    eigvalsh at D = 768 took 0.03 s on an idle Intel Xeon, 0.7-1.5 s on this 2-core AMD EPYC VM under
+    load, and up to 50 s inside the engine there: with k = 100 at N = 8192 that made 'auto' 2.5x slower
+    than project=0). On CUDA (other rates) it always runs."""
     import torch
 
     if device.type != "cpu":
         return True
     s = min(n, PROJ_SAMPLE)
-    decide = 2 * s * dim**2 / RATE_F64 + dim**3 / RATE_EIG
+    decide = (2 * s * dim**2 + 2 * (PROJ_ITERS + 1) * dim**2 * _block_width(dim)) / RATE_F64
     gemm = n * n * dim / RATE_SEARCH["bfloat16" if dtype == torch.bfloat16 else "float32"]
     return decide < gemm
+
+
+def _principal_subspace(cov, width: int):
+    """(Ritz values descending, (D, width) orthonormal basis) of the leading eigenpairs of the symmetric
+    positive semidefinite cov: block subspace iteration from a seeded Gaussian block (PROJ_ITERS products
+    with cov, each followed by a QR), then the Rayleigh-Ritz step on the (width, width) matrix Q^T cov Q.
+    By Ky Fan's maximum principle the sum of the top q Ritz values is at most that of the top q
+    eigenvalues, so the variance a subspace is judged to leave out is never underestimated; and any
+    orthonormal basis keeps the search exact (``_Projected``), so the iteration's accuracy only moves the
+    speed."""
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    Q = torch.randn(cov.shape[0], width, generator=g, dtype=torch.float64).to(cov.device)  # (D, width)
+    with _one_thread(cov.device):
+        for _ in range(PROJ_ITERS):
+            Q = torch.linalg.qr(cov @ Q).Q
+        theta, U = torch.linalg.eigh(Q.T @ cov @ Q)  # ascending, (width, width)
+    return theta.flip(0), Q @ U.flip(1)
+
+
+@contextmanager
+def _one_thread(device):
+    """Small LAPACK calls on one CPU thread (the caller's setting restored afterwards): at D = 768 the
+    subspace iteration took 0.18-0.22 s on one thread against 0.33-0.64 s on two on this 2-core VM under
+    load, where a second thread only waits for a busy core."""
+    import torch
+
+    threads = torch.get_num_threads()
+    if device.type == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _projection(fr: _Frame, project="auto", dtype=None):
@@ -797,15 +842,14 @@ def _projection(fr: _Frame, project="auto", dtype=None):
         if fr.mean is not None:
             sample.sub_(fr.mean)
         cov.addmm_(sample.T, sample)
-    # the eigenvalues decide; the vectors (about 3x the work) only when the subspace is taken
-    evals = torch.linalg.eigvalsh(cov)  # ascending
-    total = float(evals.clamp(min=0).sum())
+    theta, Q = _principal_subspace(cov, _block_width(dim, project))  # descending; (D, width)
+    total = float(torch.diagonal(cov).sum())  # the whole variance (times the sample size)
     if project == "auto":
         p = None
         for q in PROJ_DIMS:
             if q > dim // 4:
                 break
-            left = total - float(evals[-q:].clamp(min=0).sum())
+            left = total - float(theta[:q].clamp(min=0).sum())
             if total > 0 and left <= PROJ_RESIDUAL * total:
                 p = q
                 break
@@ -813,7 +857,7 @@ def _projection(fr: _Frame, project="auto", dtype=None):
             return None
     else:
         p = min(int(project), dim)
-    P = torch.linalg.eigh(cov)[1][:, -p:].flip(1).contiguous()  # (D, p), leading direction first
+    P = Q[:, :p].contiguous()  # (D, p), leading direction first
     g = P.T @ P - torch.eye(p, dtype=P.dtype, device=P.device)
     gamma_d = _gamma(dim, 2.0**-53)
     # ||P||_2^2 = ||P^T P||_2 <= 1 + ||G||_F; the computed G is within gamma_D |P_i| |P_j| of the exact one

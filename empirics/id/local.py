@@ -98,28 +98,36 @@ class TLEFit(LocalFit):
 def tle_pointwise(X: np.ndarray, indices: np.ndarray, distances: np.ndarray, epsilon: float) -> np.ndarray:
     """TLE of every point from its k neighbours X[indices] (N, k) at sorted distances (N, k):
     scikit-dimension's ``_idtle`` step by step (its boundary cases 1-5), on blocks of points at once
-    (b, k, k) instead of one point at a time."""
+    (b, k, k) instead of one point at a time. The distances between neighbours come from one batched
+    kernel (torch's cdist without the Gram trick: the norm of each difference, as scipy's pdist, and no
+    (b, k, k, D) temporary), and the point's own distances broadcast instead of being tiled: N = 2048,
+    D = 100, k = 20 took 0.18-0.30 CPU s against 0.43-0.47 for the (b, k, k, D) differences, on this
+    2-core machine under load; the pointwise values moved by at most 1.9e-10."""
+    import torch
+
     N, k = distances.shape
     out = np.empty(N)
-    block = max(1, (1 << 22) // (k * k * max(X.shape[1], 4)))
+    block = max(1, (1 << 20) // (k * k))
     off = ~np.eye(k, dtype=bool)  # a neighbour with itself gives no measurement
+    Xt = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
     for b0 in range(0, N, block):
         u = distances[b0 : b0 + block]  # (b, k)
-        nn = X[indices[b0 : b0 + block]]  # (b, k, D)
         r = u[:, -1][:, None, None]  # (b, 1, 1)
         if (r == 0).any():
             raise ValueError("all k-NN distances of a point are zero")
-        V = np.sqrt(((nn[:, :, None, :] - nn[:, None, :, :]) ** 2).sum(axis=-1))  # (b, k, k) between neighbours
-        Di, Dj = u[:, :, None] + 0 * V, u[:, None, :] + 0 * V
-        Z2 = 2 * Di**2 + 2 * Dj**2 - V**2
+        nn = Xt[torch.from_numpy(indices[b0 : b0 + block])]  # (b, k, D)
+        V = torch.cdist(nn, nn, compute_mode="donot_use_mm_for_euclid_dist").numpy()  # (b, k, k) between neighbours
+        Di, Dj = u[:, :, None], u[:, None, :]  # (b, k, 1), (b, 1, k): u_i and u_j of each pair
+        Di2, Dj2, V2, r2 = Di**2, Dj**2, V**2, r**2
+        Z2 = 2 * Di2 + 2 * Dj2 - V2
         with np.errstate(divide="ignore", invalid="ignore"):
-            S = r * (np.sqrt((Di**2 + V**2 - Dj**2) ** 2 + 4 * V**2 * (r**2 - Di**2)) - (Di**2 + V**2 - Dj**2))
-            S = S / (2 * (r**2 - Di**2))
-            T = r * (np.sqrt((Di**2 + Z2 - Dj**2) ** 2 + 4 * Z2 * (r**2 - Di**2)) - (Di**2 + Z2 - Dj**2))
-            T = T / (2 * (r**2 - Di**2))
+            a = Di2 + V2 - Dj2
+            S = r * (np.sqrt(a**2 + 4 * V2 * (r2 - Di2)) - a) / (2 * (r2 - Di2))
+            a = Di2 + Z2 - Dj2
+            T = r * (np.sqrt(a**2 + 4 * Z2 * (r2 - Di2)) - a) / (2 * (r2 - Di2))
             Dr = Di == r  # neighbours at distance r: the limit of the formulas
-            S = np.where(Dr, r * V**2 / (r**2 + V**2 - Dj**2), S)
-            T = np.where(Dr, r * Z2 / (r**2 + Z2 - Dj**2), T)
+            S = np.where(Dr, r * V2 / (r2 + V2 - Dj2), S)
+            T = np.where(Dr, r * Z2 / (r2 + Z2 - Dj2), T)
             T, S = np.where(Di == 0, Dj, T), np.where(Di == 0, Dj, S)
             at_j0 = r * V / (r + V)
             T, S = np.where(Dj == 0, at_j0, T), np.where(Dj == 0, at_j0, S)

@@ -93,10 +93,11 @@ def test_auto_projects_low_dimensional_data_and_leaves_isotropic_data_alone(monk
 
 
 def test_the_decision_is_made_only_where_it_can_pay(monkeypatch):
-    """'auto' decides on a subspace (a covariance and its eigenvalues) only when that can cost less than
-    the whole-space GEMM it could save: not for wide data (N = 2500, D = 1024) nor for a bf16 search at
-    N = 4096, D = 256, yes for the benchmark's N = 32768, D = 768 and for float32 at N = 4096, D = 256.
-    The answer is the same either way; the mutation (always decide) is seen by the spy on eigvalsh."""
+    """'auto' decides on a subspace (a covariance and a block subspace iteration on it) only when that can
+    cost less than the whole-space GEMM it could save: not for wide data (N = 2500, D = 1024) nor for a
+    bf16 search at N = 4096, D = 256, yes for the benchmark's N = 32768, D = 768 and for float32 at
+    N = 4096, D = 256. The answer is the same either way; the mutation (always decide) is seen by the spy
+    on the subspace iteration."""
     import torch
 
     cpu = torch.device("cpu")
@@ -104,14 +105,55 @@ def test_the_decision_is_made_only_where_it_can_pay(monkeypatch):
     assert not knn._decision_pays(4096, 256, cpu, torch.bfloat16)
     assert not knn._decision_pays(2500, 1024, cpu, torch.float32)
     calls = []
-    real = torch.linalg.eigvalsh
-    monkeypatch.setattr(torch.linalg, "eigvalsh", lambda a: calls.append(a.shape) or real(a))
+    real = knn._principal_subspace
+    monkeypatch.setattr(knn, "_principal_subspace", lambda cov, width: calls.append(cov.shape) or real(cov, width))
     wide = validation_points("sphere", 2500, d=4, D=1024, noise=1e-3, seed=0)
     _same(kneighbors(wide, 10, precision="float32"), kneighbors(wide, 10, project=0, precision="float32"))
     assert calls == []
     monkeypatch.setattr(knn, "_decision_pays", lambda *a: True)
     kneighbors(wide, 10, precision="float32")
     assert calls == [(1024, 1024)]
+
+
+def _spy_eigensolvers(monkeypatch):
+    """The sizes of the square matrices torch's symmetric eigensolvers are given."""
+    import torch
+
+    sizes = []
+    for name in ("eigh", "eigvalsh"):
+        real = getattr(torch.linalg, name)
+        monkeypatch.setattr(torch.linalg, name, lambda a, *args, _real=real, **kw: sizes.append(a.shape[0]) or _real(a))
+    return sizes
+
+
+def test_auto_at_the_benchmarks_width_decides_by_gemms_and_projects(monkeypatch):
+    """At bench_id_peers' WIDE case (S^8 in R^768 + noise, N = 8192) 'auto' takes p = 16 in a float32
+    search, and the decision eigendecomposes no D x D matrix (only the block's 136 x 136): the D = 768
+    eigh and eigvalsh it made before cost 0.7-1.5 s each on this AMD EPYC VM under load and up to 50 s
+    inside the engine, so 'auto' took 2.5x the time of project=0 at k = 100 (MOM's default). With the
+    block iteration, measured on the same loaded machine: 9.5-12.8 CPU s for 'auto' against 14.0-14.6 for
+    project=0, the same neighbours. Mutants: the old full eigendecomposition (seen by the spy), and the
+    cost rule flipped (no subspace at this shape)."""
+    import torch
+
+    X = validation_points("sphere", 8192, d=8, D=768, noise=1e-3, seed=0)
+    fr, _, _ = knn._search_frame(X, torch.device("cpu"), 3072, None)
+    sizes = _spy_eigensolvers(monkeypatch)
+    assert knn._decision_pays(8192, 768, torch.device("cpu"), torch.float32)
+    proj = knn._projection(fr, "auto", torch.float32)
+    assert proj is not None and proj.p == 16 and 0 < proj.delta < 1e-12
+    assert sizes and max(sizes) == knn._block_width(768) == 136
+
+    def full_eigen(cov, width):  # the old decision: eigenvalues and eigenvectors of the whole covariance
+        evals, vecs = torch.linalg.eigh(cov)
+        return evals.flip(0), vecs.flip(1)
+
+    sizes.clear()
+    monkeypatch.setattr(knn, "_principal_subspace", full_eigen)
+    assert knn._projection(fr, "auto", torch.float32).p == 16 and max(sizes) == 768  # what the spy rules out
+    pays = knn._decision_pays
+    monkeypatch.setattr(knn, "_decision_pays", lambda *a: not pays(*a))
+    assert knn._projection(fr, "auto", torch.float32) is None
 
 
 @pytest.mark.parametrize("bad", [-1, "pca", 1.5])
