@@ -67,7 +67,8 @@ def imul(alo, ahi, blo, bhi):
 
 @dataclass
 class Aff:
-    """c + g·e + [lo, hi] for e ∈ [-1, 1]^k: c, lo, hi of one shape S, g of shape S + (k,)."""
+    """c + g·e + [lo, hi] for e ∈ [-1, 1]^k: c, lo, hi of one shape S, g of shape (k,) + S (direction first, so that
+    each direction's slice is contiguous)."""
 
     c: np.ndarray
     g: np.ndarray
@@ -76,23 +77,25 @@ class Aff:
 
     @property
     def k(self) -> int:
-        return self.g.shape[-1]
+        return self.g.shape[0]
 
     @classmethod
     def interval(cls, lo, hi, k: int) -> Aff:
         """The constant enclosure [lo, hi] (no linear part)."""
         lo, hi = np.broadcast_arrays(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
         c = (lo + hi) / 2
-        return cls(c, np.zeros(c.shape + (k,)), down(lo - c), up(hi - c))
+        return cls(c, np.zeros((k,) + c.shape), down(lo - c), up(hi - c))
 
     @classmethod
     def zeros(cls, shape, k: int) -> Aff:
         z = np.zeros(shape)
-        return cls(z, np.zeros(tuple(shape) + (k,)), z.copy(), z.copy())
+        return cls(z, np.zeros((k,) + tuple(shape)), z.copy(), z.copy())
 
     def radius(self) -> np.ndarray:
         """An upper bound on Σ_i |g_i|."""
-        s = np.abs(self.g).sum(-1)
+        s = np.abs(self.g[0])
+        for gi in self.g[1:]:
+            s = s + np.abs(gi)
         return np.where(s == 0, 0.0, up(s * (1 + (self.k + 2) * U)))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +111,7 @@ class Aff:
 
     def __getitem__(self, idx) -> Aff:
         idx = idx if isinstance(idx, tuple) else (idx,)
-        return Aff(self.c[idx], self.g[idx + (slice(None),)], self.lo[idx], self.hi[idx])
+        return Aff(self.c[idx], self.g[(slice(None),) + idx], self.lo[idx], self.hi[idx])
 
     def _with_error(self, c, g, lo, hi, err) -> Aff:
         err = up(err * (1 + 4 * U) + TINY)
@@ -126,7 +129,7 @@ class Aff:
         c = self.c + m
         err = U * (np.abs(self.c) + np.abs(m))
         return self._with_error(
-            c, np.broadcast_to(self.g, c.shape + (self.k,)), down(self.lo + down(lo - m)), up(self.hi + up(hi - m)), err
+            c, np.broadcast_to(self.g, (self.k,) + c.shape), down(self.lo + down(lo - m)), up(self.hi + up(hi - m)), err
         )
 
     def scale(self, wlo, whi) -> Aff:
@@ -134,7 +137,7 @@ class Aff:
         wlo, whi = np.asarray(wlo, np.float64), np.asarray(whi, np.float64)
         wm = (wlo + whi) / 2
         wr = up(np.maximum(up(whi - wm), up(wm - wlo)))
-        c, g = wm * self.c, wm[..., None] * self.g
+        c, g = wm * self.c, wm * self.g
         lo, hi = imul(wm, wm, self.lo, self.hi)
         err = U * (np.abs(c) + np.abs(wm) * self.radius()) + wr * self.absmax()
         return self._with_error(c, g, lo, hi, err)
@@ -143,7 +146,7 @@ class Aff:
         """The product of two forms over the same cell: first-order terms kept, the rest bounded."""
         ca, cb = self.c, other.c
         c = ca * cb
-        g = ca[..., None] * other.g + cb[..., None] * self.g
+        g = ca * other.g + cb * self.g
         Ga, Gb = self.radius(), other.radius()
         rl, rh = imul(down(self.lo - Ga), up(self.hi + Ga), down(other.lo - Gb), up(other.hi + Gb))
         al, ah = imul(ca, ca, other.lo, other.hi)
@@ -169,7 +172,7 @@ class Aff:
         out = out.add_interval(extra_lo, extra_hi)
         keep = np.where(pos, 1.0, 0.0)  # exact: v itself, or exactly 0
         c = np.where(mixed, out.c, keep * self.c)
-        g = np.where(mixed[..., None], out.g, keep[..., None] * self.g)
+        g = np.where(mixed, out.g, keep * self.g)
         return Aff(c, g, np.where(mixed, out.lo, keep * self.lo), np.where(mixed, out.hi, keep * self.hi))
 
     def lincomb(self, W: np.ndarray, axis: int, blo=None, bhi=None) -> Aff:
@@ -181,7 +184,8 @@ class Aff:
         def apply(M, x, ax):
             return np.moveaxis(np.tensordot(M, x, axes=([1], [ax])), 0, ax)
 
-        c, g = apply(W, self.c, axis), apply(W, self.g, axis)
+        axis = axis % self.c.ndim
+        c, g = apply(W, self.c, axis), apply(W, self.g, axis + 1)
         Wp, Wn, A = np.maximum(W, 0), np.minimum(W, 0), np.abs(W)
         lo = apply(Wp, self.lo, axis) + apply(Wn, self.hi, axis)
         hi = apply(Wp, self.hi, axis) + apply(Wn, self.lo, axis)
@@ -199,28 +203,34 @@ class Aff:
 
     def sum(self, axis: int) -> Aff:
         """Σ along axis (its length n enters the rounding bound)."""
+        axis = axis % self.c.ndim
         n = self.c.shape[axis]
-        gax = axis if axis >= 0 else axis - 1
         rmax = np.maximum(np.abs(self.lo), np.abs(self.hi))
         err = rounding_gamma(n) * (np.abs(self.c) + self.radius() + rmax).sum(axis)
-        return self._with_error(self.c.sum(axis), self.g.sum(gax), self.lo.sum(axis), self.hi.sum(axis), err)
+        return self._with_error(self.c.sum(axis), self.g.sum(axis + 1), self.lo.sum(axis), self.hi.sum(axis), err)
 
 
 def scatter_add(base: Aff, vals: Aff, cols: np.ndarray, axis: int) -> Aff:
-    """base with vals[..., j] added to base[..., cols[j]] along the last axis of c (the token axis)."""
+    """base with vals[..., j] added to base[..., cols[j]] along the last axis of c (the token axis). The sums run
+    as a sparse product in some order; the bound γ_n Σ|·| holds for every order (n the most terms into a column)."""
+    from scipy import sparse
+
     assert axis == -1
-    n = int(np.bincount(cols).max()) + 1 if len(cols) else 1
-    c, g, lo, hi = base.c.copy(), base.g.copy(), base.lo.copy(), base.hi.copy()
-    err = np.zeros_like(c)
-    np.add.at(c, (Ellipsis, cols), vals.c)
-    np.add.at(np.moveaxis(g, -2, 0), cols, np.moveaxis(vals.g, -2, 0))
-    np.add.at(lo, (Ellipsis, cols), vals.lo)
-    np.add.at(hi, (Ellipsis, cols), vals.hi)
+    if not len(cols):
+        return base
+    n = int(np.bincount(cols).max()) + 1
+    P, L = len(cols), base.c.shape[-1]
+    S = sparse.csr_matrix((np.ones(P), (np.arange(P), cols)), shape=(P, L))
+
+    def into(x, y):
+        return y + (x.reshape(-1, P) @ S).reshape(y.shape)
+
     rmax = np.maximum(np.abs(vals.lo), np.abs(vals.hi))
-    np.add.at(err, (Ellipsis, cols), np.abs(vals.c) + vals.radius() + rmax)
+    err = into(np.abs(vals.c) + vals.radius() + rmax, np.zeros_like(base.c))
     rbase = np.maximum(np.abs(base.lo), np.abs(base.hi))
     err = rounding_gamma(n) * (err + np.abs(base.c) + base.radius() + rbase)
-    return base._with_error(c, g, lo, hi, err)
+    c, g = into(vals.c, base.c), into(vals.g, base.g)
+    return base._with_error(c, g, into(vals.lo, base.lo), into(vals.hi, base.hi), err)
 
 
 # --------------------------------------------------------------------------------------------
@@ -320,8 +330,8 @@ class TargetEnclosure:
             for i, (gl, gh) in enumerate(grads):
                 gm = (gl + gh) / 2
                 gr = up(max(up(gh - gm), up(gm - gl)))
-                out.g[r, i] = gm * half[r, i]
-                e = up(up(gr * half[r, i]) + U * abs(out.g[r, i]) + TINY)
+                out.g[i, r] = gm * half[r, i]
+                e = up(up(gr * half[r, i]) + U * abs(out.g[i, r]) + TINY)
                 rem_lo, rem_hi = down(rem_lo - e), up(rem_hi + e)
             out.c[r], out.lo[r], out.hi[r] = c, rem_lo, rem_hi
         return out

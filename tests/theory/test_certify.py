@@ -100,12 +100,12 @@ def test_dropping_a_candidate_pair_breaks_soundness(monkeypatch):
 @given(st.lists(st.floats(-3, 3), min_size=8, max_size=8), st.lists(st.floats(-1, 1), min_size=2, max_size=2))
 def test_affine_products_and_relu_contain_the_exact_value(v, e):
     """Aff.mul and Aff.relu against exact rational evaluation at a point e of the cell."""
-    a = Aff(np.array([v[0]]), np.array([[v[1], v[2]]]), np.array([-abs(v[3])]), np.array([abs(v[3])]))
-    b = Aff(np.array([v[4]]), np.array([[v[5], v[6]]]), np.array([0.0]), np.array([abs(v[7])]))
+    a = Aff(np.array([v[0]]), np.array([[v[1]], [v[2]]]), np.array([-abs(v[3])]), np.array([abs(v[3])]))
+    b = Aff(np.array([v[4]]), np.array([[v[5]], [v[6]]]), np.array([0.0]), np.array([abs(v[7])]))
     E = [Fraction(x) for x in e]
 
     def at(f, r=Fraction(0)):
-        return Fraction(f.c[0]) + sum(Fraction(g) * x for g, x in zip(f.g[0], E, strict=True)) + r
+        return Fraction(f.c[0]) + sum(Fraction(g) * x for g, x in zip(f.g[:, 0], E, strict=True)) + r
 
     va, vb = at(a, Fraction(a.lo[0]) / 2), at(b, Fraction(b.hi[0]) / 3)
     for f, exact in ((a.mul(b), va * vb), (a.relu(), max(va, Fraction(0))), (a.add(b), va + vb)):
