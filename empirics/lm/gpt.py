@@ -3,6 +3,11 @@
 Pre-LayerNorm blocks, causal self-attention through torch's scaled_dot_product_attention, GELU
 (tanh approximation) MLP of width 4C, learned positions, tied input/output embeddings. Biases
 everywhere, so the weights map one to one onto transformers' GPT-2 (`to_hf` / `from_hf`).
+
+The training loss (`lm_loss`) on the CPU in float32 goes through `HeadCrossEntropy`: the output layer and
+the cross-entropy as one autograd function whose log-softmax and gradient overwrite the logits in place,
+so a step makes one (B T) x V tensor instead of four; the loss and every gradient are bit for bit those of
+`F.cross_entropy(x @ wte.T, y)` (same ATen kernels, tests/empirics/lm/test_gpt_loss.py).
 """
 
 from __future__ import annotations
@@ -111,9 +116,13 @@ class GPT(nn.Module):
             x = block(x)
         return self.ln_f(x) if (final_ln and L == self.config.n_layer) else x
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None):
-        """Logits (B, T, V); with targets (B, T) also the mean next-token cross-entropy."""
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, *, with_logits: bool = True):
+        """Logits (B, T, V); with targets (B, T) also the mean next-token cross-entropy. With targets and
+        with_logits=False: (None, loss), through `HeadCrossEntropy` where it applies (the same loss)."""
         x = self.hidden_states(idx)  # (B, T, C)
+        if targets is not None and not with_logits and HeadCrossEntropy.applies(x, self.wte.weight, targets):
+            flat = x.reshape(-1, x.size(-1))  # (B T, C)
+            return None, HeadCrossEntropy.apply(flat, self.wte.weight, targets.reshape(-1))
         logits = x @ self.wte.weight.T  # (B, T, V), tied embeddings
         if targets is None:
             return logits, None
@@ -122,9 +131,75 @@ class GPT(nn.Module):
 
 
 def lm_loss(model: nn.Module, batch) -> torch.Tensor:
-    """Language-modelling loss for the trainer: batch = (x, y) token ids of shape (B, T)."""
+    """Language-modelling loss for the trainer: batch = (x, y) token ids of shape (B, T). The logits are
+    not returned, so the loss may take the fused path (`HeadCrossEntropy`)."""
     x, y = batch
-    return model(x, y)[1]
+    return model(x, y, with_logits=False)[1]
+
+
+class HeadCrossEntropy(torch.autograd.Function):
+    """mean cross-entropy of softmax(x W^T) against targets, and its gradients, with one N x V buffer.
+
+    Forward: logits = x W^T (N, V), overwritten by their log-softmax (the kernel reads a row whole before
+    it writes it), then nll_loss. Backward: the gradient of the logits is ATen's log-softmax backward,
+    written over the saved log-softmax, fed rows at a time from a small zero buffer holding nll_loss's
+    gradient (-g / N at each target, as nll_loss_backward writes it); then the two matmuls autograd does
+    for x @ W.T. Every kernel, operand layout and order is autograd's for `F.cross_entropy(x @ W.T, t)`,
+    so the numbers are the same bits; what changes is that the logits, their log-softmax, nll_loss's dense
+    gradient and the logits' gradient no longer each get an N x V tensor of their own. A second backward
+    through the same graph is refused (the saved log-softmax has been overwritten)."""
+
+    CHUNK = 1 << 18  # elements of nll_loss's gradient held at once (1 MiB in float32)
+
+    @staticmethod
+    def applies(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> bool:
+        """Eager float32 on the CPU, no ignored (negative) targets: where the in-place kernels are autograd's."""
+        return (
+            x.device.type == "cpu"
+            and x.dtype == weight.dtype == torch.float32
+            and not torch.is_autocast_enabled("cpu")
+            and not torch.compiler.is_compiling()
+            and not torch._C._are_functorch_transforms_active()
+            and targets.dtype == torch.long
+            and targets.numel() > 0
+            and int(targets.min()) >= 0
+        )
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        logits = x.mm(weight.t())  # (N, V)
+        logp = torch.log_softmax(logits, 1, out=logits)  # (N, V), in place
+        loss, total_weight = torch.ops.aten.nll_loss_forward(logp, targets, None, 1, -100)  # mean
+        ctx.save_for_backward(x, weight, targets, logp, total_weight)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        x, weight, targets, logp, total_weight = ctx.saved_tensors
+        N, V = logp.shape
+        value = -(grad / total_weight)  # nll_loss's gradient at each target
+        rows = max(1, HeadCrossEntropy.CHUNK // V)
+        dense = logp.new_zeros(min(rows, N), V)  # nll_loss's gradient, `rows` rows at a time
+        for r0 in range(0, N, rows):
+            r1 = min(N, r0 + rows)
+            part, at = dense[: r1 - r0], targets[r0:r1, None]
+            part.scatter_(1, at, value.expand(r1 - r0, 1))
+            block = logp[r0:r1]
+            torch.ops.aten._log_softmax_backward_data.out(part, block, 1, torch.float32, out=block)
+            part.scatter_(1, at, 0.0)
+        g, wt = logp, weight.t()  # g (N, V): the gradient of the logits, where their log-softmax was
+        # the matmuls of autograd's mm backward for x @ W.T, with its choice of operand order by layout
+        gx = gw = None
+        if ctx.needs_input_grad[0]:
+            gx = wt.mm(g.t()).t() if _column_major(x) else g.mm(weight)  # (N, C)
+        if ctx.needs_input_grad[1]:
+            gw = g.t().mm(x) if _column_major(wt) else x.t().mm(g).t()  # (V, C)
+        return gx, gw, None
+
+
+def _column_major(m: torch.Tensor) -> bool:
+    """autograd's test (mm_mat1_backward, mm_mat2_backward) for a matrix stored column by column."""
+    return m.stride(0) == 1 and m.stride(1) == m.size(0)
 
 
 # --- transformers GPT-2 format -------------------------------------------------------------------
