@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
 
 
 @dataclass
@@ -146,10 +148,14 @@ class HeadCrossEntropy(torch.autograd.Function):
     gradient (-g / N at each target, as nll_loss_backward writes it); then the two matmuls autograd does
     for x @ W.T. Every kernel, operand layout and order is autograd's for `F.cross_entropy(x @ W.T, t)`,
     so the numbers are the same bits; what changes is that the logits, their log-softmax, nll_loss's dense
-    gradient and the logits' gradient no longer each get an N x V tensor of their own. A second backward
-    through the same graph is refused (the saved log-softmax has been overwritten)."""
+    gradient and the logits' gradient no longer each get an N x V tensor of their own. That one buffer is
+    kept after the backward for the next step of the same shape (`SPARE`, at most one, like a caching
+    allocator): a step then maps no fresh N x V memory, whatever state the C library's heap is in. A
+    second backward through the same graph is refused (the saved log-softmax has been overwritten, and
+    the version counter of a buffer taken again says so), and so is a double backward."""
 
     CHUNK = 1 << 18  # elements of nll_loss's gradient held at once (1 MiB in float32)
+    SPARE: ClassVar[list[torch.Tensor]] = []  # the last backward's N x V buffer, for the next forward
 
     @staticmethod
     def applies(x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> bool:
@@ -167,13 +173,21 @@ class HeadCrossEntropy(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        logits = x.mm(weight.t())  # (N, V)
+        logits = HeadCrossEntropy._buffer(x, weight.size(0))
+        torch.mm(x, weight.t(), out=logits)  # (N, V)
         logp = torch.log_softmax(logits, 1, out=logits)  # (N, V), in place
         loss, total_weight = torch.ops.aten.nll_loss_forward(logp, targets, None, 1, -100)  # mean
         ctx.save_for_backward(x, weight, targets, logp, total_weight)
         return loss
 
     @staticmethod
+    def _buffer(x: torch.Tensor, v: int) -> torch.Tensor:
+        """The spare (N, v) buffer when there is one of that shape, else a new one (x: (N, C))."""
+        spare = HeadCrossEntropy.SPARE.pop() if HeadCrossEntropy.SPARE else None
+        return spare if spare is not None and spare.shape == (x.size(0), v) else x.new_empty(x.size(0), v)
+
+    @staticmethod
+    @once_differentiable
     def backward(ctx, grad: torch.Tensor):
         x, weight, targets, logp, total_weight = ctx.saved_tensors
         N, V = logp.shape
@@ -194,6 +208,7 @@ class HeadCrossEntropy(torch.autograd.Function):
             gx = wt.mm(g.t()).t() if _column_major(x) else g.mm(weight)  # (N, C)
         if ctx.needs_input_grad[1]:
             gw = g.t().mm(x) if _column_major(wt) else x.t().mm(g).t()  # (V, C)
+        HeadCrossEntropy.SPARE[:] = [logp]
         return gx, gw, None
 
 

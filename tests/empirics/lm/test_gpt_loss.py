@@ -162,3 +162,29 @@ def test_second_backward_refused():
     loss.backward(retain_graph=True)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+
+
+def test_spare_buffer_reused_and_never_shared():
+    """The next step of the same shape writes into the last backward's buffer; two graphs alive at once
+    get two buffers, each backward its own right gradients."""
+    x, w, t = _data(64, 8, 50, seed=5)
+    want = _grads(_autograd, x, w, t)
+    assert _same(_grads(_fused, x, w, t), want)
+    spare = HeadCrossEntropy.SPARE[0]
+    assert _same(_grads(_fused, x, w, t), want) and HeadCrossEntropy.SPARE[0] is spare
+    leaves = [[m.clone().requires_grad_() for m in (x, w)] for _ in range(2)]
+    losses = [HeadCrossEntropy.apply(a, b, t) for a, b in leaves]
+    for loss in losses:
+        loss.backward()
+    assert all(_same((loss, a.grad, b.grad), want) for loss, (a, b) in zip(losses, leaves, strict=True))
+
+
+def test_retained_graph_sees_its_buffer_taken():
+    """A graph kept with retain_graph whose buffer a later forward reuses cannot backward again."""
+    x, w, t = _data(16, 4, 30, seed=6)
+    w.requires_grad_()
+    first = HeadCrossEntropy.apply(x, w, t)
+    first.backward(retain_graph=True)
+    HeadCrossEntropy.apply(x, w, t)  # takes the spare: first's saved log-softmax
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        first.backward()
