@@ -37,6 +37,7 @@ from fractions import Fraction
 import numpy as np
 
 from tmcheck.theory.certify_arith import (
+    TINY,
     Aff,
     CertifyError,
     TargetEnclosure,
@@ -489,6 +490,46 @@ class CubeDomain:
         return box_form(mid, half), self.target.enclose(mid, half, lo, hi)
 
 
+@dataclass
+class CurveTarget:
+    """A target read as a function of the curve's parameters (what `TargetEnclosure` encloses)."""
+
+    expr: object  # sympy expression
+    symbols: list
+
+
+class CircleDomain:
+    """Cells are angle intervals (k = 1) on the circle x(θ) = Q (cos θ, sin θ) of `manifolds` (Q its (D, 2) isometry,
+    float entries read exactly). On θ = m + h e: cos θ = cos m - sin m · h e + R with |R| <= h²/2 + h³/6 + the
+    radii of the enclosures of cos m, sin m (mpmath intervals), and likewise sin θ; x is Q times those forms. f(x(θ))
+    is a function of θ, enclosed by `TargetEnclosure` (its derivative in θ by sympy)."""
+
+    def __init__(self, Q: np.ndarray, target):
+        import sympy
+
+        theta = sympy.Symbol("theta", real=True)
+        Qr = [[sympy.Rational(float(v)) for v in row] for row in np.asarray(Q, dtype=np.float64)]
+        subs = {s: Qr[j][0] * sympy.cos(theta) + Qr[j][1] * sympy.sin(theta) for j, s in enumerate(target.symbols)}
+        self.Q = np.asarray(Q, dtype=np.float64)
+        self.target = TargetEnclosure(CurveTarget(target.expr.subs(subs), [theta]))
+
+    def forms(self, lo: np.ndarray, hi: np.ndarray) -> tuple[Aff, Aff]:
+        from mpmath import iv
+
+        mid = (lo + hi) / 2
+        half = up(np.maximum(up(hi - mid), up(mid - lo)))
+        h = half[:, 0]
+        cs = np.array([[float(v.a), float(v.b)] for m in mid[:, 0] for v in (iv.cos(iv.mpf(m)), iv.sin(iv.mpf(m)))])
+        cs = cs.reshape(len(mid), 2, 2)  # (B, cos/sin, lo/hi)
+        centre = (cs[:, :, 0] + cs[:, :, 1]) / 2
+        rad = up(np.maximum(up(cs[:, :, 1] - centre), up(centre - cs[:, :, 0])))  # (B, 2)
+        g = np.stack([-centre[:, 1] * h, centre[:, 0] * h])  # d/dθ: (-sin m, cos m) h
+        tail = up(up(h * h / 2) + up(h * h * h / 6))
+        rem = up(up(up(rad + tail[:, None]) + up(rad[:, ::-1] * h[:, None])) + U * np.abs(g.T) + TINY)
+        y = Aff(centre, g.T[None], -rem, rem)  # (B, 2): cos θ, sin θ
+        return y.lincomb(self.Q, axis=1), self.target.enclose(mid, half, lo, hi)
+
+
 class ErrorEnclosure:
     """|T - f| enclosed on cells of a domain (a network and its target): `enclose(lo, hi)` gives intervals of T - f,
     with `frozen` what the cells inherit from a cell containing them (default: nothing, every token computed)."""
@@ -619,3 +660,17 @@ def certify_lemma1(
     enc = ErrorEnclosure(net, plan.target)
     tiles = grid_cells(plan.d, per_axis or 3 * (plan.N - 1))
     return certify_tiles(enc, tiles, plan.eps if eps is None else eps, max_cells, fan=2)
+
+
+def certify_circle(
+    plan, net: Network, eps: float | None = None, max_cells: int = 200_000, tiles: int = 512
+) -> Certificate:
+    """sup over the circle of |T - f| for a Theorem 2 network on the circle (`lemmas.theorem2`) against ε: the
+    branch and bound of `certify_tiles` over θ ∈ [0, 710/113] ⊃ [0, 2π] (710/113 > 2π, so every point of the circle
+    is some x(θ)), in `tiles` equal tiles."""
+    if plan.manifold.name != "circle":
+        raise CertifyError(f"the sup-norm certificate covers Theorem 2 on the circle, not the {plan.manifold.name}")
+    enc = ErrorEnclosure(net, domain=CircleDomain(plan.manifold.Q, plan.target))
+    top = Fraction(710, 113)
+    cells = [((top * j / tiles,), (top * (j + 1) / tiles,)) for j in range(tiles)]
+    return certify_tiles(enc, cells, plan.eps if eps is None else eps, max_cells, fan=4)
