@@ -595,3 +595,22 @@ def test_a_bf16_range_threshold_covers_the_output_rounding():
     dd, ii = knn._range_search(x, pts, rows, kth**2, pts.sq.sqrt() + kth, 10, 64)
     np.testing.assert_array_equal(ii.numpy(), want)
     np.testing.assert_allclose(dd.numpy(), d, rtol=1e-12, atol=0)
+
+
+def test_the_default_margin_follows_the_search_type():
+    """max(8, k // 2) candidates beyond k for a bf16 search, max(8, k // 8) for float32 (whose error is 2^16
+    times smaller); the answer is the same at any margin and equals the oracle, a row that fails the
+    certificate going to the range query. The mutant margin 0 sends rows there (n_recomputed > 0) and
+    still gives the same answer."""
+    assert knn.default_margin(100, torch.bfloat16) == 50 and knn.default_margin(100, torch.float32) == 12
+    assert knn.default_margin(20, torch.float32) == knn.default_margin(20, torch.bfloat16) - 2 == 8
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1200, 6)) @ rng.normal(size=(6, 48)) + 1e-3 * rng.normal(size=(1200, 48))
+    wide = kneighbors(X, 40, precision="float32", margin=20)
+    default = kneighbors(X, 40, precision="float32")
+    none = kneighbors(X, 40, precision="float32", margin=0)
+    assert none.n_recomputed > 0
+    for nb in (default, none):
+        np.testing.assert_array_equal(nb.indices, wide.indices)
+        np.testing.assert_array_equal(nb.distances, wide.distances)
+    np.testing.assert_allclose(default.distances, exact_oracle(X, 40), rtol=1e-12, atol=1e-15)
