@@ -821,9 +821,10 @@ def _principal_subspace(cov, width: int):
 
 @contextmanager
 def _one_thread(device):
-    """Small LAPACK calls on one CPU thread (the caller's setting restored afterwards): at D = 768 the
-    subspace iteration took 0.18-0.22 s on one thread against 0.33-0.64 s on two on this 2-core VM under
-    load, where a second thread only waits for a busy core."""
+    """torch's intra-op threads set to one on the CPU inside the block (the caller's setting restored
+    afterwards): for small LAPACK calls (at D = 768 the subspace iteration took 0.18-0.22 s on one thread
+    against 0.33-0.64 s on two on this 2-core VM under load, where a second thread only waits for a busy
+    core) and for the re-ranking's workers (``_share_rows``)."""
     import torch
 
     threads = torch.get_num_threads()
@@ -996,13 +997,9 @@ def _share_rows(n: int, workers: int, work) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     bounds = [n * w // workers for w in range(workers + 1)]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # fresh threads take it up at their first parallel call
-    try:
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda w: work(bounds[w], bounds[w + 1]), range(workers)))
-    finally:
-        torch.set_num_threads(threads)
+    # fresh threads take up the one-thread setting at their first parallel call
+    with _one_thread(torch.device("cpu")), ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda w: work(bounds[w], bounds[w + 1]), range(workers)))
 
 
 def _range_hits(pts, q, thr, block_size: int):
