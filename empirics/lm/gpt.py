@@ -154,7 +154,7 @@ class HeadCrossEntropy(torch.autograd.Function):
     second backward through the same graph is refused (the saved log-softmax has been overwritten, and
     the version counter of a buffer taken again says so), and so is a double backward."""
 
-    CHUNK = 1 << 18  # elements of nll_loss's gradient held at once (1 MiB in float32)
+    CHUNK = 1 << 20  # elements of nll_loss's gradient held at once (4 MiB in float32): few parallel regions
     SPARE: ClassVar[list[torch.Tensor]] = []  # the last backward's N x V buffer, for the next forward
 
     @staticmethod

@@ -82,7 +82,7 @@ def test_fused_equals_autograd_bit_for_bit(n, c, v, seed, scale, upstream, colum
     assert _same(_grads(_fused, x, w, t, upstream), _grads(_autograd, x, w, t, upstream))
 
 
-@pytest.mark.parametrize("chunk", [1, 700, 1 << 18])
+@pytest.mark.parametrize("chunk", [1, 700, 1 << 20])
 def test_chunks_of_the_dense_gradient_change_nothing(monkeypatch, chunk):
     """One row at a time, a few rows, or all of them: the log-softmax backward works row by row."""
     x, w, t = _data(257, 16, 350, seed=3)
