@@ -409,16 +409,24 @@ def run_block(
             rows[r] = rows[r].add(Aff(add.c[:, None], add.g[:, :, None], add.lo[:, None], add.hi[:, None]))
     Z = _stack(rows, 1)
     if plan.ffn:
-        Z = Z.add(_ffn_enclosure(plan.ffn, Z, out))
+        Z = _ffn_enclosure(plan.ffn, Z, out)
     return Z, ok
 
 
 def _ffn_enclosure(layers: list, Z: Aff, tokens: np.ndarray) -> Aff:
+    """Z + FFN(Z) on the data rows Z (B, 2, n). Each row's remainder enters as a direction of its own (`Aff.lift`), so
+    that what an FFN adds and takes away again (the mailbox's row 1 - σ(row 1), the indicator's σ(y) - σ(y - 1))
+    cancels in the remainder as it does in the linear part; a unit that is a non-negative combination of ReLU
+    outputs plus a non-negative bias is >= 0, so its ReLU is the identity (`Aff.relu`'s known_pos)."""
+    k = Z.k
+    Z = Z.lift(np.broadcast_to(np.arange(2)[None, :, None], Z.c.shape))
     W, lo, hi = layers[0]
     Y = Z.lincomb(W, axis=1).add_interval(lo[None][:, :, tokens], hi[None][:, :, tokens])  # (B, w, n)
+    known = None
     for W, blo, bhi in layers[1:]:
-        Y = Y.relu().lincomb(W, axis=1, blo=blo, bhi=bhi)
-    return Y
+        Y = Y.relu(known).lincomb(W, axis=1, blo=blo, bhi=bhi)
+        known = ((W >= 0).all(axis=1) & (blo >= 0))[:, None]
+    return Z.add(Y).collapse(k)
 
 
 def run_pass(net: Network, plans: list[BlockPlan], x: Aff, frozen: Frozen) -> tuple[list[Aff], Aff, np.ndarray]:

@@ -155,10 +155,35 @@ class Aff:
         err = 4 * U * (np.abs(c) + np.abs(ca) * Gb + np.abs(cb) * Ga)
         return self._with_error(c, g, lo, hi, err)
 
-    def relu(self) -> Aff:
-        """σ(v): v itself where v >= 0 on the cell, exactly 0 where v <= 0, else the chord λv + [·, ·]."""
+    def lift(self, groups: np.ndarray) -> Aff:
+        """The same values with each remainder made a direction of its own: c + g·e + Σ_j r e_{k+j} + [m, m], where
+        [lo, hi] ⊂ m + r[-1, 1] and j = groups[...] (shape of c) names the new direction of each entry. Entries of one
+        group share a direction, which is sound as long as nothing combines two entries of one group before
+        `collapse` (a token-wise FFN on (B, rows, n) with one group per row: rows of one token never share one)."""
+        m = (self.lo + self.hi) / 2
+        r = up(np.maximum(up(self.hi - m), up(m - self.lo)))
+        n_new = int(groups.max(initial=-1)) + 1
+        extra = np.zeros((n_new,) + self.c.shape)
+        for j in range(n_new):
+            extra[j] = np.where(groups == j, r, 0.0)
+        return Aff(self.c, np.concatenate([self.g, extra]), m, m.copy())
+
+    def collapse(self, k: int) -> Aff:
+        """Back to the first k directions: the others' |coefficients| join the remainder (after `lift`)."""
+        if self.k == k:
+            return self
+        tail = Aff(self.c, self.g[k:], self.lo, self.hi).radius()
+        return Aff(self.c, self.g[:k], down(self.lo - tail), up(self.hi + tail))
+
+    def relu(self, known_pos: np.ndarray | None = None) -> Aff:
+        """σ(v): v itself where v >= 0 on the cell (or where known_pos says so: v >= 0 by construction, such as a
+        non-negative combination of ReLU outputs, whatever the enclosure's range), exactly 0 where v <= 0, else
+        the chord λv + [·, ·]."""
         lo, hi = self.bounds()
         pos, neg = lo >= 0, hi <= 0
+        if known_pos is not None:
+            pos = pos | np.broadcast_to(known_pos, pos.shape)
+            neg = neg & ~pos
         mixed = ~(pos | neg)
         lam = np.where(pos, 1.0, 0.0)
         if mixed.any():

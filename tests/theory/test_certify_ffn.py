@@ -1,0 +1,144 @@
+"""The FFN enclosure of `theory.certify` (issue #41 item 3): each data row's remainder enters the FFN as a direction of
+its own (`Aff.lift`, `Aff.collapse`) and ReLUs of non-negative combinations of ReLU outputs are the identity. Exact
+rational evaluation at points of the forms lies inside; a lift that gives both rows one direction, and a ReLU taken
+as the identity where its input can be negative, are caught; on the circle the enclosure of T - f shrinks with the
+cell and contains the exact error."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tmcheck.theory import certify
+from tmcheck.theory.certify_arith import Aff
+
+
+def two_rows(c, g, rem) -> Aff:
+    """A form (1, 2, 1): rows 0 and 1 of one token, k = 1 direction, remainders [-rem_r, rem_r]."""
+    r = np.array(rem, np.float64).reshape(1, 2, 1)
+    return Aff(np.array(c, np.float64).reshape(1, 2, 1), np.array(g, np.float64).reshape(1, 1, 2, 1), -r, r.copy())
+
+
+def exact_ffn(layers, z):
+    """Z + FFN(Z) for one token in rationals (the plan's float weights read exactly)."""
+    W, lo, _ = layers[0]
+    y = [sum(Fraction(W[u, j]) * z[j] for j in range(2)) + Fraction(lo[u, 0]) for u in range(W.shape[0])]
+    for W, blo, _ in layers[1:]:
+        y = [max(v, Fraction(0)) for v in y]
+        y = [sum(Fraction(W[o, u]) * y[u] for u in range(len(y))) + Fraction(blo[o]) for o in range(W.shape[0])]
+    return [z[0] + y[0], z[1] + y[1]]
+
+
+def layers_of(W1, b1, W2, b2, W3=None, b3=None):
+    """An FFN in the plan's format (`certify._cert_ffn_plan`): exact dyadic weights, so lo = hi."""
+    W1, b1 = np.array(W1, np.float64), np.array(b1, np.float64)[:, None]
+    out = [(W1, b1, b1.copy())]
+    for W, b in ((W2, b2), (W3, b3)):
+        if W is not None:
+            b = np.array(b, np.float64)
+            out.append((np.array(W, np.float64), b, b.copy()))
+    return out
+
+
+def check_contains(layers, Z: Aff, e: float, s0: float, s1: float) -> bool:
+    """Is the exact Z + FFN(Z) at direction e and remainders s0 rem_0, s1 rem_1 inside the enclosure?"""
+    z = [
+        Fraction(Z.c[0, r, 0]) + Fraction(Z.g[0, 0, r, 0]) * Fraction(e) + Fraction(Z.hi[0, r, 0]) * Fraction(s)
+        for r, s in ((0, s0), (1, s1))
+    ]
+    want = exact_ffn(layers, z)
+    lo, hi = certify._ffn_enclosure(layers, Z, np.array([0])).bounds()
+    return all(Fraction(lo[0, r, 0]) <= want[r] <= Fraction(hi[0, r, 0]) for r in range(2))
+
+
+MAILBOX = layers_of([[0, 1], [0, 1]], [-1, 0], [[3, -2], [0, -1]], [0, 0])  # b = 2: row 0 += row 1 - 3, row 1 = 0
+CHAIN = layers_of(  # y = σ(row0 - 1), then σ(2y), then row 0 gets σ(2y) - σ(2y - 1) = min(2y, 1) for 2y >= 0
+    [[1, 0]], [-1], [[2], [2]], [0, -1], [[1, -1], [0, 0]], [0, 0]
+)
+SIGNED = layers_of([[1, 0], [0, 1]], [0, 0], [[1, -1]], [0], [[1], [0]], [0, 0])  # σ(σ(row0) - σ(row1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([MAILBOX, CHAIN, SIGNED]),
+    st.lists(st.floats(-3, 6), min_size=2, max_size=2),
+    st.lists(st.floats(-1, 1), min_size=2, max_size=2),
+    st.lists(st.floats(0, 0.5), min_size=2, max_size=2),
+    st.floats(-1, 1),
+    st.floats(-1, 1),
+    st.floats(-1, 1),
+)
+def test_ffn_enclosure_contains_the_exact_value(layers, c, g, rem, e, s0, s1):
+    assert check_contains(layers, two_rows(c, g, rem), e, s0, s1)
+
+
+def test_remainders_cancel_in_the_mailbox():
+    """Row 1 in [S - b, S + b] with a remainder: the mailbox's row 1 - σ(row 1) is exactly 0, and row 0 gets
+    row 1's remainder once (not (2b + 1) times)."""
+    lo, hi = certify._ffn_enclosure(MAILBOX, two_rows([0, 3], [0, 0.25], [0, 0.01]), np.array([0])).bounds()
+    assert abs(hi[0, 1, 0]) + abs(lo[0, 1, 0]) < 1e-12
+    assert hi[0, 0, 0] - lo[0, 0, 0] < 2 * (0.25 + 0.01) + 1e-9
+
+
+def test_a_lift_with_one_direction_for_both_rows_is_caught(monkeypatch):
+    """The mutant: both rows' remainders share one direction, so row 0 - row 1 cancels them. The exact value at
+    opposite remainders lies outside."""
+    real = Aff.lift
+    monkeypatch.setattr(Aff, "lift", lambda self, groups: real(self, np.zeros_like(groups)))
+    diff = layers_of([[1, 0], [0, 1]], [10, 10], [[1, -1], [0, 0]], [0, 0])  # row 0 += row 0 - row 1
+    assert not check_contains(diff, two_rows([0, 0], [0, 0], [0.1, 0.1]), 0.0, 1.0, -1.0)
+
+
+def test_a_relu_taken_as_identity_on_a_signed_input_is_caught(monkeypatch):
+    """The mutant: every hidden ReLU after the first layer is the identity. SIGNED's σ(row0) - σ(row1) < 0 is then
+    passed on instead of 0."""
+    real = Aff.relu
+    monkeypatch.setattr(Aff, "relu", lambda self, known_pos=None: real(self, None if known_pos is None else True))
+    assert not check_contains(SIGNED, two_rows([0, 2], [0, 0], [0, 0]), 0.0, 0.0, 0.0)
+
+
+@pytest.fixture(scope="module")
+def circle():
+    from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
+    from tmcheck.theory.manifolds import make_manifold
+    from tmcheck.theory.targets import parse_target
+
+    m = make_manifold("circle", 3, 0)
+    plan = theorem2_plan(m, parse_target("x0", 3), 0.3, 6, None, True, 0)
+    net = theorem2_network(plan, "exact")
+    return plan, certify.ErrorEnclosure(net, domain=certify.CircleDomain(m.Q, plan.target))
+
+
+def test_circle_enclosure_shrinks_with_the_cell(circle):
+    """On cells of width w = 2^-8 ... 2^-11 centred at several θ, the enclosure of T - f is at most 20 w wide (T - f is
+    Lipschitz in θ; a remainder charged up to 2b + 1 times in the mailbox and 2^L times in the indicator, as before
+    the FFN lift, gave widths of order 10^6 w² and failed the data bounds) and at least halves with the cell."""
+    _, enc = circle
+    th = np.array([[0.3], [1.0], [2.2], [4.0], [5.1234]])
+    widths = []
+    for k in range(8, 12):
+        w = 2.0**-k
+        lo, hi = enc.enclose(th - w / 2, th + w / 2)
+        assert (hi - lo <= 20 * w).all(), (k, hi - lo)
+        widths.append(hi - lo)
+    for a, b in zip(widths, widths[1:], strict=False):
+        assert (b <= a / 2 + 1e-9).all(), (a, b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 999), st.integers(1, 40), st.integers(0, 1000))
+def test_circle_cell_enclosures_contain_the_exact_error(circle, start, width, where):
+    """Soundness on cells: x(θ) at a point of a random θ-cell, T there by the exact claim, f = x0."""
+    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
+
+    plan, enc = circle
+    lo, hi = start * 2 * np.pi / 1000, start * 2 * np.pi / 1000 + width / 2000
+    elo, ehi = enc.enclose(np.array([[lo]]), np.array([[hi]]))
+    t = lo + (hi - lo) * where / 1000
+    x = plan.manifold.Q @ np.array([np.cos(t), np.sin(t)])
+    err = float(claim_value(plan, [rational(u) for u in x])) - x[0]
+    assert elo[0] - 1e-9 <= err <= ehi[0] + 1e-9
