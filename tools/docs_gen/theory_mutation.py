@@ -34,6 +34,8 @@ def mutation() -> str:
                 pct(c["score"]),
             ]
         )
+    if rep.get("holdout"):
+        return _holdout(rep, pct)
     pending = sum(1 for s in rep["survivors"] if "pending" in s["explanation"])
     equivalent = sum(1 for s in rep["survivors"] if "equivalent" in s["explanation"])
     text = sum(1 for s in rep["survivors"] if "text" in s["explanation"])
@@ -50,6 +52,37 @@ def mutation() -> str:
         + table(["file", "mutants", "ran", "killed", "timeout", "survived", "no tests", "score"], rows)
         + "\n"
     )
+
+
+def _holdout(rep: dict, pct) -> str:
+    """The held-out sample first (its score, interval and survivors), then the earlier pooled figures."""
+    h = rep["holdout"]
+    lo, hi = h["ci95"] or (None, None)
+    classes = ", ".join(f"{n} {k}" for k, n in sorted(h["survivor_classes"].items())) or "none"
+    words = (
+        f"**Held-out sample** ({rep['tool']}): {h['size']} of the {h['population']} mutants of every file of "
+        f"`theory/` and `proofs_check/` at commit `{h['commit'][:10]}`, drawn on {h['drawn']} (seed {h['seed']}; "
+        f"{h['method']}) and recorded in mutation/holdout.json before any of them ran. {h['ran']} ran"
+        + (f" ({h['not_run']} not yet)" if h["not_run"] else "")
+        + f" over {h['files_with_a_run']} of {h['files']} files; {h['detected']} detected (killed or timed out): "
+        f"score {pct(h['score'])}, {h['interval']} {pct(lo)} to {pct(hi)}. Its survivors by class: {classes} "
+        "(mutation/SURVIVORS.md gives each with its diff; a survivor that changes a JSON key or a shown value is "
+        "never counted as text)."
+    )
+    e = rep.get("earlier")
+    if e and e.get("ran"):
+        words += (
+            f" Beside it, the pooled score of the earlier runs ({e['tool']}, {e['generated']}, fewer target files), "
+            f"over the {e['ran']} mutants drawn while tests were being added against them: {pct(e['score'])}, "
+            "biased upward for that reason."
+        )
+    rows = [
+        [f"`{f}`", c["drawn"], c.get("killed", 0), c.get("timeout", 0), c.get("survived", 0), c.get("no tests", 0)]
+        + [c.get("not run", 0)]
+        for f, c in h["per_file"].items()
+    ]
+    head = ["file", "drawn", "killed", "timeout", "survived", "no tests", "not run"]
+    return words + "\n\n" + table(head, rows) + "\n"
 
 
 def _estimate(rep: dict, pct) -> str:
