@@ -61,6 +61,12 @@ def theorem2_cmd(
         help="Never build the network: T(x) from the tokens that matter at x, with a certificate that the others "
         "contribute what they must (theory.lemmas.local_eval); for the proven N on the sphere and the torus.",
     ),
+    certify: bool = typer.Option(
+        False,
+        "--certify",
+        help="Prove sup |T - f| <= ε over the whole circle by interval arithmetic and branch and bound "
+        "(circle only; the default judges a sampled maximum).",
+    ),
     trials: TrialsOpt = 2,
     size_limit: SizeLimitOpt = SIZE_LIMIT,
     export: ExportOpt = None,
@@ -75,8 +81,8 @@ def theorem2_cmd(
     from tmcheck.theory.lemmas.theorem2_report import theorem2_local_report, theorem2_report
 
     if local:
-        if export is not None or max_tokens is not None:
-            raise typer.BadParameter("--local builds no network: it takes neither --export nor --max-tokens")
+        if export is not None or max_tokens is not None or certify:
+            raise typer.BadParameter("--local builds no network: it takes no --export, --max-tokens or --certify")
         rep = theorem2_local_report(manifold, D, eps, target, N, not shallow, points or 48, H_f=H_f, R=R)
         _print_local(rep, json_)
         return
@@ -93,6 +99,7 @@ def theorem2_cmd(
         R=R,
         trials=trials,
         size_limit=size_limit,
+        certify=certify,
     )
     if not json_:
         console.print(
@@ -117,6 +124,14 @@ def theorem2_cmd(
             f"E_n2 = 0 (exact projection), max E_n3 = {rep['E3_max']:.3g}; network vs claim "
             f"{rep['network_vs_claim']:.2g}"
         )
+        sup = rep["sup_error"]
+        if "certificate" in sup:
+            c = sup["certificate"]
+            where = f" at θ = {c['counterexample'][0]:.6g}" if c["counterexample"] else ""
+            console.print(
+                f"sup |T - f| over the circle: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
+                f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
+            )
     finish_construction(rep, export, json_)
 
 

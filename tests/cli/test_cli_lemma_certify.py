@@ -27,7 +27,7 @@ def test_certified_sup_below_eps_holds_and_is_proven():
 def test_certified_sup_above_eps_fails_with_a_counterexample():
     res = run("--eps", "0.08", "--certify")
     assert res.exit_code == 1
-    assert "refuted" in res.output and "at x = " in res.output and "proven: interval arithmetic" in res.output
+    assert "refuted" in res.output and "at x = " in res.output and "refuted: interval arithmetic" in res.output
 
 
 def test_without_certify_the_verdict_says_sampled():

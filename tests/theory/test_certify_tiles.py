@@ -139,3 +139,23 @@ def test_lemma1_d2_is_proven():
     plan = lemma1_plan(parse_target("sin(3*x0)*x1", 2), 3.0, 1.0, 0.2)
     cert = certify.certify_lemma1(plan, lemma1_network(plan, "exact"))
     assert cert.status == "proven" and cert.bound <= 0.2
+
+
+@pytest.mark.slow
+def test_lemma1_d3_is_proven():
+    """d = 3, ε = 0.4, f = x0 x1 x2, H_f = 1.8: the tight N = 7 (l = 1053) proven over [0,1]^3 (minutes, loaded)."""
+    plan = lemma1_plan(parse_target("x0*x1*x2", 3), 1.8, 1.0, 0.4)
+    assert plan.N == 7
+    cert = certify.certify_lemma1(plan, lemma1_network(plan, "exact"))
+    assert cert.status == "proven" and cert.bound <= 0.4
+
+
+@pytest.mark.slow
+def test_circle_is_proven_at_a_small_grid():
+    """Theorem 2 on the circle in R^3, f = x0, ε = 0.3 at N = 12 (l = 574): proven over the whole circle."""
+    from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
+    from tmcheck.theory.manifolds import make_manifold
+
+    plan = theorem2_plan(make_manifold("circle", 3, 0), parse_target("x0", 3), 0.3, 12, None, True, 0)
+    cert = certify.certify_circle(plan, theorem2_network(plan, "exact"))
+    assert cert.status == "proven" and cert.bound <= 0.3

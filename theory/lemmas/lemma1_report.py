@@ -134,19 +134,26 @@ def lemma1_report(
 
 def sup_error(plan: Lemma1Plan, net: Network, err: dict, eps: float, certify: bool) -> dict:
     """The error the verdict judges: the sampled maximum ("sampled"), or with certify the sup-norm certificate of
-    `theory.certify` ("proven" when its bound is <= ε; a refuted one's value is its counterexample's certified
-    error; an undecided one falls back to the sample and says so)."""
+    `theory.certify` over [0,1]^d (`certified_sup`)."""
+    sampled = {"kind": "sampled", "value": err["max_error"], "method": f"max over {err['n_points']} points"}
     if not certify:
-        return {"kind": "sampled", "value": err["max_error"], "method": f"max over {err['n_points']} points"}
+        return sampled
     from tmcheck.theory.certify import certify_lemma1
 
-    cert = certify_lemma1(plan, net, eps).as_dict()
-    if cert["status"] == "proven":
-        return {"kind": "proven", "value": cert["bound"], "method": cert["method"], "certificate": cert}
-    if cert["status"] == "refuted":
-        value = cert["error_at_counterexample"]
-        return {"kind": "proven", "value": value, "method": cert["method"], "certificate": cert}
-    return {"kind": "sampled", "value": err["max_error"], "method": "certificate undecided", "certificate": cert}
+    return certified_sup(certify_lemma1(plan, net, eps).as_dict(), sampled)
+
+
+def certified_sup(cert: dict, sampled: dict) -> dict:
+    """A sup-norm certificate (`theory.certify.Certificate.as_dict`) as the error a verdict judges: "proven" (its
+    upper bound on sup |T - f|, <= ε), "refuted" (a certified lower bound on |T - f| at its counterexample, > ε), or
+    "undecided" (the cell budget ran out: the sampled maximum, a lower bound on the sup, is judged and says so)."""
+    status, out = cert["status"], {"kind": cert["status"], "method": cert["method"], "certificate": cert}
+    if status == "proven":
+        return {**out, "value": cert["bound"]}
+    if status == "refuted":
+        return {**out, "value": cert["error_at_counterexample"]}
+    method = f"certificate undecided after {cert['cells']} cells; {sampled['method']} (a lower bound on the sup)"
+    return {**out, "value": sampled["value"], "method": method}
 
 
 def verdict_fields(construction, plan, measured: Resources, trials: int, seed: int, error: float, eps: float) -> dict:

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from tmcheck.theory import spec as resources_spec
-from tmcheck.theory.lemmas.lemma1_report import verdict_fields
+from tmcheck.theory.lemmas.lemma1_report import certified_sup, verdict_fields
 from tmcheck.theory.lemmas.theorem2 import (
     Theorem2Plan,
     construction_of,
@@ -54,16 +54,23 @@ def theorem2_report(
     R: float = 1.0,
     trials: int = 2,
     size_limit: int | None = None,
+    certify: bool = False,
 ) -> dict:
     """Everything `tmcheck theorem 2` prints: atlas, grid (proven and used), error and its split, resources,
     and the verdict (`check.verify`: check_construction of the exact network on `trials` manifold points,
-    and max |T - f| <= ε on n_points)."""
+    and max |T - f| <= ε on n_points).
+
+    With certify (the circle only), sup |T - f| over the whole circle is bounded by `theory.certify.certify_circle`
+    and the verdict judges that certificate (`lemma1_report.certified_sup`: "proven", "refuted" or "undecided")
+    instead of the sampled maximum."""
     from tmcheck.theory.fast_eval import evaluate_structured
     from tmcheck.theory.manifolds import make_manifold
     from tmcheck.theory.targets import parse_target
 
     if not (0 < eps < 1):
         raise TargetError(f"ε must lie in (0, 1) as in Theorem 2, got {eps}")
+    if certify and manifold != "circle":
+        raise TargetError(f"--certify proves the sup-norm error on the circle only, not the {manifold}")
     limit = resources_spec.SIZE_LIMIT if size_limit is None else size_limit
     m = make_manifold(manifold, D, seed)
     target = parse_target(text, D)
@@ -77,15 +84,21 @@ def theorem2_report(
     T = evaluate_structured(net, X, "float64")
     split = error_split(plan, X)
     err = float(np.abs(T - target(X).real).max())
+    fields = _error_fields(plan, T, split, err, eps, n_points)
+    if certify:
+        from tmcheck.theory.certify import certify_circle
+
+        fields["sup_error"] = certified_sup(certify_circle(plan, net, eps).as_dict(), fields["sup_error"])
+        fields["within_eps"] = fields["sup_error"]["value"] <= eps
     return {
         **_plan_fields(plan, manifold, text),
         "l": net.l,
         "m": measured.m,
         "L_T": measured.L_T,
-        **_error_fields(plan, T, split, err, eps, n_points),
+        **fields,
         "grid_points": [str(t) for t in grid_points(plan.N)],
         "resources": resource_table(plan, net, measured),
-        **verdict_fields(construction_of(plan, net), plan, measured, trials, seed, err, eps),
+        **verdict_fields(construction_of(plan, net), plan, measured, trials, seed, fields["sup_error"]["value"], eps),
     }
 
 
@@ -130,7 +143,7 @@ def _error_fields(plan: Theorem2Plan, T, split: dict, err: float, eps: float, n_
         "error": err,
         "within_eps": err <= eps,
         "n_points": n_points,
-        # a sampled maximum is a lower bound on the sup: no sup-norm certificate for Theorem 2 yet (issue #41)
+        # a sampled maximum is a lower bound on the sup; theorem2_report(certify=True) replaces it on the circle
         "sup_error": {"kind": "sampled", "value": err, "method": f"max over {n_points} manifold points"},
         "network_vs_claim": float(np.abs(T - split["T"]).max()),
         "E1_max": float(split["E1"].max()),
