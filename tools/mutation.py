@@ -186,20 +186,46 @@ def draw_holdout(size: int, seed: int, commit: str) -> dict:
     }
 
 
-def holdout_summary(hold: dict, recs: dict, survivors: list[dict]) -> dict:
+RESULTS = OUT / "holdout_results.json"
+SURVIVING = ("survived", "no tests", "suspicious")
+
+
+def holdout_results(hold: dict, recs: dict) -> dict:
+    """Each held-out mutant's outcome, kept in mutation/holdout_results.json (committed): mutmut's records live in
+    the ignored work directory, which a later sitting on another machine does not have, so a sample run over
+    several sittings resumes from this file. An outcome recorded now replaces the kept one."""
+    kept = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    for rel, names in hold["names"].items():
+        for n in names:
+            st = status(recs.get(rel, {}).get(n))
+            if st != "not run":
+                kept[n] = {"file": rel, "status": st} | ({"diff": diff(n, rel)} if st in SURVIVING else {})
+    return kept
+
+
+def _why(name: str, entry: dict, by_name: dict, expl: dict) -> dict:
+    if name in by_name:
+        return by_name[name]["explanation"]
+    why = expl.get(name) or next((v for k, v in expl.items() if fnmatch.fnmatch(name, k)), None)
+    if why is None and text_only(entry.get("diff", "")):
+        why = {"text": "changes only the words of a message, note or label (no value, verdict or call)"}
+    return why or {"pending": "not yet explained"}
+
+
+def holdout_summary(hold: dict, results: dict, survivors: list[dict]) -> dict:
     """The held-out sample's score with its Clopper-Pearson interval, per file, and its survivors by class."""
     from scipy.stats import binomtest
 
-    by_name = {s["mutant"]: s for s in survivors}
+    by_name, expl = {s["mutant"]: s for s in survivors}, explanations()
     counts, per_file, left = {}, {}, []
     for rel, names in hold["names"].items():
         row = {"drawn": len(names)}
         for n in names:
-            st = status(recs.get(rel, {}).get(n))
+            st = results.get(n, {}).get("status", "not run")
             counts[st] = counts.get(st, 0) + 1
             row[st] = row.get(st, 0) + 1
-            if n in by_name:
-                left.append(by_name[n])
+            if st in SURVIVING:
+                left.append({"mutant": n, "explanation": _why(n, results[n], by_name, expl)})
         per_file[rel] = row
     ran = sum(v for k, v in counts.items() if k in DECIDED)
     detected = counts.get("killed", 0) + counts.get("timeout", 0)
@@ -373,11 +399,12 @@ def report(files: list[str]) -> dict:
         if "equivalent" in s["explanation"]:
             credit[s["file"]] = credit.get(s["file"], 0) + 1
     hold_path = OUT / "holdout.json"
-    held = (
-        holdout_summary(json.loads(hold_path.read_text(encoding="utf-8")), recs, survivors)
-        if hold_path.exists()
-        else None
-    )
+    held = None
+    if hold_path.exists():
+        hold = json.loads(hold_path.read_text(encoding="utf-8"))
+        results = holdout_results(hold, recs)
+        RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        held = holdout_summary(hold, results, survivors)
     return {
         "holdout": held,
         "earlier": earlier(),
@@ -523,8 +550,10 @@ def run_holdout(size: int, seed: int, commit: str, workers: int, budget_minutes:
         hold = draw_holdout(size, seed, sha)
         OUT.mkdir(exist_ok=True)
         path.write_text(json.dumps(hold, indent=1) + "\n", encoding="utf-8")
-    recs = records()
-    todo = [n for rel, names in hold["names"].items() for n in names if recs.get(rel, {}).get(n) is None]
+    recs, done = records(), json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+    todo = [
+        n for rel, names in hold["names"].items() for n in names if recs.get(rel, {}).get(n) is None and n not in done
+    ]
     print(f"tools/mutation.py: held-out sample of {hold['size']} at {sha[:10]}, {len(todo)} to run", file=sys.stderr)
     return run(workers, budget_minutes, todo) if todo else 0
 

@@ -88,8 +88,23 @@ def test_the_holdout_score_has_its_exact_binomial_interval(monkeypatch):
     surv = [
         {"mutant": n, "explanation": {"text": "t"} if i < 3 else {"pending": "p"}} for i, n in enumerate(names[290:300])
     ]
-    out = tool.holdout_summary(hold, {"f": codes}, surv)
+    results = {n: {"file": "f", "status": tool.status(c)} for n, c in codes.items() if c is not None}
+    out = tool.holdout_summary(hold, results, surv)
     assert (out["ran"], out["detected"], out["not_run"]) == (300, 290, 1)
     assert out["score"] == pytest.approx(290 / 300)
     assert out["ci95"] == pytest.approx([beta.ppf(0.025, 290, 11), beta.ppf(0.975, 291, 10)])
     assert out["survivor_classes"] == {"text": 3, "pending": 7}
+
+
+def test_the_holdout_resumes_from_its_kept_outcomes(monkeypatch, tmp_path):
+    """mutmut's records (an ignored folder) are gone in a later sitting: the outcomes kept in the committed
+    holdout_results.json still count, and one recorded now replaces a kept one."""
+    tool = _tool()
+    monkeypatch.setattr(tool, "RESULTS", tmp_path / "holdout_results.json")
+    monkeypatch.setattr(tool, "diff", lambda n, rel: "--- a\n+++ b\n-    x = 1\n+    x = 2")
+    hold = {"names": {"f": ["a", "b", "c"]}}
+    tool.RESULTS.write_text('{"a": {"file": "f", "status": "killed"}, "b": {"file": "f", "status": "killed"}}')
+    kept = tool.holdout_results(hold, {"f": {"a": None, "b": 0, "c": None}})
+    assert kept["a"]["status"] == "killed"  # kept from an earlier sitting
+    assert kept["b"]["status"] == "survived" and "diff" in kept["b"]  # recorded now: replaces the kept one
+    assert "c" not in kept  # never run
