@@ -169,6 +169,11 @@ def _training_goal_rows() -> list[str]:
             1,
         ),
     ]
+    # issue 40: ahead by 1.3x in one process at cpu-small, on one thread and on two
+    one_process = [
+        ("cases", f"preset cpu-small, {t} threads", f"the same, `cpu-small`, {t} thread{'s' * (t > 1)}", "≥ 1.3×", 1.3)
+        for t in (1, 2)
+    ]
     for section, key, words, goal, least in training:
         part = _quiet_part("train", section) or {}
         for preset in ("cpu-demo", "cpu-small"):
@@ -185,6 +190,33 @@ def _training_goal_rows() -> list[str]:
                     r is not None and r >= least,
                 )
             )
+    part = _quiet_part("train", "cases") or {}
+    for _, key, words, goal, least in one_process:
+        c = part.get(key, {})
+        r, ours = c.get("speedup"), get(c, "tokens_per_s", "ours")
+        anchor = f"GPT2LMHeadModel {get(c, 'tokens_per_s', 'GPT2LMHeadModel') or 0:,.0f} tok/s"
+        rows.append(
+            _goal_row(
+                words, None if ours is None else f"{ours:,.0f} tok/s", anchor, r, goal, r is not None and r >= least
+            )
+        )
+    return rows
+
+
+def _peer_goal_rows() -> list[str]:
+    """Issue 42: each estimator beside scikit-dimension's, faster (bench_id_peers, one call each in one run)."""
+    doc = read(BENCH / "id_peers.json")
+    if not isinstance(doc, dict):
+        return []
+    rows = []
+    for name, c in doc.items():
+        if not (isinstance(c, dict) and "speedup" in c and quiet_ok(c.get("quiet"))):
+            continue
+        data = c.get("data", {})
+        what = f"{name}, {data.get('name', '?')} N = {data.get('n', '?')}, D = {data.get('D', '?')}, in-process"
+        anchor = f"scikit-dimension {fmt(get(c, 'skdim', 'seconds'))} s"
+        r = c["speedup"]
+        rows.append(_goal_row(what, get(c, "tmcheck", "seconds"), anchor, r, "> 1× (faster)", r > 1))
     return rows
 
 
@@ -226,7 +258,7 @@ def speed_targets() -> str:
     a goal without a quiet figure says so."""
     knn = _quiet_part("id", "knn_engine") or {}
     rows = ["| workload | tmcheck | anchor | ratio | goal | met |", "|---|---|---|---|---|---|"]
-    rows += _knn_goal_rows(knn) + _training_goal_rows() + _command_goal_rows()
+    rows += _knn_goal_rows(knn) + _peer_goal_rows() + _training_goal_rows() + _command_goal_rows()
     where = _machine_words(knn)
     return (where + "\n\n" if where else "") + "\n".join(rows)
 
