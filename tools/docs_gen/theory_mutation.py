@@ -65,7 +65,16 @@ def _holdout(rep: dict, pct) -> str:
         f"{h['method']}) and recorded in mutation/holdout.json before any of them ran. {h['ran']} ran"
         + (f" ({h['not_run']} not yet)" if h["not_run"] else "")
         + f" over {h['files_with_a_run']} of {h['files']} files; {h['detected']} detected (killed or timed out): "
-        f"score {pct(h['score'])}, {h['interval']} {pct(lo)} to {pct(hi)}. Its survivors by class: {classes} "
+        f"score {pct(h['score'])}, {h['interval']} {pct(lo)} to {pct(hi)}"
+        + (
+            " (**partial**: mutmut runs the mutants whose tests are quickest first, so the part that ran is not a "
+            "uniform subsample of the draw, and the score is final only when every drawn mutant has run; "
+            "`python tools/mutation.py --holdout "
+            f"{h['size']} --seed {h['seed']} --commit {h['commit'][:10]}` resumes it)"
+            if h["not_run"]
+            else ""
+        )
+        + f". Its survivors by class: {classes} "
         "(mutation/SURVIVORS.md gives each with its diff; a survivor that changes a JSON key or a shown value is "
         "never counted as text)."
     )
