@@ -6,7 +6,7 @@ affine forms with outward-rounded remainders; the target by mpmath's interval ar
 and bound splits every cell whose bound exceeds ε until each cell's bound is <= ε ("proven") or the
 enclosure at a cell's centre point shows |T - f| > ε there ("refuted", with that point); a cell budget
 ends it as "undecided". Every cell is either proven, split into halves that cover it, or a counterexample:
-no part of the domain is skipped. A cell's parts inherit every token its pass left narrower than 1e-12 and
+no part of the domain is skipped. A cell's parts inherit every token its pass left narrower than ε/(100 l) and
 recompute the others (`freeze`, `certify_tiles`), so deep cells cost what their few live tokens cost.
 
 Inside an FFN each data row's remainder is a direction of its own (`_ffn_enclosure`): the constructions' FFNs
@@ -350,13 +350,24 @@ def needed_tokens(net: Network, plans: list[BlockPlan]) -> list[np.ndarray]:
     return out[::-1]
 
 
-def freeze(states: list[Aff], tokens: list[np.ndarray], j: int, parent: Frozen, needed: list, tol: float) -> Frozen:
+def freeze(
+    states: list[Aff], tokens: list[np.ndarray], j: int, parent: Frozen, needed: list, tol: float, upto: int = -1
+) -> Frozen:
     """The inheritance of cell j of a pass (`run_pass` with `parent`): a token whose enclosure on the cell is an
     interval narrower than tol in both data rows keeps that interval; the others that some stage needs are
     recomputed on sub-cells. Any choice would be sound (the cell's enclosures hold on its sub-cells); this one
-    recomputes only what a smaller cell can tighten."""
+    recomputes only what a smaller cell can tighten. Only stages 0..upto are taken from this pass (upto: the
+    number of blocks whose data bounds held on the cell, the stages after them are not enclosures; -1: all);
+    later stages keep the parent's inheritance."""
     active, los, his, slo, shi = [], [], [], [], []
     for s, (H, idx) in enumerate(zip(states, tokens, strict=True)):
+        if 0 <= upto < s:
+            active.append(parent.active[s])
+            los.append(parent.lo[s])
+            his.append(parent.hi[s])
+            slo.append(parent.sum_lo[s])
+            shi.append(parent.sum_hi[s])
+            continue
         lo, hi = H[j].bounds()  # (2, n)
         tight = (hi - lo).max(axis=0) <= tol
         active.append(idx[~tight & needed[s][idx]])
@@ -456,24 +467,27 @@ def run_pass(
     net: Network, plans: list[BlockPlan], x: Aff, frozen: Frozen, emb: Embedding | None = None
 ) -> tuple[list[Aff], Aff, np.ndarray]:
     """The network on cells given by their inputs x (B, D) as forms: the data rows per stage over frozen.active[s]
-    (the others inherited), T at the decoder, and which cells met every data bound. A pass that inherits (not the
+    (the others inherited), T at the decoder, and per cell how many blocks, from the first, met their data bound
+    (stages 0..that many are enclosures; T is one where it is every block). A pass that inherits (not the
     root) checks the bound on the tokens it reads; the others lie in its parent's enclosures, checked there."""
     states = [embed_cell(net, x, frozen.active[0], emb)]
     ok = np.ones(x.c.shape[0], bool)
+    valid = np.zeros(x.c.shape[0], np.int64)
     for s, plan in enumerate(plans):
         H, good = run_block(plan, states[-1], frozen.active[s], frozen.active[s + 1], frozen, s)
         states.append(H)
         ok &= good
+        valid += ok
     r, c = net.decoder
     last = len(plans)
     T = _gather(states[-1], frozen.active[last], np.array([c]), frozen.lo[last], frozen.hi[last])[:, r, 0]
-    return states, T, ok
+    return states, T, valid
 
 
 def enclose_network(net: Network, plans: list[BlockPlan], mid: np.ndarray, half: np.ndarray) -> tuple[Aff, np.ndarray]:
     """T on the boxes mid ± half (B, D) as forms in the box directions, and which boxes met every data bound."""
-    _, T, ok = run_pass(net, plans, box_form(mid, half), Frozen.root(net.l, len(plans) + 1))
-    return T, ok
+    _, T, valid = run_pass(net, plans, box_form(mid, half), Frozen.root(net.l, len(plans) + 1))
+    return T, valid == len(plans)
 
 
 def box_form(mid: np.ndarray, half: np.ndarray) -> Aff:
@@ -575,9 +589,11 @@ class ErrorEnclosure:
         self.emb = Embedding.of(net)
 
     def pass_(self, lo: np.ndarray, hi: np.ndarray, frozen: Frozen | None = None):
-        """(states, bounds of T - f (lo, hi), ok) on the cells [lo, hi] (n, k) of floats."""
+        """(states, bounds of T - f (lo, hi), ok) on the cells [lo, hi] (n, k) of floats; `self.valid` then holds how
+        many blocks met their data bounds per cell (`run_pass`)."""
         x, f = self.domain.forms(lo, hi)
-        states, T, ok = run_pass(self.net, self.plans, x, self.root if frozen is None else frozen, self.emb)
+        states, T, self.valid = run_pass(self.net, self.plans, x, self.root if frozen is None else frozen, self.emb)
+        ok = self.valid == len(self.plans)
         elo, ehi = T.add(f.scale(-1.0, -1.0)).bounds()
         return states, np.where(ok, elo, -np.inf), np.where(ok, ehi, np.inf), ok
 
@@ -669,11 +685,12 @@ class _Search:
 
     def visit(self, cells: list, frozen: Frozen) -> None:
         """Enclose cells (one pass, inheriting `frozen`); a cell whose bound exceeds ε is refuted at its centre, or
-        cut (`halves`) and its parts visited, inheriting what this pass left narrower than tol (`freeze`) where its
-        data bounds held, else what this pass inherited."""
+        cut (`halves`) and its parts visited, inheriting what this pass left narrower than tol (`freeze`) at the
+        stages up to the first block whose data bound failed on the cell, and what this pass inherited after it."""
         if self.done >= self.max_cells:
             raise self.stop("undecided")
-        states, elo, ehi, ok = self.enc.pass_(*cell_floats(cells), frozen)
+        states, elo, ehi, _ = self.enc.pass_(*cell_floats(cells), frozen)
+        valid = self.enc.valid
         self.done += len(cells)
         sup = np.maximum(np.abs(elo), np.abs(ehi))
         bad = [j for j in range(len(cells)) if not sup[j] <= self.eps]
@@ -688,7 +705,7 @@ class _Search:
             j = int(np.argmax(below))
             raise self.stop("refuted", centres[j].tolist(), float(below[j]))
         for j in bad:
-            inherit = freeze(states, frozen.active, j, frozen, self.enc.needed, self.tol) if ok[j] else frozen
+            inherit = freeze(states, frozen.active, j, frozen, self.enc.needed, self.tol, int(valid[j]))
             self.visit(halves(cells[j], self.times), inherit)
 
 
@@ -699,7 +716,7 @@ def certify_tiles(
     max_cells: int = 200_000,
     fan: int = 2,
     tile_batch: int = 16,
-    tol: float = 1e-12,
+    tol: float | None = None,
 ) -> Certificate:
     """sup |T - f| <= ε over the union of the tiles (exact Fraction cells), by a depth-first branch and bound.
 
@@ -707,10 +724,14 @@ def certify_tiles(
     one (the root pass). A cell whose bound exceeds ε and whose centre is not a counterexample is cut into fan^k
     parts (bisections by `split`), enclosed by one pass that recomputes only the tokens the cell's own pass left
     wider than tol (`freeze`; every enclosure of a cell holds on its parts) and inherits the others, and so on down.
+    tol (default ε / (100 l)) must sit above the rounding that tokens constant on a cell carry (Theorem 2's ψ and
+    product tokens far from x: 1e-13 ... 1e-9 at N = 425; the varying ones 1e-6 and more); the inherited widths
+    then add about l tol = ε/100 to T's enclosure.
     Nothing of the domain is skipped: every cell is proven, or cut into parts that cover it."""
     times = round(math.log2(fan)) * len(tiles[0][0])
     if 2 ** round(math.log2(fan)) != fan:
         raise CertifyError(f"fan must be a power of 2, got {fan}")
+    tol = eps / (100 * enc.net.l) if tol is None else tol
     search = _Search(enc, eps, max_cells, times, tol, time.perf_counter())
     try:
         for i in range(0, len(tiles), tile_batch):

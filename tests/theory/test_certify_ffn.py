@@ -142,3 +142,27 @@ def test_circle_cell_enclosures_contain_the_exact_error(circle, start, width, wh
     x = plan.manifold.Q @ np.array([np.cos(t), np.sin(t)])
     err = float(claim_value(plan, [rational(u) for u in x])) - x[0]
     assert elo[0] - 1e-9 <= err <= ehi[0] + 1e-9
+
+
+def test_a_cell_whose_data_bound_failed_passes_on_only_its_valid_stages(circle):
+    """A θ-cell wide enough that a later block's data bound fails: its parts inherit the stages up to that block
+    from its pass and the parent's (here the root's: every token recomputed) after it, and still enclose the exact
+    error (the stages after the failed block are not enclosures: their locality hypothesis failed)."""
+    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
+
+    plan, enc = circle
+    cell = ((Fraction(1),), (Fraction(1) + Fraction(710, 113) / 16,))
+    states, _, _, ok = enc.pass_(*certify.cell_floats([cell]))
+    upto = int(enc.valid[0])
+    assert not ok[0] and 0 < upto < len(enc.plans)
+    fr = certify.freeze(states, enc.root.active, 0, enc.root, enc.needed, 1e-9, upto)
+    later = range(upto + 1, len(enc.plans) + 1)
+    assert all(fr.active[s] is enc.root.active[s] and fr.lo[s] is enc.root.lo[s] for s in later)
+    assert sum(len(fr.active[s]) for s in range(upto + 1)) < (upto + 1) * enc.net.l
+    for part in certify.halves(cell, 4):
+        lo, hi = certify.cell_floats([part])
+        elo, ehi = enc.enclose(lo, hi, fr)
+        t = (lo[0, 0] + hi[0, 0]) / 2
+        x = plan.manifold.Q @ np.array([np.cos(t), np.sin(t)])
+        err = float(claim_value(plan, [rational(u) for u in x])) - x[0]
+        assert elo[0] - 1e-9 <= err <= ehi[0] + 1e-9
