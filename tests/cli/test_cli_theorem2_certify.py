@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tmcheck.cli.main import app
 
 runner = CliRunner()
-BASE = ["theorem", "2", "--manifold", "circle", "--D", "3", "--target", "x0", "--N", "6", "--trials", "1"]
+BASE = ["theorem", "2", "--manifold", "circle", "--D", "3", "--target", "x0", "--trials", "1"]
 
 
 def run(*extra):
@@ -20,7 +20,7 @@ def run(*extra):
 
 @pytest.mark.slow
 def test_certified_sup_below_eps_holds_and_is_proven():
-    res = run("--eps", "0.3", "--certify", "--json")
+    res = run("--N", "12", "--eps", "0.3", "--certify", "--json")
     assert res.exit_code == 0, res.output
     rep = json.loads(res.output)
     sup = rep["sup_error"]
@@ -29,15 +29,16 @@ def test_certified_sup_below_eps_holds_and_is_proven():
 
 
 @pytest.mark.slow
-def test_certified_sup_above_eps_is_refuted_at_a_point():
-    res = run("--eps", "0.02", "--certify")
+def test_a_grid_too_coarse_is_refuted_at_a_point():
+    """N = 6, ε = 0.3: the certificate finds a point (near θ = 2.02) with |T - f| > 0.33, certified."""
+    res = run("--N", "6", "--eps", "0.3", "--certify")
     assert res.exit_code == 1
-    assert "refuted against ε = 0.02" in res.output and "at θ = " in res.output and "refuted: interval" in res.output
+    assert "refuted against ε = 0.3" in res.output and "at θ = " in res.output and "refuted: interval" in res.output
 
 
 def test_certify_is_bad_input_off_the_circle_and_with_local():
     sphere = [a if a != "circle" else "sphere" for a in BASE]
-    res = runner.invoke(app, [*sphere, "--eps", "0.3", "--certify"])
+    res = runner.invoke(app, [*sphere, "--N", "6", "--eps", "0.3", "--certify"])
     assert res.exit_code == 2 and "circle only" in res.output
-    res = run("--eps", "0.3", "--certify", "--local")
+    res = run("--N", "6", "--eps", "0.3", "--certify", "--local")
     assert res.exit_code == 2 and "--certify" in res.output
