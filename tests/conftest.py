@@ -18,6 +18,9 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, str(Path(__file__).parent / "theory"))
 # the docs generators (tools/docs_gen) import as `docs_gen`, whichever test module is collected first
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
+# the benchmarks package (tests/benchmarks import it), whichever test module is collected first: it came from a
+# sys.path line in test_gpu_check.py, so a module collected before that one could not import it
+sys.path.insert(0, str(Path(__file__).parents[1]))
 
 settings.register_profile(
     "ci",
