@@ -315,8 +315,8 @@ class Frozen:
     """What a cell inherits from a cell containing it (every enclosure of the larger cell holds on the smaller).
 
     Per stage s (0: after the embedding; b + 1: after block b): `active[s]` (sorted) are the tokens recomputed on
-    the cell; every other token that is read takes the interval [lo[s][:, t], hi[s][:, t]] of the containing cell's
-    pass, and the constant-score heads take [sum_lo[s], sum_hi[s]], the sum of those intervals over all tokens
+    the cell; every other token that is read takes the interval `[lo[s][:, t], hi[s][:, t]]` of the containing
+    cell's pass, and the constant-score heads take `[sum_lo[s], sum_hi[s]]`, the sum of those intervals over all tokens
     not in active[s]. The root (`Frozen.root`) recomputes every token; only it may check the data bound of the
     tokens that no later stage reads (`run_pass`)."""
 
