@@ -162,6 +162,19 @@ def resource_table(rows: list[dict], title: str):
     return t
 
 
+def print_certificate(sup: dict, eps: float, domain: str, point) -> None:
+    """One line for a sup-norm certificate (`theory.certify`), when the report's error carries one; `point`
+    formats its counterexample."""
+    if "certificate" not in sup:
+        return
+    c = sup["certificate"]
+    where = f" at {point(c['counterexample'])}" if c["counterexample"] else ""
+    console.print(
+        f"sup |T - f| over {domain}: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
+        f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
+    )
+
+
 def finish_construction(rep: dict, export, json_: bool) -> None:
     """Export a Lemma 1 or Theorem 2 report's network if asked, print the report as JSON or its verdict
     lines, and exit 1 when the construction fails its claim (a finding, not bad input)."""

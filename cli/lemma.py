@@ -19,7 +19,15 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from tmcheck.cli.common import UserError, console, finish_construction, handle_errors, print_json, resource_table
+from tmcheck.cli.common import (
+    UserError,
+    console,
+    finish_construction,
+    handle_errors,
+    print_certificate,
+    print_json,
+    resource_table,
+)
 from tmcheck.cli.options import BetaOpt, ExactOpt, ExportOpt, JsonOpt, SizeLimitOpt, TrialsOpt, option_group
 from tmcheck.theory.construction import SIZE_LIMIT
 from tmcheck.theory.lemmas.parallel import KINDS
@@ -341,12 +349,5 @@ def lemma1_cmd(
         )
         if e["exact_mismatches"]:
             console.print(f"[red]{e['exact_mismatches']} points where T != f̂[/]")
-        sup = rep["sup_error"]
-        if "certificate" in sup:
-            c = sup["certificate"]
-            where = f" at x = {c['counterexample']}" if c["counterexample"] else ""
-            console.print(
-                f"sup |T - f| over [0,1]^{d}: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
-                f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
-            )
+        print_certificate(rep["sup_error"], eps, f"[0,1]^{d}", lambda p: f"x = {p}")
     finish_construction(rep, export, json_)

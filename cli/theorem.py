@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from tmcheck.cli.common import console, finish_construction, handle_errors, resource_table
+from tmcheck.cli.common import console, finish_construction, handle_errors, print_certificate, resource_table
 from tmcheck.cli.options import (
     ExportOpt,
     JsonOpt,
@@ -124,14 +124,7 @@ def theorem2_cmd(
             f"E_n2 = 0 (exact projection), max E_n3 = {rep['E3_max']:.3g}; network vs claim "
             f"{rep['network_vs_claim']:.2g}"
         )
-        sup = rep["sup_error"]
-        if "certificate" in sup:
-            c = sup["certificate"]
-            where = f" at θ = {c['counterexample'][0]:.6g}" if c["counterexample"] else ""
-            console.print(
-                f"sup |T - f| over the circle: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
-                f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
-            )
+        print_certificate(rep["sup_error"], eps, "the circle", lambda p: f"θ = {p[0]:.6g}")
     finish_construction(rep, export, json_)
 
 
