@@ -103,14 +103,9 @@ def test_a_relu_taken_as_identity_on_a_signed_input_is_caught(monkeypatch):
 
 @pytest.fixture(scope="module")
 def circle():
-    from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
-    from tmcheck.theory.manifolds import make_manifold
-    from tmcheck.theory.targets import parse_target
+    from certify_cases import circle_enclosure
 
-    m = make_manifold("circle", 3, 0)
-    plan = theorem2_plan(m, parse_target("x0", 3), 0.3, 6, None, True, 0)
-    net = theorem2_network(plan, "exact")
-    return plan, certify.ErrorEnclosure(net, domain=certify.CircleDomain(m.Q, plan.target))
+    return circle_enclosure(6)
 
 
 def test_circle_enclosure_shrinks_with_the_cell(circle):

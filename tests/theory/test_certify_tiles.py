@@ -84,13 +84,9 @@ def test_d3_is_proven_at_a_coarse_grid():
 
 @pytest.fixture(scope="module")
 def circle():
-    from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
-    from tmcheck.theory.manifolds import make_manifold
+    from certify_cases import circle_enclosure
 
-    m = make_manifold("circle", 3, 0)
-    plan = theorem2_plan(m, parse_target("x0", 3), 0.3, 4, None, True, 0)
-    net = theorem2_network(plan, "exact")
-    return plan, certify.ErrorEnclosure(net, domain=certify.CircleDomain(m.Q, plan.target))
+    return circle_enclosure(4)
 
 
 @settings(max_examples=15, deadline=None)
