@@ -36,18 +36,16 @@ def spectrum(X: np.ndarray) -> np.ndarray:
     """The covariance eigenvalues of the rows of X, descending (min(N, D) of them).
 
     They are the squared singular values of the centred points over N - 1, computed as the eigenvalues
-    of the smaller of Xc^T Xc (D x D) and Xc Xc^T (N x N): one symmetric rank-N update (BLAS syrk, the
-    upper triangle only, N D min(N, D) flops) and a symmetric eigensolver, no SVD. Negative rounding is
-    clipped to 0, as in scikit-learn's PCA on the 'covariance_eigh' path that scikit-dimension's lPCA
-    takes at N >= 10 D. On this 2-core machine under load (N = 8192, D = 768): 0.6-0.9 CPU s against
-    4.2 for the SVD, the spectra 8e-17 apart."""
-    from scipy.linalg import eigvalsh
-    from scipy.linalg.blas import dsyrk
-
-    Xc = X - X.mean(axis=0)  # (N, D), C order: Xc.T is the Fortran-order (D, N) matrix BLAS reads in place
+    of the smaller of Xc^T Xc (D x D) and Xc Xc^T (N x N): one matrix product of a matrix with its own
+    transpose (numpy hands it to BLAS syrk) and LAPACK's symmetric eigensolver without eigenvectors, no
+    SVD. Negative rounding is clipped to 0, as in scikit-learn's PCA on the 'covariance_eigh' path that
+    scikit-dimension's lPCA takes at N >= 10 D (which also computes the eigenvectors). numpy.linalg, not
+    scipy.linalg: a first call imports nothing more (scipy.linalg's import was part of the first call's
+    time that benchmarks/bench_id_peers.py measures)."""
+    Xc = X - X.mean(axis=0)
     n, dim = Xc.shape
-    gram = dsyrk(1.0, Xc.T, trans=0 if n >= dim else 1)  # Xc^T Xc or Xc Xc^T, upper triangle
-    ev = eigvalsh(gram, lower=False, overwrite_a=True, check_finite=False)[::-1]  # descending
+    gram = Xc.T @ Xc if n >= dim else Xc @ Xc.T
+    ev = np.linalg.eigvalsh(gram)[::-1]  # ascending from LAPACK: descending here
     return np.maximum(ev, 0.0) / (n - 1)
 
 
