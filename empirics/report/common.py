@@ -159,6 +159,13 @@ def prediction_cell(fit: dict, form: str, name: str | None = None) -> str:
     return f"{diff}: {t['verdict']} (at ±{t['paper_margin']:g}: {t['paper_verdict']})"
 
 
+def markdown_table(header: list[str], rows) -> str:
+    """A markdown table: the header's cells, the rule under them, then one line per row of cells."""
+    return "\n".join(
+        ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+    )
+
+
 def range_table(fit: dict) -> str:
     """Markdown: the loglog α̂ on all sizes, the upper half and windows of 3 sizes, with the verdict."""
     if fit["exponent"] is None:

@@ -30,6 +30,7 @@ from tmcheck.empirics.report.common import (
     cell_axes,
     draw_local_slopes,
     legend_below,
+    markdown_table,
     readable_log_ticks,
 )
 from tmcheck.empirics.sweep import SweepDir, layout
@@ -357,56 +358,50 @@ def _fit_cell(f: dict | None) -> str:
 
 
 def verdict_table(entries: list[dict]) -> str:
-    lines = [
-        "| control | d | β | α_D | top window n | α̂ top [95%] | top, ±δ | top, ±0.02 | α̂ all n [95%] | all n, ±δ |"
-        " equivalent from n (±δ) | (±0.02) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["control", "d", "β", "α_D", "top window n", "α̂ top [95%]", "top, ±δ", "top, ±0.02", "α̂ all n [95%]"]
+    header += ["all n, ±δ", "equivalent from n (±δ)", "(±0.02)"]
+    rows = []
     for e in entries:
         t, w = e["top"], e["whole"]
         span = f"{t['sizes'][0]:,.0f}–{t['sizes'][-1]:,.0f}" if t else "—"
         whole_v = w["verdict"] + (" (window-dependent)" if e["window_dependent"] else "")
-        lines.append(
-            f"| {e['method']} | {e['d']} | {e['beta']:g} | {e['predicted']:.3f} | {span} | {_fit_cell(t)} | "
-            f"{t['verdict'] if t else '—'} | {t['paper_verdict'] if t else '—'} | {_fit_cell(w)} | {whole_v} | "
-            f"{_n(e['equivalent_from'])} | {_n(e['paper_equivalent_from'])} |"
+        top_v = [t["verdict"], t["paper_verdict"]] if t else ["—", "—"]
+        rows.append(
+            [e["method"], str(e["d"]), f"{e['beta']:g}", f"{e['predicted']:.3f}", span, _fit_cell(t), *top_v]
+            + [_fit_cell(w), whole_v, _n(e["equivalent_from"]), _n(e["paper_equivalent_from"])]
         )
-    return "\n".join(lines)
+    return markdown_table(header, rows)
 
 
 def tuning_table(tuning: dict) -> str:
-    lines = [
-        "| d | β | knn-theory c (k at the tuning n) | at the grid's edge | krr h₀, α (h at the tuning n) "
-        "| at the grid's edge |"
-    ]
-    lines.append("|---|---|---|---|---|---|")
+    header = ["d", "β", "knn-theory c (k at the tuning n)", "at the grid's edge", "krr h₀, α (h at the tuning n)"]
+    rows = []
     for t in tuning.values():
         knn, krr = t.get("knn"), t.get("krr")
         k = f"{knn['c']:.3g} (k = {knn['k']} at n = {knn['n']:,})" if knn else "—"
         r = f"{krr['h0']:.3g}, {krr['alpha']:g} (h = {krr['h']:.3g} at n = {krr['n']:,})" if krr else "—"
-        lines.append(
-            f"| {t['d']} | {t['beta']:g} | {k} | {'yes' if knn and knn['at_edge'] else 'no'} | {r} | "
-            f"{'yes' if krr and krr['at_edge'] else 'no'} |"
-        )
-    return "\n".join(lines)
+        edges = ["yes" if x and x["at_edge"] else "no" for x in (knn, krr)]
+        rows.append([str(t["d"]), f"{t['beta']:g}", k, edges[0], r, edges[1]])
+    return markdown_table([*header, "at the grid's edge"], rows)
 
 
 def diagnosis_table(diags: list[dict]) -> str:
-    lines = [
-        "| control | d | β | finest level K (scale) | the control's scale at the top window's ends (chart units) |"
-        " field levels finer than it | local Hölder exponent there | 2β_eff/(2β_eff+d) |",
-        "|---|---|---|---|---|---|---|---|",
+    header = ["control", "d", "β", "finest level K (scale)"]
+    header += [
+        "the control's scale at the top window's ends (chart units)",
+        "field levels finer than it",
+        "local Hölder exponent there",
+        "2β_eff/(2β_eff+d)",
     ]
+    rows = []
     for g in diags:
-        head = f"| {g['method']} | {g['d']} | {g['beta']:g} | {g['levels']} ({g['finest_scale']:.3g}) |"
+        head = [g["method"], str(g["d"]), f"{g['beta']:g}", f"{g['levels']} ({g['finest_scale']:.3g})"]
         if "local_beta" not in g:
-            lines.append(f"{head} — | — | — | — |")
+            rows.append([*head, "—", "—", "—", "—"])
             continue
-        lines.append(
-            f"{head} {g['scale']} {g['scale_top_lo']:.3g} → {g['scale_top_hi']:.3g} | {g['levels_finer']:.1f} | "
-            f"{g['local_beta']:.3f} | {g['alpha_local']:.3f} |"
-        )
-    return "\n".join(lines)
+        scale = f"{g['scale']} {g['scale_top_lo']:.3g} → {g['scale_top_hi']:.3g}"
+        rows.append([*head, scale, f"{g['levels_finer']:.1f}", f"{g['local_beta']:.3f}", f"{g['alpha_local']:.3f}"])
+    return markdown_table(header, rows)
 
 
 def diagnosis_lines(report: dict) -> list[str]:
