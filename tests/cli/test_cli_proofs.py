@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from tmcheck.cli import proofs as proofs_cli
@@ -74,6 +75,7 @@ def test_check_error_exits_1(monkeypatch):
     assert json.loads(res.stdout)["totals"]["ERROR"] == 1
 
 
+@pytest.mark.slow  # runs every generator or obligation (1-3 min): CI's documentation stage runs it
 def test_demo_stage(tmp_path):
     summary = stage(tmp_path, True)
     assert "obligations:" in summary and "proof gaps" in summary and "0 errors" in summary

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from helpers import ROOT, need_mkdocs  # noqa: E402
 
@@ -38,6 +40,7 @@ def build(tmp: Path, edit=None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # runs every generator or obligation (1-3 min): CI's documentation stage runs it
 def test_the_site_builds_strictly_and_a_broken_link_fails_it(tmp_path):
     need_mkdocs()
     ok = build(tmp_path / "ok")

@@ -569,6 +569,7 @@ def test_recheck(oid):
     RECHECKS[oid](res.broken[0])
 
 
+@pytest.mark.slow  # runs every generator or obligation (1-3 min): CI's documentation stage runs it
 def test_every_finding_is_rechecked():
     findings = {
         oid

@@ -75,6 +75,7 @@ def test_render_unframed_is_the_docs_block():
     assert errata.render(outs, framed=False) in errata.render(outs)
 
 
+@pytest.mark.slow  # runs every generator or obligation (1-3 min): CI's documentation stage runs it
 def test_docs_errata_are_current():
     page = CLAIMS.read_text(encoding="utf-8")
     m = re.search(r"^<!-- gen:theory.errata -->\n(.*?)^<!-- /gen:theory.errata -->$", page, re.M | re.S)
