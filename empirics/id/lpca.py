@@ -32,20 +32,37 @@ from tmcheck.empirics.id.registry import Estimator
 VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick")
 
 
+# the scatter X^T X - n m m^T is used as it is while n |m|^2, what the subtraction cancels, stays within
+# this factor of the scatter's trace: at most 2 of float64's 16 digits are lost to it; off-centre points
+# beyond it are centred first
+CANCELLATION = 100.0
+
+
 def spectrum(X: np.ndarray) -> np.ndarray:
     """The covariance eigenvalues of the rows of X, descending (min(N, D) of them).
 
     They are the squared singular values of the centred points over N - 1, computed as the eigenvalues
-    of the smaller of Xc^T Xc (D x D) and Xc Xc^T (N x N): one matrix product of a matrix with its own
-    transpose (numpy hands it to BLAS syrk) and LAPACK's symmetric eigensolver without eigenvectors, no
-    SVD. Negative rounding is clipped to 0, as in scikit-learn's PCA on the 'covariance_eigh' path that
-    scikit-dimension's lPCA takes at N >= 10 D (which also computes the eigenvectors). numpy.linalg, not
-    scipy.linalg: a first call imports nothing more (scipy.linalg's import was part of the first call's
-    time that benchmarks/bench_id_peers.py measures)."""
-    Xc = X - X.mean(axis=0)
-    n, dim = Xc.shape
-    gram = Xc.T @ Xc if n >= dim else Xc @ Xc.T
-    ev = np.linalg.eigvalsh(gram)[::-1]  # ascending from LAPACK: descending here
+    of the smaller scatter matrix, no SVD. At N >= D it is X^T X - N m m^T (m the mean), as scikit-learn's
+    PCA forms it on the 'covariance_eigh' path that scikit-dimension's lPCA takes at N >= 10 D: one
+    product of X with its own transpose (numpy hands it to BLAS syrk) and no centred copy of X, unless
+    the points sit so far off centre that the subtraction would cancel more than CANCELLATION allows;
+    then, and at N < D (Xc Xc^T), the points are centred first. The eigenvalues come from LAPACK's
+    symmetric solver without eigenvectors (scikit-learn computes them too). Negative rounding is
+    clipped to 0, as there. numpy.linalg, not scipy.linalg: a first call imports nothing more."""
+    n, dim = X.shape
+    m = X.mean(axis=0)
+    if n >= dim:
+        scatter = X.T @ X
+        shift = n * float(m @ m)
+        if shift <= CANCELLATION * float(np.trace(scatter) - shift):
+            scatter -= n * np.outer(m, m)
+        else:
+            Xc = X - m
+            scatter = Xc.T @ Xc
+    else:
+        Xc = X - m
+        scatter = Xc @ Xc.T
+    ev = np.linalg.eigvalsh(scatter)[::-1]  # ascending from LAPACK: descending here
     return np.maximum(ev, 0.0) / (n - 1)
 
 

@@ -67,3 +67,18 @@ def test_refused_versions_and_the_bootstrap():
 
 if __name__ == "__main__":
     write_when_asked(VALUES, VERSIONS, theirs)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e6])
+def test_off_centre_points_keep_their_spectrum(offset, monkeypatch):
+    """The scatter X^T X - n m m^T is used only while the subtraction cancels little: points moved far
+    off centre are centred first, so their spectrum stays the centred SVD's (relative 1e-9 of the
+    largest eigenvalue). The mutant that always subtracts loses the small eigenvalues at 1e6."""
+    from tmcheck.empirics.id import lpca
+
+    moved = X + offset
+    svd = np.linalg.svd(X - X.mean(axis=0), compute_uv=False) ** 2 / (len(X) - 1)
+    np.testing.assert_allclose(spectrum(moved), svd, rtol=0, atol=1e-9 * svd[0])
+    monkeypatch.setattr(lpca, "CANCELLATION", np.inf)  # the mutant: the scatter however far off centre
+    off = np.max(np.abs(spectrum(moved) - svd)) / svd[0]
+    assert (off > 1e-9) == (offset >= 1e6), off
