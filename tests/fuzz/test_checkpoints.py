@@ -57,9 +57,10 @@ def test_hostile_checkpoint_metadata_is_refused_before_anything_is_built(tmp_pat
     obj, message = HOSTILE_CHECKPOINTS[case]
     ck = forge(tmp_path / "bad" / "best.pt", obj)
     shutil.copy(run_dir / "tokenizer.json", ck.parent / "tokenizer.json")
-    t0 = time.perf_counter()
+    one_line(["export", "hf", ck, tmp_path / "out"], message)  # untimed: a process's first call pays the imports
+    t0 = time.thread_time()  # this thread's CPU time: a loaded machine's waits and other threads do not count
     one_line(["export", "hf", ck, tmp_path / "out"], message)
-    assert time.perf_counter() - t0 < 5 and not (tmp_path / "out").exists()
+    assert time.thread_time() - t0 < 5 and not (tmp_path / "out").exists()
 
 
 def test_a_weight_that_is_a_number_is_refused(tmp_path, run_dir):

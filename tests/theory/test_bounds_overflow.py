@@ -26,9 +26,9 @@ def test_a_finite_depth_stays_finite_and_an_overflowing_one_is_infinite():
     shallow = bounds.corrected_lipschitz(cls(500))
     assert math.isfinite(shallow.log_CT) and len(shallow.blocks) == 500
     for L_T in (800, 10**7, 10**20):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()  # CPU time of this thread: a loaded machine's waits do not count
         deep = bounds.corrected_lipschitz(cls(L_T))
-        assert time.perf_counter() - t0 < 5.0  # mutation: no early stop walks all L_T blocks
+        assert time.thread_time() - t0 < 5.0  # mutation: no early stop walks all L_T blocks
         assert deep.log_CT == math.inf and deep.log_M_final == math.inf
         assert len(deep.blocks) < 700
     assert bounds.log_covering_corrected(cls(10**20), 1e-3) == math.inf
