@@ -589,13 +589,13 @@ class ErrorEnclosure:
         self.emb = Embedding.of(net)
 
     def pass_(self, lo: np.ndarray, hi: np.ndarray, frozen: Frozen | None = None):
-        """(states, bounds of T - f (lo, hi), ok) on the cells [lo, hi] (n, k) of floats; `self.valid` then holds how
-        many blocks met their data bounds per cell (`run_pass`)."""
+        """(states, bounds of T - f (lo, hi), valid) on the cells [lo, hi] (n, k) of floats: valid[j] blocks, from
+        the first, met their data bounds on cell j (`run_pass`); the bounds are -inf/inf unless all did."""
         x, f = self.domain.forms(lo, hi)
-        states, T, self.valid = run_pass(self.net, self.plans, x, self.root if frozen is None else frozen, self.emb)
-        ok = self.valid == len(self.plans)
+        states, T, valid = run_pass(self.net, self.plans, x, self.root if frozen is None else frozen, self.emb)
+        ok = valid == len(self.plans)
         elo, ehi = T.add(f.scale(-1.0, -1.0)).bounds()
-        return states, np.where(ok, elo, -np.inf), np.where(ok, ehi, np.inf), ok
+        return states, np.where(ok, elo, -np.inf), np.where(ok, ehi, np.inf), valid
 
     def enclose(self, lo: np.ndarray, hi: np.ndarray, frozen: Frozen | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of T(x) - f(x) over each cell [lo, hi] (n, k) of floats; -inf/inf where a data bound failed."""
@@ -689,8 +689,7 @@ class _Search:
         stages up to the first block whose data bound failed on the cell, and what this pass inherited after it."""
         if self.done >= self.max_cells:
             raise self.stop("undecided")
-        states, elo, ehi, _ = self.enc.pass_(*cell_floats(cells), frozen)
-        valid = self.enc.valid
+        states, elo, ehi, valid = self.enc.pass_(*cell_floats(cells), frozen)
         self.done += len(cells)
         sup = np.maximum(np.abs(elo), np.abs(ehi))
         bad = [j for j in range(len(cells)) if not sup[j] <= self.eps]

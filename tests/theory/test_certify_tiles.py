@@ -27,8 +27,8 @@ ENC2 = certify.ErrorEnclosure(NET2, PLAN2.target)
 
 
 def frozen_of(enc, tile):
-    states, _, _, ok = enc.pass_(*certify.cell_floats([tile]))
-    assert ok[0]
+    states, _, _, valid = enc.pass_(*certify.cell_floats([tile]))
+    assert valid[0] == len(enc.plans)  # every data bound held
     return certify.freeze(states, enc.root.active, 0, enc.root, enc.needed, 1e-12)
 
 
