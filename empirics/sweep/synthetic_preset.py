@@ -359,6 +359,28 @@ PRESETS: dict[str, SynthPreset] = named(
     ),
     replace(
         CPU_DECIDE,
+        name="cpu-theory-d4",
+        dims=(4,),
+        betas=(1.0,),
+        ns=(1000, 3162, 10_000, 31_623, 100_000),
+        seeds=(0, 1, 2),
+        size="theory",
+        size_anchor=10_000,
+        baselines=(),
+        epochs=2000,
+        tuned=tuple(
+            replace(t, min_steps=3000, max_steps=1_000_000, ns=None) for t in DECIDE_TUNED if (t.d, t.beta) == (4, 1.0)
+        ),
+        model_dims=(),
+        notes=(
+            "cpu-theory's rules (each n its own model, FFN width and heads ∝ n^{d/(2beta+d)} equal to the tuned "
+            "setting at n = 10,000, 2,000 epochs ended by early stopping, the tuned learning rate at every size) "
+            "at d = 4, beta = 1 only: #38's compute rule cuts d = 4 to beta = 1 first; the fixed-size arm of the "
+            "same cell is results/synth-decide2; run in results/synth-theory-d4"
+        ),
+    ),
+    replace(
+        CPU_DECIDE,
         name="cpu-decide2",
         krr_max_n=10_000,
         model_shapes=((1, 4), (1, 64), (4, 64), (4, 1024)),
