@@ -79,6 +79,7 @@ def test_the_committed_experiments_are_found():
         "synth": "synthetic",
         "synth-decide": "synthetic",
         "synth-decide2": "synthetic",
+        "synth-theory": "synthetic",
         "synth-controls": "controls",
         "ablate/suite": "ablate",
         "ablate/minilm": "ablate",

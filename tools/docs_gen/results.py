@@ -40,6 +40,12 @@ EXPERIMENTS = {
         "The synthetic study, d = 4 past the trivial regime",
         "as above, with d = 4 on n 1000 to 100,000, where the transformer leaves the trivial regime",
     ),
+    "synth-theory": (
+        "results/synthetic-theory.md",
+        "The synthetic study, the transformer sized as the theorem sizes it",
+        "α̂_D against 2β/(2β+d) with each n's own transformer (N ∝ n^{d/(2β+d)}, a budget ∝ n), d ∈ {1, 2}, "
+        "n 1,000 to 100,000, 3 seeds",
+    ),
     "synth-controls": (
         "results/synthetic-controls.md",
         "Positive controls: methods with a proven rate",
@@ -161,6 +167,7 @@ def headline(link_prefix: str) -> str:
         "synth": _synth_cells,
         "synth-decide": lambda: _synth_cells("synth-decide"),
         "synth-decide2": lambda: _synth_cells("synth-decide2"),
+        "synth-theory": lambda: _synth_cells("synth-theory"),
         "synth-controls": _controls_cells,
         "ablate": _ablate_cells,
     }
