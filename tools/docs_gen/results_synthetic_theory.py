@@ -44,22 +44,32 @@ def arms() -> str:
         for e in rep["data_scaling"]:
             if e["method"] == "transformer":
                 sizes = f"{e['sizes'][0]:,.0f}–{e['sizes'][-1]:,.0f}" if e["sizes"] else "—"
-                out[(e["d"], e["beta"])] = (e["predicted"], sizes, alpha_cell(e, "loglog"), verdict(e, "loglog", "true d"))
+                out[(e["d"], e["beta"])] = (
+                    e["predicted"],
+                    sizes,
+                    alpha_cell(e, "loglog"),
+                    verdict(e, "loglog", "true d"),
+                )
         return out
 
     a, b = cells(theory), cells(fixed)
     rows = [
-        "| d | β | α_D = 2β/(2β+d) | theory-sized: n | α̂_D (loglog) | verdict | fixed size: n | α̂_D (loglog) | verdict |",
+        "| d | β | α_D = 2β/(2β+d) | theory-sized: n | α̂_D (loglog) | verdict "
+        "| fixed size: n | α̂_D (loglog) | verdict |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for key in sorted(a):
         pred, n_a, alpha_a, v_a = a[key]
         n_b, alpha_b, v_b = b[key][1:] if key in b else ("—", "—", "—")
         rows.append(
-            f"| {key[0]} | {key[1]:g} | {pred:.3f} | {n_a} | {cell(alpha_a)} | {v_a} | {n_b} | {cell(alpha_b)} | {v_b} |"
+            f"| {key[0]} | {key[1]:g} | {pred:.3f} | {n_a} | {cell(alpha_a)} | {v_a} "
+            f"| {n_b} | {cell(alpha_b)} | {v_b} |"
         )
     decided = sum(1 for v in a.values() if not v[3].startswith(("undecided", "withheld")))
-    rows += ["", f"The theory-sized transformer's verdict is decided (equivalent or differs) in {decided} of {len(a)} (d, β)."]
+    rows += [
+        "",
+        f"The theory-sized transformer's verdict is decided (equivalent or differs) in {decided} of {len(a)} (d, β).",
+    ]
     return "\n".join(rows)
 
 
