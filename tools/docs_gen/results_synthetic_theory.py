@@ -1,6 +1,7 @@
-"""Generated blocks of docs/results/synthetic-theory.md, from the committed theory-sized study
-(results/synth-theory) beside the fixed-size arm (results/synth-decide2), through the synthetic
-report's own formatters (tmcheck.empirics.report.common and .synthetic)."""
+"""Generated blocks of docs/results/synthetic-theory.md, from the committed theory-sized studies
+(results/synth-theory at d in {1, 2}; results/synth-theory-d4 at d = 4, beta = 1 once it is committed) beside the
+fixed-size arm (results/synth-decide2), through the synthetic report's own formatters
+(tmcheck.empirics.report.common and .synthetic)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from docs_gen.results import made, report_body
 
 PAGES = ("docs/results/synthetic-theory.md",)
 NAME = "synth-theory"
+D4 = "synth-theory-d4"  # the same rules at d = 4, beta = 1 (preset cpu-theory-d4): #38 cuts d = 4 to beta = 1
+PRESETS = {NAME: "cpu-theory", D4: "cpu-theory-d4"}
 FIXED = "synth-decide2"  # the fixed-size arm: the same problems and (d, β), one transformer size for every n
 
 
@@ -21,22 +24,32 @@ def _missing() -> str:
 
 
 def how_made() -> str:
-    """The sweep's runs and training time (as for every committed sweep), its CPU-hours, how to resume."""
-    rep = _report()
-    if rep is None:
+    """Each study's runs and training time (as for every committed sweep), its CPU-hours, how to resume."""
+    if _report() is None:
         return _missing()
-    return (
-        f"{made(NAME)} The report's CPU-hours (the rows' process time): {rep['cpu_hours']:.2f}. The sweep resumes "
-        f"where it stopped: `nice -n 10 tmcheck sweep synthetic results/{NAME} --preset cpu-theory --workers 2`."
-    )
+    parts = []
+    for name, preset in PRESETS.items():
+        rep = _report(name)
+        if rep is None:
+            parts.append(
+                f"The d = 4, β = 1 cell (preset `{preset}`) is not yet a committed result: it trains in "
+                f"`sweeps/{name}` (sweeps/README.md says how to resume it)."
+            )
+            continue
+        parts.append(
+            f"{made(name)} The report's CPU-hours (the rows' process time): {rep['cpu_hours']:.2f}. The sweep "
+            f"resumes where it stopped: `nice -n 10 tmcheck sweep synthetic results/{name} --preset {preset} "
+            "--workers 2`."
+        )
+    return "\n\n".join(parts)
 
 
 def arms() -> str:
     """Per (d, β): the transformer's α̂_D and verdict in the theory-sized arm beside the fixed-size arm."""
     from tmcheck.empirics.report.common import alpha_cell, verdict
 
-    theory, fixed = _report(), _report(FIXED)
-    if theory is None or fixed is None:
+    theory, fixed = [r for r in (_report(), _report(D4)) if r is not None], _report(FIXED)
+    if _report() is None or fixed is None:
         return _missing()
 
     def cells(rep: dict) -> dict:
@@ -52,7 +65,7 @@ def arms() -> str:
                 )
         return out
 
-    a, b = cells(theory), cells(fixed)
+    a, b = {k: v for rep in theory for k, v in cells(rep).items()}, cells(fixed)
     rows = [
         "| d | β | α_D = 2β/(2β+d) | theory-sized: n | α̂_D (loglog) | verdict "
         "| fixed size: n | α̂_D (loglog) | verdict |",
@@ -77,4 +90,9 @@ GENERATORS = {
     "synth_theory.made": how_made,
     "synth_theory.arms": arms,
     "synth_theory.report": lambda: report_body(NAME, "../figures/synth-theory"),
+    "synth_theory.report_d4": lambda: (
+        report_body(D4, "../figures/synth-theory-d4")
+        if _report(D4) is not None
+        else f"*(results/{D4} is not committed yet: its sweep trains in sweeps/{D4})*"
+    ),
 }
