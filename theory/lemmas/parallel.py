@@ -145,8 +145,9 @@ def _interaction_bound(it, M) -> Fraction:
 
 
 class ParallelFFN(PositionalFFN):
-    """Lemma 7's FFN for two parts side by side: FFN_a on the first part's l_a tokens, FFN_b on the others
-    (`parallel_ffn`, gated by the interaction vectors), sized for the union's heads."""
+    """Lemma 7's FFN for two parts side by side: FFN_a on the tokens before l_a (the second part's first token,
+    counted from the union's start), FFN_b on the others (`parallel_ffn`, gated by the interaction vectors), sized
+    for the union's heads."""
 
     def __init__(self, a: SparseBlock, b: SparseBlock, l_a: int, interactions):
         self.a, self.b, self.l_a, self.interactions = a, b, l_a, tuple(interactions)
@@ -180,8 +181,10 @@ def union(parts, name: str = "") -> SparseBlock:
     elif all(not isinstance(b.ffn, PositionalFFN) and _same_layers(b.ffn, first) for b, _, _ in parts):
         ffn = tuple(first)
     elif len(parts) == 2 and parts[1][1] == parts[0][1] + parts[0][2]:
-        (a, off_a, l_a), (b, _, _) = parts
-        ffn = ParallelFFN(_at(a, off_a), b, l_a, its)
+        (a, off_a, l_a), (b, off_b, _) = parts
+        # the split is where the second part starts (off_a + l_a), not l_a: a first part that does not start at
+        # token 0 would otherwise hand its last off_a tokens to the second part's FFN
+        ffn = ParallelFFN(_at(a, off_a), b, off_b, its)
     else:
         raise ValueError(
             "Lemma 7 puts two blocks with different FFNs side by side at a time (or any number sharing one)"
