@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "rule-size.json"
-STUDIES = ("pretrain", "synth", "synth-decide", "synth-decide2", "synth-theory")
+STUDIES = ("pretrain", "synth", "synth-decide", "synth-decide2", "synth-theory", "synth-theory-d4")
 
 
 def cells(name: str) -> list[tuple[str, dict]]:

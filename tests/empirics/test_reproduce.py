@@ -80,6 +80,7 @@ def test_the_committed_experiments_are_found():
         "synth-decide": "synthetic",
         "synth-decide2": "synthetic",
         "synth-theory": "synthetic",
+        "synth-theory-d4": "synthetic",
         "synth-controls": "controls",
         "ablate/suite": "ablate",
         "ablate/minilm": "ablate",

@@ -46,6 +46,11 @@ EXPERIMENTS = {
         "α̂_D against 2β/(2β+d) with each n's own transformer (N ∝ n^{d/(2β+d)}, a budget ∝ n), d ∈ {1, 2}, "
         "n 1,000 to 100,000, 3 seeds",
     ),
+    "synth-theory-d4": (
+        "results/synthetic-theory.md",
+        "The synthetic study, the theory-sized transformer at d = 4",
+        "as above at d = 4, β = 1 (issue #38 cuts d = 4 to β = 1), n 1,000 to 100,000, 3 seeds",
+    ),
     "synth-controls": (
         "results/synthetic-controls.md",
         "Positive controls: methods with a proven rate",
@@ -168,6 +173,7 @@ def headline(link_prefix: str) -> str:
         "synth-decide": lambda: _synth_cells("synth-decide"),
         "synth-decide2": lambda: _synth_cells("synth-decide2"),
         "synth-theory": lambda: _synth_cells("synth-theory"),
+        "synth-theory-d4": lambda: _synth_cells("synth-theory-d4"),
         "synth-controls": _controls_cells,
         "ablate": _ablate_cells,
     }

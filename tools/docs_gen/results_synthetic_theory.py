@@ -44,6 +44,17 @@ def how_made() -> str:
     return "\n\n".join(parts)
 
 
+def _top_window(entry: dict) -> str:
+    """Where a loglog verdict is window-dependent, the top window it was given on and the difference it judged
+    there, with its 95% interval (the table's α̂ is the whole range's)."""
+    pred = ((entry.get("exponent") or {}).get("prediction") or {}).get("loglog") or {}
+    if not pred.get("window_dependent") or "difference" not in pred:
+        return ""
+    lo, hi = pred["window"][0], pred["window"][-1]
+    ci = pred["difference_ci"]
+    return f"; on n {lo:,.0f}–{hi:,.0f}: α̂ − α_D = {pred['difference']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
 def arms() -> str:
     """Per (d, β): the transformer's α̂_D and verdict in the theory-sized arm beside the fixed-size arm."""
     from tmcheck.empirics.report.common import alpha_cell, verdict
@@ -61,14 +72,14 @@ def arms() -> str:
                     e["predicted"],
                     sizes,
                     alpha_cell(e, "loglog"),
-                    verdict(e, "loglog", "true d"),
+                    verdict(e, "loglog", "true d") + _top_window(e),
                 )
         return out
 
     a, b = {k: v for rep in theory for k, v in cells(rep).items()}, cells(fixed)
     rows = [
-        "| d | β | α_D = 2β/(2β+d) | theory-sized: n | α̂_D (loglog) | verdict "
-        "| fixed size: n | α̂_D (loglog) | verdict |",
+        "| d | β | α_D = 2β/(2β+d) | theory-sized: n | α̂_D (loglog, all sizes) | verdict "
+        "| fixed size: n | α̂_D (loglog, all sizes) | verdict |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for key in sorted(a):
