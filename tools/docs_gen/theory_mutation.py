@@ -54,11 +54,20 @@ def mutation() -> str:
     )
 
 
+# the survivor classes of mutation/explanations.json in words (a class not listed is printed as its key)
+CLASS_WORDS = {
+    "equivalent": "equivalent (no output can change)",
+    "test_added": "killed by a test written after the sample ran (still counted as surviving here)",
+    "pending": "not yet explained",
+    "text": "changing only the words of a message",
+}
+
+
 def _holdout(rep: dict, pct) -> str:
     """The held-out sample first (its score, interval and survivors), then the earlier pooled figures."""
     h = rep["holdout"]
     lo, hi = h["ci95"] or (None, None)
-    classes = ", ".join(f"{n} {k}" for k, n in sorted(h["survivor_classes"].items())) or "none"
+    classes = ", ".join(f"{n} {CLASS_WORDS.get(k, k)}" for k, n in sorted(h["survivor_classes"].items())) or "none"
     words = (
         f"**Held-out sample** ({rep['tool']}): {h['size']} of the {h['population']} mutants of every file of "
         f"`theory/` and `proofs_check/` at commit `{h['commit'][:10]}`, drawn on {h['drawn']} (seed {h['seed']}; "
