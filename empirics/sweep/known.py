@@ -18,6 +18,7 @@ once with at least T/2 tokens of context, enough for its record (a record is far
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -240,6 +241,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
     if p["tag"] != corpus_tag(p["corpus"]):
         raise ValueError(f"run spec {spec.run}: tag {p['tag']!r} is not that of corpus {p['corpus']!r}")
     run_dir = ctx.sweep.run_dir(spec.run)
+    c0 = time.process_time()  # the run's CPU time (training and scoring; a resumed run counts its last part)
     row = train_lm(ctx.preset, data_dir(ctx, p["corpus"]), p["n"], p["seed"], run_dir, ctx.progress)
     with np.load(data_dir(ctx, p["corpus"]) / TARGETS) as t:
         ids, target, records, bayes = t["ids"], t["target"], int(t["records"]), float(t["bayes_loss"])
@@ -254,6 +256,7 @@ def run(ctx: Context, spec: RunSpec) -> dict:
         "target_loss": nll / records,
         "bayes_loss": bayes / records,
         "excess": (nll - bayes) / records,
+        "cpu_s": time.process_time() - c0,
     }
 
 

@@ -29,6 +29,10 @@ def test_smoke_preset_end_to_end_and_resume(tmp_path):
     assert (out / "report.md").read_text().startswith("# Known-exponent study: preset smoke")
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert all(r["records"] > 0 and r["excess"] == r["target_loss"] - r["bayes_loss"] for r in rows)
+    # each run's process time is recorded, and the report's CPU-hours are their sum
+    assert all(r["cpu_s"] > 0 for r in rows) and rep["cpu_measured"] == len(rows)
+    assert rep["cpu_hours"] == pytest.approx(sum(r["cpu_s"] for r in rows) / 3600)
+    assert "CPU-hours (6 of 6 runs with their measured process time" in (out / "report.md").read_text()
     mtimes = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/result.json")}
     again = runner.invoke(app, ["sweep", "known", str(out), "--bootstrap", "100", "--no-report", "--json"])
     assert again.exit_code == 0, again.output
