@@ -215,7 +215,7 @@ def markdown(report: dict) -> str:
         "",
         f"{report['rows']} runs, {report['cpu_hours']:.2f} CPU-hours ({report.get('cpu_measured', 0)} of "
         f"{report['rows']} runs with their measured process time, the others their training wall time, on one "
-        "thread).",
+        "thread; a run resumed from a checkpoint counts the process time of its last part only).",
     ]
     return "\n".join(lines) + "\n"
 
