@@ -271,6 +271,33 @@ CPU_DECIDE = replace(
 # n x n kernel). d = 1, 2 keep cpu-decide's grid and settings, so their runs are cpu-decide's (--reuse).
 D4_NS = (1000, 3162, 10_000, 31_623, 100_000)
 
+# the theory-sized arm (#38 item 4): every (d, β)'s tuned setting, trained until early stopping ends it (at least
+# 3,000 steps, a cap of 1,000,000 that no run is meant to reach) on the preset's grid of n
+THEORY_TUNED = tuple(replace(t, min_steps=3000, max_steps=1_000_000, ns=None) for t in DECIDE_TUNED)
+CPU_THEORY = replace(
+    CPU_DECIDE,
+    name="cpu-theory",
+    dims=(1, 2),
+    ns=(1000, 3162, 10_000, 31_623, 100_000),
+    seeds=(0, 1, 2),
+    size="theory",
+    size_anchor=10_000,
+    baselines=(),
+    epochs=2000,
+    tuned=tuple(t for t in THEORY_TUNED if t.d <= 2),
+    model_dims=(),
+    notes=(
+        "the transformer sized as the theorem sizes it (#38 item 4): each n trains its own model, FFN width and "
+        "heads ∝ n^{d/(2beta+d)} equal to the setting `tmcheck synth tune` chose on held-out data at n = "
+        "10,000 (results/synth-tune); a budget of 2,000 epochs (at least 3,000 steps) that early stopping on "
+        "the validation loss ends first (a first try at 200 epochs and 2,000 steps ran 6 of 10 small-n runs to "
+        "their budget), under a cap of 1,000,000 steps; the tuned learning rate at "
+        "every size (AdamW's update is invariant to a weight's scale; the rule is not checked per size). "
+        "d in {1, 2}, both beta, n = 1,000 to 100,000, 3 seeds; the fixed-size arm is results/synth-decide2 "
+        "(and synth-decide); the kNN and kernel-ridge controls are results/synth-controls"
+    ),
+)
+
 # why kept: a preset spells out its settings as keyword data: alike in shape to the other presets, not in value
 PRESETS: dict[str, SynthPreset] = named(
     SynthPreset(
@@ -334,44 +361,13 @@ PRESETS: dict[str, SynthPreset] = named(
         model_n=10_000,
         notes="the full grid, sized for one H200 (device-agnostic); not measured here",
     ),
+    CPU_THEORY,
     replace(
-        CPU_DECIDE,
-        name="cpu-theory",
-        dims=(1, 2),
-        ns=(1000, 3162, 10_000, 31_623, 100_000),
-        seeds=(0, 1, 2),
-        size="theory",
-        size_anchor=10_000,
-        baselines=(),
-        epochs=2000,
-        tuned=tuple(replace(t, min_steps=3000, max_steps=1_000_000, ns=None) for t in DECIDE_TUNED if t.d <= 2),
-        model_dims=(),
-        notes=(
-            "the transformer sized as the theorem sizes it (#38 item 4): each n trains its own model, FFN width and "
-            "heads ∝ n^{d/(2beta+d)} equal to the setting `tmcheck synth tune` chose on held-out data at n = "
-            "10,000 (results/synth-tune); a budget of 2,000 epochs (at least 3,000 steps) that early stopping on "
-            "the validation loss ends first (a first try at 200 epochs and 2,000 steps ran 6 of 10 small-n runs to "
-            "their budget), under a cap of 1,000,000 steps; the tuned learning rate at "
-            "every size (AdamW's update is invariant to a weight's scale; the rule is not checked per size). "
-            "d in {1, 2}, both beta, n = 1,000 to 100,000, 3 seeds; the fixed-size arm is results/synth-decide2 "
-            "(and synth-decide); the kNN and kernel-ridge controls are results/synth-controls"
-        ),
-    ),
-    replace(
-        CPU_DECIDE,
+        CPU_THEORY,
         name="cpu-theory-d4",
         dims=(4,),
         betas=(1.0,),
-        ns=(1000, 3162, 10_000, 31_623, 100_000),
-        seeds=(0, 1, 2),
-        size="theory",
-        size_anchor=10_000,
-        baselines=(),
-        epochs=2000,
-        tuned=tuple(
-            replace(t, min_steps=3000, max_steps=1_000_000, ns=None) for t in DECIDE_TUNED if (t.d, t.beta) == (4, 1.0)
-        ),
-        model_dims=(),
+        tuned=tuple(t for t in THEORY_TUNED if (t.d, t.beta) == (4, 1.0)),
         notes=(
             "cpu-theory's rules (each n its own model, FFN width and heads ∝ n^{d/(2beta+d)} equal to the tuned "
             "setting at n = 10,000, 2,000 epochs ended by early stopping, the tuned learning rate at every size) "
