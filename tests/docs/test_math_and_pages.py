@@ -114,3 +114,29 @@ def test_an_example_runs_and_a_failing_one_fails_the_build(tmp_path, monkeypatch
     monkeypatch.setattr(examples, "EXAMPLES", tmp_path)
     with pytest.raises(GeneratorError, match="exited"):
         examples.run("broken")
+
+
+
+# The pages the headless-browser check (.ci/browser-check.py) reads for raw TeX without marking math, and
+# the README and results index that carry the same generated results table: a `^{` there fails CI.
+PLAIN_PAGES = ("README.md", "docs/index.md", "docs/results/index.md", "docs/results/pretrain.md")
+
+
+def _prose(markdown: str) -> str:
+    return re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("page", PLAIN_PAGES)
+def test_the_plain_pages_leave_no_raw_tex(page):
+    assert raw_tex(_prose((ROOT / page).read_text(encoding="utf-8"))) == []
+
+
+def test_the_results_table_rows_are_plain_text():
+    from docs_gen import results
+
+    for key, (_page, title, what) in results.EXPERIMENTS.items():
+        assert raw_tex(title + " " + what) == [], key
+
+
+def test_a_plain_page_with_tex_is_found():
+    assert raw_tex(_prose("a size ∝ n^{d/(2β+d)} here\n```\nx^{2}\n```\n")) == ["^{"]
