@@ -400,6 +400,32 @@ def memoriser_excess(g: ZipfText, inputs: np.ndarray) -> float:
     return float(math.log(VALUES) * g.probabilities()[~seen].sum())
 
 
+def records_in(g: Generator, tokens: int) -> int:
+    """Records in the first `tokens` training tokens under a BPE whose vocabulary holds every symbol (module
+    doc: a record is symbols_per_record tokens, and a document adds one end-of-text to its `records` lines)."""
+    return max(1, round(tokens / (g.symbols_per_record() + 1 / g.records)))
+
+
+def expected_memoriser_excess(g: ZipfText, m: int) -> float:
+    """The memoriser's expected excess after m records: log V · Σ_i P(i)(1 - P(i))^m (module doc), exact."""
+    p = g.probabilities()
+    return float(math.log(VALUES) * np.sum(p * np.exp(m * np.log1p(-p))))
+
+
+def reference_excess(g: Generator, m: int, seed: int, test: int = 4096) -> float:
+    """The excess (nats per record) of the generator's rate-optimal learner without a network after m training
+    records: the memoriser's expectation for Zipf text (exact), the kNN plug-in at k = n^{2β/(2β+d)} for
+    manifold text on m fresh records (seeded), scored exactly on `test` fresh points (knn_excess). The
+    known-exponent report reads a GPT's excess against it at the same n (tmcheck.empirics.report.known)."""
+    if isinstance(g, ZipfText):
+        return expected_memoriser_excess(g, m)
+    rng = np.random.default_rng([seed, m, 39])
+    inputs, values, _ = g.draw(m, rng)
+    exp = g.experiment()
+    X_test = exp.sample(test, rng)
+    return knn_excess(g, inputs, values, X_test, exp.field(X_test))
+
+
 def slope_test(sizes, losses, exponent: float, margin: float = MARGIN) -> dict:
     """The log-log slope of excess losses against sizes (tmcheck.empirics.fit.exponent.fit_exponent, its
     profile interval at 1 - 2a) and the equivalence rule's outcome for slope - exponent at ±margin

@@ -12,6 +12,13 @@ known, so the interval of α̂ is only shifted).
 Power (tmcheck.empirics.fit.coverage): at each corpus's own sizes, seeds and seed noise, how often the rule
 calls a true exponent equivalent and a difference of 2 margins differs; and, at the median noise, the
 same against seeds and decades (power_table) ending at the largest n.
+
+Against the reference learner (reference_rows): at each fitted size, the GPT's excess beside that of the
+generator's rate-optimal learner without a network on as many records (tmcheck.empirics.data.known.
+reference_excess: the memoriser for Zipf text, kNN at the theory's k for manifold text), their ratio, the
+reference's own log-log slope over the same sizes and the GPT's local slope between neighbouring sizes. A
+ratio that falls with n is a learner approaching the rate from above, whose slope over the window exceeds
+the exponent; the reference's slope says whether the window itself shows the exponent.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ FORM = "loglog"  # the excess has no floor (the Bayes loss is subtracted): a lin
 TRUTH, SHIFTED = "truth", "shifted"
 POWER_SEEDS = (2, 3, 5, 10)
 POWER_DECADES = (1, 2, 3)
+LEARNERS = {"zipf": "memoriser (expected)", "manifold": "kNN at the theory's k (k ∝ n to the power 2β/(2β+d))"}
 MAX_POWER_REPS = 1000  # simulated sweeps per design (at most; --bootstrap lowers it)
 
 
@@ -60,6 +68,32 @@ def corpus_entry(corpus: str, rows: list[dict], shift: float, bootstrap: int, se
         "fit": fit,
         "truth_outcome": outcome(fit, TRUTH),
         "shifted_outcome": outcome(fit, SHIFTED),
+        "reference": reference_rows(g, kept, fit, seed),
+    }
+
+
+def reference_rows(g, kept: list[dict], fit: dict, seed: int) -> dict | None:
+    """The GPT against the reference learner at each fitted size (module doc); None without a fit."""
+    from tmcheck.empirics.data.known import records_in, reference_excess
+
+    rep = fit["exponent"]
+    if rep is None:
+        return None
+    sizes = sorted({int(n) for n in rep["fits"][FORM]["design"]["sizes"]})
+    out = []
+    for n in sizes:
+        gpt = float(np.exp(np.mean([np.log(r["excess"]) for r in kept if r["n"] == n])))  # geometric mean over seeds
+        m = records_in(g, n)
+        ref = reference_excess(g, m, seed)
+        out.append({"n": n, "records": m, "gpt": gpt, "reference": ref, "ratio": gpt / ref})
+    x, ref, gpt = (np.log([r[k] for r in out]) for k in ("n", "reference", "gpt"))
+    for a, b in zip(out, out[1:], strict=False):
+        b["gpt_local_slope"] = -float(np.log(b["gpt"] / a["gpt"]) / np.log(b["n"] / a["n"]))
+    return {
+        "learner": LEARNERS[g.kind],
+        "sizes": out,
+        "reference_slope": -float(np.polyfit(x, ref, 1)[0]),
+        "gpt_slope": -float(np.polyfit(x, gpt, 1)[0]),
     }
 
 
@@ -180,6 +214,39 @@ def power_lines(power: dict) -> list[str]:
     return lines
 
 
+def reference_lines(report: dict) -> list[str]:
+    """The reference section (module doc): per corpus, a sentence and a table over its fitted sizes."""
+    lines = [
+        "Each fitted size's GPT excess (geometric mean over seeds) beside the excess of the generator's "
+        "rate-optimal learner without a network on as many training records (tmcheck.empirics.data.known."
+        "reference_excess), their ratio, and the GPT's local slope from the size before. Both slopes are "
+        "least-squares log-log slopes over the same sizes, without an interval (the reference is an expectation "
+        "for Zipf text and one seeded draw for manifold text).",
+    ]
+    for e in report["corpora"]:
+        ref = e.get("reference")
+        if ref is None:
+            continue
+        ratios = [r["ratio"] for r in ref["sizes"]]
+        trend = "falls" if ratios[-1] < ratios[0] else "rises"
+        lines += [
+            "",
+            f"**{e['kind']} (α = {e['exponent']:.3f})**, against the {ref['learner']}: the reference's slope over "
+            f"these sizes is {ref['reference_slope']:.3f}, the GPT's {ref['gpt_slope']:.3f}; the ratio "
+            f"{trend} from {ratios[0]:.2f} to {ratios[-1]:.2f}.",
+            "",
+            "| n | records | GPT excess | reference excess | ratio | GPT local slope |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in ref["sizes"]:
+            local = f"{r['gpt_local_slope']:.3f}" if "gpt_local_slope" in r else "–"
+            lines.append(
+                f"| {r['n']:,} | {r['records']:,} | {r['gpt']:.4g} | {r['reference']:.4g} | {r['ratio']:.2f} | "
+                f"{local} |"
+            )
+    return lines
+
+
 def headline(report: dict) -> list[str]:
     """One line per corpus: what the chain said against the truth and against the shifted truth."""
     out = []
@@ -208,6 +275,10 @@ def markdown(report: dict) -> str:
         *[f"- {h}" for h in headline(report)],
         "",
         verdict_table(report),
+        "",
+        "## Against the reference learner at the same n",
+        "",
+        *reference_lines(report),
         "",
         "## Power: what this design could decide",
         "",

@@ -4,6 +4,8 @@ network, with the generator shifted by 0.1 told apart."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -179,3 +181,31 @@ def test_manifold_exponent_fast():
     g = known.ManifoldText(tokens=tokens_for(g, BLOCKS * sizes[-1]))
     t = known.slope_test(*knn_curve(g, sizes), g.exponent, margin=0.1)
     assert t["outcome"] == "equivalent", t
+
+
+def test_records_in_counts_a_document_end_per_records_lines():
+    g = known.ZipfText()  # 6 symbols a record, 16 records a document: 97 tokens a document
+    assert known.records_in(g, 97) == 16 and known.records_in(g, 97 * 10) == 160
+    assert known.records_in(g, 0) == 1
+
+
+def test_expected_memoriser_excess_is_the_mean_of_the_realised_one():
+    """The closed form log V Σ P(i)(1 - P(i))^m against the average of memoriser_excess over 200 draws of m
+    records (K = 100 keys); m = 0 gives log V. A mutant exponent (m + 1) is told apart at m = 5."""
+    g = known.ZipfText(key_digits=2, offset=0)
+    assert known.expected_memoriser_excess(g, 0) == pytest.approx(math.log(known.VALUES))
+    rng = np.random.default_rng(1)
+    for m in (5, 50, 300):
+        draws = [known.memoriser_excess(g, g.draw(m, rng)[0]) for _ in range(200)]
+        se = np.std(draws) / np.sqrt(len(draws))
+        assert abs(np.mean(draws) - known.expected_memoriser_excess(g, m)) < 4 * se + 1e-12, m
+    p = g.probabilities()
+    mutant = math.log(known.VALUES) * np.sum(p * (1 - p) ** 6)
+    assert abs(mutant - known.expected_memoriser_excess(g, 5)) > 0.01
+
+
+def test_reference_excess_of_manifold_text_falls_with_records_and_is_seeded():
+    g = known.ManifoldText()
+    small, large = known.reference_excess(g, 1000, 0, test=1000), known.reference_excess(g, 8000, 0, test=1000)
+    assert 0 < large < small
+    assert known.reference_excess(g, 1000, 0, test=1000) == small

@@ -136,3 +136,40 @@ def test_a_cut_tag_never_ends_in_a_dash():
     tag = corpus_tag(name)
     assert "--" not in tag and tag.startswith("text-" + "a" * 39 + "-")
     assert tag.split("-")[1] == "a" * 39
+
+
+def reference_rows(corpus: str, ratio) -> list[dict]:
+    """Rows whose excess is ratio(n) times the reference learner's at each size, no noise, 2 seeds."""
+    from tmcheck.empirics.data.known import parse, records_in, reference_excess
+
+    g = parse(corpus)
+    base = rows(0.5, corpus, noise=0.0, seeds=2)
+    for r in base:
+        r["excess"] = ratio(r["n"]) * reference_excess(g, records_in(g, int(r["n"])), 0)
+    return base
+
+
+def test_reference_section_reads_a_constant_ratio_as_the_reference_slope():
+    """A GPT at twice the memoriser's excess has the memoriser's slope (0.50 on these sizes) and a flat ratio;
+    a mutant whose ratio falls with n (3 → 1.5 over 2 decades) reads as steeper than the reference."""
+    corpus = generator("zipf").name
+    e = report.corpus_entry(corpus, reference_rows(corpus, lambda n: 2.0), 0.1, bootstrap=100, seed=0)
+    ref = e["reference"]
+    assert [r["n"] for r in ref["sizes"]] == [int(n) for n in SIZES]
+    assert all(abs(r["ratio"] - 2.0) < 1e-9 for r in ref["sizes"])
+    assert abs(ref["gpt_slope"] - ref["reference_slope"]) < 1e-9 and abs(ref["reference_slope"] - 0.5) < 0.01
+    falling = report.corpus_entry(
+        corpus, reference_rows(corpus, lambda n: 3.0 * (n / 1e4) ** -0.15), 0.1, bootstrap=100, seed=0
+    )
+    ref = falling["reference"]
+    assert abs(ref["gpt_slope"] - ref["reference_slope"] - 0.15) < 1e-6
+    assert ref["sizes"][0]["ratio"] > ref["sizes"][-1]["ratio"]
+    text = "\n".join(report.reference_lines({"corpora": [falling]}))
+    assert "the ratio falls from 3.00 to 1.50" in text
+
+
+def test_reference_section_is_left_out_without_a_fit():
+    corpus = generator("zipf").name
+    e = report.corpus_entry(corpus, rows(0.5, corpus, stop="cap"), 0.1, bootstrap=100, seed=0)
+    assert e["reference"] is None
+    assert len(report.reference_lines({"corpora": [e]})) == 1  # the explanation only
