@@ -180,7 +180,9 @@ def write_targets(ctx: Context, corpus: str) -> None:
 
 def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
     """Each corpus prepared once under data/<tag>/ (tokenizer, shards, targets.npz), then (corpus, n, seed) on
-    the preset's grid of n up to the full training split, as the pretraining sweep plans."""
+    the preset's grid of n up to the full training split, as the pretraining sweep plans, in size-major order
+    (size_major): a sweep that runs across sittings gives every corpus its small sizes, and so a fit, before
+    any corpus's largest."""
     from tmcheck.empirics.data import prepare_dataset
     from tmcheck.empirics.lm.pretrain import check_model_memory, dataset_spec
 
@@ -191,11 +193,17 @@ def plan(ctx: Context, log: Callable[[str], None]) -> list[RunSpec]:
         write_targets(ctx, corpus)
         grid = ctx.preset.grid(meta["splits"]["train"]["tokens"])
         log(f"{corpus}: n = {', '.join(f'{n:,}' for n in grid)} training tokens")
-        for n in grid:
+        for i, n in enumerate(grid):
             for seed in ctx.preset.seeds:
                 params = {"corpus": corpus, "tag": corpus_tag(corpus), "n": n, "seed": seed}
-                specs.append(RunSpec("known", run_name(params), params))
-    return specs
+                specs.append((i, RunSpec("known", run_name(params), params)))
+    return size_major(specs)
+
+
+def size_major(specs: list[tuple[int, RunSpec]]) -> list[RunSpec]:
+    """(index of n on its corpus's grid, spec) in corpus-major order, as specs ordered by that index first
+    (stable: corpora, then seeds, keep their order within a size)."""
+    return [spec for _, spec in sorted(specs, key=lambda t: t[0])]
 
 
 def score_targets(model, ids: np.ndarray, target: np.ndarray, T: int, batch: int, device) -> float:

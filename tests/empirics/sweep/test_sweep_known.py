@@ -173,3 +173,14 @@ def test_reference_section_is_left_out_without_a_fit():
     e = report.corpus_entry(corpus, rows(0.5, corpus, stop="cap"), 0.1, bootstrap=100, seed=0)
     assert e["reference"] is None
     assert len(report.reference_lines({"corpora": [e]})) == 1  # the explanation only
+
+
+def test_plan_runs_every_corpus_small_sizes_first():
+    """size_major: the second size of any corpus comes after the first size of every corpus; within a size
+    the corpora and seeds keep their order. The mutant that keeps corpus-major order fails."""
+    from tmcheck.empirics.sweep.core import RunSpec
+
+    specs = [(i, RunSpec("known", f"{c}-{i}-{s}", {})) for c in "ab" for i in range(3) for s in (0, 1)]
+    runs = [s.run for s in known.size_major(specs)]
+    assert runs == [f"{c}-{i}-{s}" for i in range(3) for c in "ab" for s in (0, 1)]
+    assert runs != [s.run for _, s in specs]  # corpus-major, the order before
