@@ -247,15 +247,16 @@ def synth(
 def ablate(
     source: list[Path] = typer.Argument(
         ...,
-        help="A model-scaling sweep directory (tmcheck sweep model), or one or "
-        "more local models (transformers directories) to compare on the same text.",
+        help="A model-scaling sweep directory (tmcheck sweep model), a model suite (a directory with "
+        "suite.json, as --keep-models writes), or one or more local models (transformers directories) to "
+        "compare on the same text.",
     ),
     corpus: str = typer.Option(
         "stories", "--corpus", help="Local models: embed the test split of this tmcheck corpus."
     ),
     text: Path | None = typer.Option(None, "--text", help="Local models: embed this UTF-8 file's paragraphs instead."),
     estimator: list[str] | None = typer.Option(
-        None, "--estimator", "-e", help="Estimators, comma-separated or repeated (default: mle, twonn)."
+        None, "--estimator", "-e", help="Estimators, comma-separated or repeated (default: mle, twonn, gride)."
     ),
     k: int = typer.Option(20, "--k", callback=positive_int, help="Neighbours of the MLE (the paper's K = 20)."),
     docs: int = typer.Option(256, "--docs", callback=positive_int, help="Test documents embedded."),
@@ -274,14 +275,25 @@ def ablate(
     seed: SeedOpt = 0,
     device: DeviceOpt = "auto",
     out: Path = typer.Option(Path("ablate"), "--out", "-o", help="Output directory: ablate.json and fig_ablate.png."),
+    keep_models: bool = typer.Option(
+        False,
+        "--keep-models",
+        help="A sweep: keep its full-n models' weights and test documents in OUT/models (a suite that "
+        "`tmcheck id ablate OUT/models` runs again) and ablate from them.",
+    ),
     json_: JsonOpt = False,
 ) -> None:
-    """ID against parameters, embedding width, layer and context position (the paper's Figure 4)."""
+    """ID against parameters, embedding width, layer and context position (the paper's Figure 4), with each
+    panel's trend and whether its sign depends on the estimator."""
     from tmcheck.cli.options import parse_list
     from tmcheck.empirics.report import ablation as ab
     from tmcheck.util.atomic import write_json
 
-    names = [e for item in estimator for e in parse_list(item, "--estimator")] if estimator else ["mle", "twonn"]
+    names = (
+        [e for item in estimator for e in parse_list(item, "--estimator")]
+        if estimator
+        else list(ab.AblateOptions().estimators)
+    )
     opts = ab.AblateOptions(
         estimators=tuple(names),
         k=k,
@@ -293,10 +305,19 @@ def ablate(
         seed=seed,
         device=device,
     )
-    if len(source) == 1 and (source[0] / "config.json").exists() and (source[0] / "plan.json").exists():
-        if text is not None:
-            raise ValueError("--text is for local models; a sweep embeds its own corpus's test documents")
+    sweep = len(source) == 1 and (source[0] / "config.json").exists() and (source[0] / "plan.json").exists()
+    suite = len(source) == 1 and (source[0] / ab.SUITE).exists()
+    if keep_models and not sweep:
+        raise ValueError("--keep-models keeps the models of a model-scaling sweep; give its directory")
+    if (sweep or suite) and text is not None:
+        raise ValueError("--text is for local models; a sweep or a suite embeds its own corpus's test documents")
+    if sweep and keep_models:
+        ab.save_suite(ab.sweep_members(source[0], opts), out / ab.SUITE_DIR, f"the model sweep {source[0].name}")
+        members, label = ab.suite_members(out / ab.SUITE_DIR, opts)
+    elif sweep:
         members, label = ab.sweep_members(source[0], opts), f"the model sweep {source[0].name}"
+    elif suite:
+        members, label = ab.suite_members(source[0], opts)
     else:
         texts = ab.read_texts(text, docs) if text is not None else ab.corpus_texts(corpus, docs)
         members = ab.model_members(source, texts, opts)
@@ -317,7 +338,20 @@ def ablate(
             x = f"positions {p['positions'][0]}-{p['positions'][1] - 1}" if panel == "position" else f"{p['x']:g}"
             table.add_row(panel, x, *(_ablate_cell(p["estimates"][n]) for n in names))
     console.print(table)
+    trends = Table(title="Trend per panel: least-squares slope of d-hat against x (log10 x: params, width, position)")
+    for col in ("panel", *names, "sign"):
+        trends.add_column(col)
+    for panel, data in result["panels"].items():
+        tr = data["trend"]
+        trends.add_row(panel, *(_slope_cell(tr["estimators"][n]) for n in names), ab.verdict(tr))
+    console.print(trends)
     console.print(f"written: {out / 'ablate.json'}, {out / 'fig_ablate.png'}")
+
+
+def _slope_cell(e: dict) -> str:
+    if e["slope"] is None:
+        return "too few points"
+    return f"{e['slope']:+.2f}" + (f" [{e['ci'][0]:+.2f}, {e['ci'][1]:+.2f}]" if e["ci"] else "")
 
 
 def _ablate_cell(e: dict) -> str:

@@ -6,7 +6,9 @@
 
 `check` rebuilds each experiment (tmcheck.empirics.report.reproduce.rebuild: each runs/<run>/row.json equal
 to its line of results.jsonl field by field, every number of report.json equal to the committed one to
-1e-9, every figure equal pixel for pixel) and asks `tmcheck sweep status`
+1e-9, every figure equal pixel for pixel; an ID ablation that keeps its models beside it, in models/, is
+run again from them and every number of ablate.json compared to 1e-4, tmcheck.empirics.report.ablation.rerun,
+one without is only drawn again) and asks `tmcheck sweep status`
 of each sweep that all its runs are done (a sweep that holds an IN_PROGRESS file may have runs left: they
 are said, not failed); it exits 1 on any difference. `complete` derives what a sweep
 made before plan.json and row.json existed lacks, from its config and rows alone (no training): the
@@ -116,6 +118,23 @@ def status_line(exp) -> tuple[bool, str]:
     return True, f"{line}, in progress (resume: {resume[0] if resume else 'see ' + IN_PROGRESS})"
 
 
+def ablation_rerun(exp) -> tuple[list[str], str]:
+    """An ID ablation run again from the models it keeps (models/), compared with its ablate.json to
+    RERUN_RTOL: the differences and a line saying what was checked."""
+    from tmcheck.empirics.report import ablation as ab
+    from tmcheck.util import safeio
+
+    rebuilt = ab.rerun(exp.path)
+    if rebuilt is None:
+        return [], "no models kept beside it: its figure drawn again only"
+    committed = safeio.read_json(exp.path / "ablate.json", "an ablation record")
+    differences = ab.differences(committed, rebuilt)
+    n = len(rebuilt["models"])
+    if differences:
+        return differences, f"{len(differences)} numbers of ablate.json differ when run again from the kept models"
+    return [], f"ablate.json numbers equal to {ab.RERUN_RTOL:g} when run again from the {n} kept models"
+
+
 def check(names: list[str], root: Path = RESULTS, log=print) -> int:
     from tmcheck.empirics.report.reproduce import experiments, rebuild
 
@@ -144,6 +163,11 @@ def check(names: list[str], root: Path = RESULTS, log=print) -> int:
                 s_ok, s_line = status_line(exp)
                 ok = ok and s_ok
                 parts.append(s_line)
+            else:
+                differences, line = ablation_rerun(exp)
+                ok = ok and not differences
+                res["differences"] += differences
+                parts.append(line)
             mark = "ok  " if ok else "FAIL"
             log(f"{mark} {exp.name} ({exp.kind}): {'; '.join(parts)} ({time.perf_counter() - t0:.1f} s)")
             for d in res["differences"][:10]:

@@ -12,12 +12,28 @@ each point carries each estimator's value and interval (percentile bootstrap ove
 `tmcheck id estimate` computes it). Context position: the hidden states of every token of prefix
 windows, grouped into geometric bins of position (1, 2-3, 4-7, ... tokens of context before it).
 
+A panel's trend (``trend``): per estimator, the least-squares slope of d-hat against the panel's x
+(log10 x where the figure's axis is logarithmic: parameters, width, position; the layer index as it is),
+with a 95% interval from the points' own intervals (each read as normal, the points independent: under a
+common positive correlation between them, as estimates on the same documents have, the interval is
+conservative), and its sign: +1 when the interval lies above 0, -1 below, 0 when it holds 0. The panel's
+sign agrees across the estimators when every estimator has the same sign; otherwise it depends on the
+estimator, and the table, the figure and the docs say so.
+
+A suite (``save_suite``, ``suite_members``): the models of an ablation kept beside it, so that it can be
+run again: a directory with `suite.json` (each model's file, size and the test loss its run recorded),
+each model's weights as a tmcheck checkpoint holding only the weights and their shape (float32
+safetensors), and the token ids of the test documents it embedded (`docs.safetensors`). ``rerun`` makes
+the ablation again from the suite with the options ablate.json records; ``differences`` compares the two
+to RERUN_RTOL.
+
 The figure (``figure``, ``draw``): the panels a result holds, one line per estimator, its 95% interval
-as a band.
+as a band, and the panel's trend verdict under its title.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,14 +48,14 @@ from tmcheck.empirics.lm.embed import (
     load_model,
     test_documents,
 )
+from tmcheck.empirics.report.common import LEVEL, pyplot, save_figure
 from tmcheck.empirics.report.common import caption as wrap_caption
-from tmcheck.empirics.report.common import pyplot, save_figure
 from tmcheck.util import safeio
 
 
 @dataclass
 class AblateOptions:
-    estimators: tuple[str, ...] = ("mle", "twonn")  # at least two (the paper: MLE only)
+    estimators: tuple[str, ...] = ("mle", "twonn", "gride")  # the paper: MLE only; a trend's sign may hang on it
     k: int = 20  # neighbours of the MLE (the paper's K = 20)
     bootstrap: int = 200  # resamples of each interval
     docs: int = 256  # test documents embedded
@@ -73,6 +89,8 @@ class Member:
     width: int
     layers: int
     docs: list = field(repr=False, default_factory=list)
+    test_loss: float | None = None  # a sweep's model: what its row records
+    steps: int | None = None
 
 
 def non_embedding_params(model) -> int:
@@ -206,6 +224,8 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
     clouds = [(x, c) for x, c in clouds if len(c) >= max(opts.min_bin_points, opts.k + 2)]
     if len(clouds) >= 2:
         out["panels"]["position"] = {**_curve(clouds, opts), "model": top.name}
+    for name, panel in out["panels"].items():
+        panel["trend"] = trend(panel["points"], opts.estimators, TITLES[name][2])
     methods = {
         n: e["interval"]
         for p in out["panels"].values()
@@ -215,6 +235,58 @@ def ablate(members: list[Member], opts: AblateOptions, source: str, log=lambda s
     }
     out["intervals"] = "; ".join(f"{n}: {m}" for n, m in methods.items())
     return out
+
+
+def trend(points: list[dict], estimators, logx: bool) -> dict:
+    """The panel's trend (module docstring): {"x", "estimators": {name: {"slope", "ci", "sign"}}, "agree",
+    "sign", "method"}. An estimator with fewer than two estimated points, one x, or a point without an
+    interval has sign None, and then the panel's sign does not agree (it is not shown to)."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf((1 + LEVEL) / 2))
+    per = {}
+    for name in estimators:
+        pts = [p for p in points if p["estimates"][name]["d"] is not None]
+        t = np.array([np.log10(p["x"]) if logx else p["x"] for p in pts], float)
+        if len(pts) < 2 or np.ptp(t) == 0:
+            per[name] = {"slope": None, "ci": None, "sign": None}
+            continue
+        w = (t - t.mean()) / np.sum((t - t.mean()) ** 2)  # slope = w @ d (ordinary least squares)
+        slope = float(w @ np.array([p["estimates"][name]["d"] for p in pts]))
+        cis = [p["estimates"][name]["ci"] for p in pts]
+        if any(c is None for c in cis):
+            per[name] = {"slope": slope, "ci": None, "sign": None}
+            continue
+        se = float(np.sqrt(np.sum((w * np.array([(hi - lo) / (2 * z) for lo, hi in cis])) ** 2)))
+        lo, hi = slope - z * se, slope + z * se
+        per[name] = {"slope": slope, "ci": [lo, hi], "sign": 1 if lo > 0 else -1 if hi < 0 else 0}
+    signs = [e["sign"] for e in per.values()]
+    agree = None not in signs and len(set(signs)) == 1
+    return {
+        "x": "log10 x" if logx else "x",
+        "estimators": per,
+        "agree": agree,
+        "sign": signs[0] if agree else None,
+        "method": f"least-squares slope of d-hat against {'log10 x' if logx else 'x'}; {LEVEL:.0%} interval "
+        f"from the points' own intervals, each read as normal, the points independent",
+    }
+
+
+SIGN_WORDS = {1: "rising", -1: "falling", 0: "no resolved trend", None: "undetermined"}
+
+
+SIGN_MARKS = {1: "+", -1: "\u2212", 0: "0", None: "?"}
+
+
+def verdict(tr: dict, short: bool = False) -> str:
+    """The trend in words: 'rising for every estimator', or 'sign depends on the estimator (mle rising, ...)';
+    `short` (the figure's titles): 'trend + for every estimator', 'trend sign depends on the estimator: gride +, ...'.
+    Estimators in alphabetical order, as ablate.json (written with sorted keys) holds them."""
+    words = SIGN_MARKS if short else SIGN_WORDS
+    if tr["agree"]:
+        return f"{'trend ' if short else ''}{words[tr['sign']]} for every estimator"
+    each = ", ".join(f"{n} {words[tr['estimators'][n]['sign']]}" for n in sorted(tr["estimators"]))  # as JSON keeps it
+    return f"trend sign depends on the estimator: {each}" if short else f"sign depends on the estimator ({each})"
 
 
 def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
@@ -243,6 +315,8 @@ def sweep_members(sweep_dir: Path, opts: AblateOptions) -> list[Member]:
             int(r["n_embd"]),
             int(r["n_layer"]),
             docs,
+            float(r["test_loss"]),
+            int(r["steps"]),
         )
         for r in rows
         if r["seed"] == first
@@ -270,6 +344,118 @@ def model_members(paths: list[Path], texts: list[str], opts: AblateOptions) -> l
             )
         )
     return members
+
+
+SUITE = "suite.json"
+SUITE_DOCS = "docs.safetensors"
+SUITE_DIR = "models"  # a suite kept beside its ablate.json: <out>/models
+RERUN_RTOL = 1e-4  # every number of a re-run ablation against the committed one (relative above 1)
+
+
+def save_suite(members: list[Member], dest: Path, source: str) -> None:
+    """Keep tmcheck models (``sweep_members``: a model-scaling sweep's full-n models) and their test documents
+    in `dest` (a suite, module docstring): each model's weights and shape only (no optimizer state), float32,
+    with the test loss and step count its run recorded. `source` names them in the ablation."""
+    import torch
+    from safetensors.numpy import save
+
+    from tmcheck.empirics.lm.checkpoint import load_checkpoint, save_checkpoint
+    from tmcheck.util import atomic
+
+    if not members or any(m.docs is not members[0].docs for m in members):
+        raise ValueError("a suite holds one or more models on the same documents")
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    models = []
+    for m in members:
+        ck = load_checkpoint(m.path)
+        weights = {k: v.to(torch.float32) if v.is_floating_point() else v for k, v in ck["model"].items()}
+        save_checkpoint(dest / f"{m.name}.safetensors", {"model": weights, "meta": ck["meta"]})
+        keep = ("name", "params", "width", "layers", "test_loss", "steps")
+        models.append({"file": f"{m.name}.safetensors", **{k: getattr(m, k) for k in keep}})
+    docs = members[0].docs
+    tokens = np.concatenate(docs)
+    arrays = {
+        "tokens": tokens.astype(np.uint16 if tokens.max() < 2**16 else np.int64),  # a small vocabulary: 2 bytes a token
+        "starts": np.cumsum([0] + [len(d) for d in docs[:-1]]).astype(np.int64),
+    }
+    atomic.write_bytes(dest / SUITE_DOCS, save(arrays))
+    atomic.write_json(dest / SUITE, {"source": source, "docs": len(docs), "models": models})
+
+
+def read_suite(path: Path) -> dict:
+    """suite.json of the suite directory `path`, its shape checked (ValueError naming what is wrong)."""
+    doc = safeio.read_json(Path(path) / SUITE, "a model suite")
+    ok = (
+        isinstance(doc, dict)
+        and isinstance(doc.get("source"), str)
+        and isinstance(doc.get("docs"), int)
+        and isinstance(doc.get("models"), list)
+        and doc["models"]
+        and all(
+            isinstance(m, dict)
+            and all(isinstance(m.get(k), int) for k in ("params", "width", "layers"))
+            and all(isinstance(m.get(k), str) and "/" not in m[k] for k in ("name", "file"))
+            for m in doc["models"]
+        )
+    )
+    if not ok:
+        raise ValueError(
+            f"{Path(path) / SUITE} is not a model suite (source, docs, models: name, file, params, width, layers)"
+        )
+    return doc
+
+
+def suite_members(path: Path, opts: AblateOptions) -> tuple[list[Member], str]:
+    """The models of a suite directory with their first `opts.docs` test documents, and the suite's source."""
+    from safetensors.numpy import load_file
+
+    path = Path(path)
+    suite = read_suite(path)
+    if opts.docs > suite["docs"]:
+        raise ValueError(f"{path} holds {suite['docs']} test documents; ask for at most that many (--docs)")
+    arrays = load_file(str(safeio.check_regular(path / SUITE_DOCS, "the suite's documents")))
+    tokens, starts = arrays["tokens"], arrays["starts"]
+    ends = np.append(starts[1:], len(tokens))
+    docs = [tokens[a:b] for a, b in zip(starts, ends, strict=True)][: opts.docs]
+    members = [
+        Member(
+            m["name"],
+            str(path / m["file"]),
+            m["params"],
+            m["width"],
+            m["layers"],
+            docs,
+            m.get("test_loss"),
+            m.get("steps"),
+        )
+        for m in suite["models"]
+    ]
+    return members, suite["source"]
+
+
+def rerun(directory: Path, log=lambda s: None) -> dict | None:
+    """The ablation of `directory` (its ablate.json) made again from the suite beside it (directory/models),
+    with the options ablate.json records; None when no suite is kept there."""
+    suite = Path(directory) / SUITE_DIR
+    if not (suite / SUITE).is_file():
+        return None
+    committed = safeio.read_json(Path(directory) / "ablate.json", "an ablation record")
+    opts = AblateOptions(**committed["options"])
+    members, source = suite_members(suite, opts)
+    return ablate(members, opts, source, log)
+
+
+def differences(committed: dict, rebuilt: dict, tol: float = RERUN_RTOL) -> list[str]:
+    """Every number of two ablation records that differs by more than tol (relative above 1), and any
+    other value that differs; where the models were read from (their path) is not compared."""
+    from tmcheck.empirics.report.reproduce import number_differences
+
+    def strip(doc: dict) -> dict:  # as JSON holds it (a tuple is a list)
+        doc = json.loads(json.dumps(doc))
+        return {**doc, "models": [{k: v for k, v in m.items() if k != "path"} for m in doc.get("models", [])]}
+
+    return number_differences(strip(committed), strip(rebuilt), tol=tol)
 
 
 def corpus_texts(corpus: str, n_docs: int) -> list[str]:
@@ -339,7 +525,8 @@ def draw(result: dict):
     for ax, panel in zip(axes.flat, shown, strict=True):
         title, xlabel, logx = TITLES[panel]
         data = result["panels"][panel]
-        ax.set_title(title, fontsize=10)
+        tr = data.get("trend")
+        ax.set_title(title if tr is None else f"{title}\n{verdict(tr, short=True)}", fontsize=10 if tr is None else 9)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("estimated ID d-hat")
         ax.grid(True, which="both", alpha=0.3)
@@ -377,6 +564,11 @@ def draw(result: dict):
     text = f"Intrinsic dimension ablations on {result['source']} (MLE k = {result['options']['k']})"
     if banded:
         text += f"\nbands: 95% intervals ({result['intervals']})"
+    if any("trend" in result["panels"][p] for p in shown):
+        text += (
+            "\ntrend: sign of the least-squares slope of d-hat against x (log10 x on a log axis) whose 95% interval "
+            "(from the points' intervals) excludes 0; 0: the interval holds 0"
+        )
     wrap_caption(fig, text)
     fig.tight_layout()
     return fig
