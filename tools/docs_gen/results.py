@@ -160,7 +160,9 @@ def _ablate_cells() -> list[str]:
         if res is None:
             continue
         shown = [p for p in ("params", "width", "layer", "position") if p in res["panels"]]
-        out.append(f"{res['source']}: d̂ against " + ", ".join(shown))
+        split = [p for p in shown if not res["panels"][p]["trend"]["agree"]]
+        line = f"{res['source']}: d̂ against " + ", ".join(shown) + f" ({', '.join(res['options']['estimators'])})"
+        out.append(line + (f"; the trend's sign depends on the estimator for {', '.join(split)}" if split else ""))
     return out
 
 
@@ -188,9 +190,9 @@ def headline(link_prefix: str) -> str:
 
 
 def ablate_tables() -> str:
-    """Per ablation result: each panel's estimates (d̂ [95%] per estimator), and the change from its
-    first to its last point with an interval (the two estimates' intervals read as normal and independent)."""
-    from tmcheck.empirics.report.common import id_difference
+    """Per ablation result: each panel's estimates (d̂ [95%] per estimator), and its trend (the slope of d̂
+    against x with its interval, per estimator, and whether its sign depends on the estimator: ablation.trend)."""
+    from tmcheck.empirics.report.ablation import TITLES, verdict
 
     parts = []
     for name in ("suite", "minilm"):
@@ -218,17 +220,16 @@ def ablate_tables() -> str:
                     e = p["estimates"][n]
                     cells.append("refused" if e["d"] is None else f"{e['d']:.2f} [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}]")
                 rows.append(f"| {x} | " + " | ".join(cells) + " |")
-            changes = []
-            for n in names:
-                pts = [p for p in data["points"] if p["estimates"][n]["d"] is not None]
-                if len(pts) >= 2:
-                    a, b = ({"d": pts[i]["estimates"][n]["d"], "d_ci": pts[i]["estimates"][n]["ci"]} for i in (-1, 0))
-                    diff = id_difference(a, b)
-                    if diff:
-                        changes.append(f"{n} {diff['difference']:+.2f} [{diff['ci'][0]:+.2f}, {diff['ci'][1]:+.2f}]")
+            tr = data["trend"]
+            per = "per decade of x" if TITLES[panel][2] else "per layer"
+            slopes = "; ".join(
+                f"{n} {e['slope']:+.2f} [{e['ci'][0]:+.2f}, {e['ci'][1]:+.2f}]"
+                if e["ci"]
+                else f"{n} {'no slope' if e['slope'] is None else format(e['slope'], '+.2f')}"
+                for n, e in ((n, tr["estimators"][n]) for n in names)
+            )
             parts += [f"**{panel}** ({data['n_points']} points per estimate)", "", *rows, ""]
-            if changes:
-                parts += ["Last point minus first point, 95%: " + "; ".join(changes) + ".", ""]
+            parts += [f"Trend, slope of d̂ {per} with its 95% interval: {slopes}. **{verdict(tr).capitalize()}.**", ""]
     return "\n".join(parts)
 
 
@@ -267,13 +268,39 @@ def made(name: str) -> str:
 
 
 def ablate_weights() -> str:
-    """What re-making the suite's model weights costs: the full-n runs of the model sweep, from its rows."""
-    rows = [json.loads(x) for x in (RESULTS / "model" / "results.jsonl").read_text().splitlines() if x.strip()]
-    full = [r for r in rows if r.get("full_split")]
+    """The suite's kept models (results/ablate/suite/models): how many, their size on disk, their training time
+    as results/model's rows record it, and their test losses against those rows."""
+    from tmcheck.empirics.report.ablation import RERUN_RTOL, SUITE, SUITE_DIR
+
+    rows = {
+        r["run"]: r
+        for r in (json.loads(x) for x in (RESULTS / "model" / "results.jsonl").read_text().splitlines() if x.strip())
+    }
+    suite_dir = RESULTS / "ablate" / "suite" / SUITE_DIR
+    suite = read(suite_dir / SUITE)
+    full = [r for r in rows.values() if r.get("full_split")]
     secs = sum(float(r["seconds"]) for r in full)
-    return (
-        f"The {len(full)} models were the full-n runs of `results/model/`; their rows record "
-        f"{secs / 60:.1f} minutes of training (one thread each, two workers)."
+    line = (
+        f"The {len(full)} models are the full-n runs of `results/model/`; their rows record "
+        f"{secs / 60:.1f} minutes of training (one thread each)."
+    )
+    if suite is None:
+        return line + " Their weights are not kept."
+    size = sum(f.stat().st_size for f in suite_dir.iterdir() if f.is_file())
+    rel = [abs(m["test_loss"] - rows[m["name"]]["test_loss"]) / rows[m["name"]]["test_loss"] for m in suite["models"]]
+    same = sum(m["steps"] == rows[m["name"]]["steps"] for m in suite["models"])
+    exact = sum(r == 0 for r in rel)
+    worst = max(range(len(rel)), key=lambda i: rel[i])
+    has = "has" if exact == 1 else "have"
+    tol = f"{RERUN_RTOL:.0e}".replace("e-0", "e-")
+    return line + (
+        f" Their weights are kept in `results/ablate/suite/{SUITE_DIR}/` ({len(suite['models'])} models and "
+        f"{suite['docs']} test documents, {size / 1e6:.1f} MB): each run was trained again from "
+        f"`results/model/config.json` with its seed and one thread. Of the {len(rel)} runs, {same} stopped at the "
+        f"committed step and {exact} {has} a bit-identical test loss; the largest relative difference of a test "
+        f"loss from its committed row is {rel[worst]:.1e} ({suite['models'][worst]['name']}). `make results` "
+        f"runs the ablation again from the kept models and compares every number with `ablate.json` to a "
+        f"relative {tol}."
     )
 
 
