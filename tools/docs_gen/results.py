@@ -43,8 +43,8 @@ EXPERIMENTS = {
     "synth-theory": (
         "results/synthetic-theory.md",
         "The synthetic study, the transformer sized as the theorem sizes it",
-        "α̂_D against 2β/(2β+d) with each n's own transformer (its size N growing as n to the power d/(2β+d), a budget ∝ n), d ∈ {1, 2}, "
-        "n 1,000 to 100,000, 3 seeds",
+        "α̂_D against 2β/(2β+d) with each n's own transformer (its size N growing as n to the power d/(2β+d), "
+        "a budget ∝ n), d ∈ {1, 2}, n 1,000 to 100,000, 3 seeds",
     ),
     "synth-theory-d4": (
         "results/synthetic-theory.md",
