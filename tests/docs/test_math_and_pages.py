@@ -116,7 +116,6 @@ def test_an_example_runs_and_a_failing_one_fails_the_build(tmp_path, monkeypatch
         examples.run("broken")
 
 
-
 # The pages the headless-browser check (.ci/browser-check.py) reads for raw TeX without marking math, and
 # the README and results index that carry the same generated results table: a `^{` there fails CI.
 PLAIN_PAGES = ("README.md", "docs/index.md", "docs/results/index.md", "docs/results/pretrain.md")
