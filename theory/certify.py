@@ -9,8 +9,16 @@ ends it as "undecided". Every cell is either proven, split into halves that cove
 no part of the domain is skipped. A cell's parts inherit every token its pass left narrower than ε/(100 l) and
 recompute the others (`freeze`, `certify_tiles`), so deep cells cost what their few live tokens cost.
 
-Inside an FFN each data row's remainder is a direction of its own (`_ffn_enclosure`): the constructions' FFNs
-add and take away the same quantity (Theorem 2's mailbox writes (1 + b)σ(r - 1) - bσ(r) and clears row 1 by
+An FFN whose first layer reads one data row r (every FFN of Lemma 1 and Theorem 2: the ψ, mailbox and indicator
+FFNs read row 1) is a continuous piecewise-linear function of r, computed exactly once (`PiecewiseLinear`: its
+breakpoints, values and slopes) and enclosed on a cell as λ r + [m] with m the range of h - λ r over r's range,
+read at the ends and at the breakpoints inside (`_scalar_ffn_enclosure`). Every ReLU case is then exact: on one
+piece it is that piece's line, across one kink the chord, across several the function's own range (λ = 0). A
+chord per ReLU (the general path below) charged each of ψ's four units the width of ψ's argument 3(N - 1)(z - t_j):
+at the circle's proven N = 425 a θ-tile of width 2π/512 left ψ (which lies in [0, 1]) about 31 wide, past the copy
+block's data bound, so no tile got beyond block 2.
+Inside any other FFN each data row's remainder is a direction of its own (`_ffn_enclosure`): the constructions'
+FFNs add and take away the same quantity (Theorem 2's mailbox writes (1 + b)σ(r - 1) - bσ(r) and clears row 1 by
 r - σ(r); its indicator is σ(y) - σ(y - 1) after L doublings), and a remainder charged once per unit made the
 enclosure of T - f on the circle about 10^6 w² wide on cells of width w; with the lift it is at most about 10 w.
 
@@ -46,6 +54,7 @@ from tmcheck.theory.certify_arith import (
     TINY,
     Aff,
     CertifyError,
+    PiecewiseLinear,
     TargetEnclosure,
     U,
     down,
@@ -87,6 +96,7 @@ class BlockPlan:
     sparse: HeadTerms | None
     const: list = field(default_factory=list)  # per constant-score head: value coefficients (2 rows)
     ffn: list = field(default_factory=list)  # [(W float, blo, bhi)], first layer: (W_data, const lo, hi (w, l))
+    scalar: PiecewiseLinear | None = None  # the FFN as exact functions of the one data row it reads, if it reads one
 
 
 def _fixed_rows(net: Network) -> np.ndarray:
@@ -112,7 +122,8 @@ def locality(
     if AI[0, 0] * AI[1, 1] != AI[0, 1] * AI[1, 0]:
         return None
     m = (M_cap, M_cap, 1, 1, 1)
-    bound = sum(abs(A[a, b]) * m[a] * m[b] for a in range(5) for b in range(5) if a < 2 or b < 2)
+    nonzero = [(a, b) for a in range(5) for b in range(5) if (a < 2 or b < 2) and A[a, b] != 0]
+    bound = sum((abs(A[a, b]) * m[a] * m[b] for a, b in nonzero), Fraction(0))
     C = -A[4, 4] - bound
     if C <= 0:
         return None
@@ -139,13 +150,24 @@ def locality(
     return [(int(t), int(k)) for t in T for k in K]
 
 
-def _head_kernel(h) -> np.ndarray:
-    Q, K = _exact(h.Q), _exact(h.K)
-    A = np.empty((5, 5), dtype=object)
-    for a in range(5):
-        for b in range(5):
-            A[a, b] = sum((K[r, a] * Q[r, b] for r in range(5) if K[r, a] and Q[r, b]), Fraction(0))
+def _head_kernel(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """A = K^T Q (5, 5) from the exact Q and K."""
+    qs = [(r, b, Q[r, b]) for r in range(5) for b in range(5) if Q[r, b] != 0]
+    A = np.full((5, 5), Fraction(0), dtype=object)
+    for r, a in zip(*np.nonzero(K != 0), strict=True):
+        for rq, b, q in qs:
+            if rq == r:
+                A[a, b] += K[r, a] * q
     return A
+
+
+def _terms(A: np.ndarray) -> dict:
+    """The non-zero entries of a kernel that `_head_terms` reads, per coefficient (each a list of (a, b, A_ab))."""
+    out = {"c": [(a, b, A[a + 2, b + 2]) for a in range(3) for b in range(3) if A[a + 2, b + 2] != 0]}
+    for i in range(2):
+        out[f"k{i}"] = [(b, A[i, b + 2]) for b in range(3) if A[i, b + 2] != 0]
+        out[f"t{i}"] = [(a, A[a + 2, i]) for a in range(3) if A[a + 2, i] != 0]
+    return out
 
 
 def _head_terms(pairs: list, kernels: list, values: list, P: np.ndarray) -> HeadTerms:
@@ -154,15 +176,21 @@ def _head_terms(pairs: list, kernels: list, values: list, P: np.ndarray) -> Head
     rows = {key: [] for key in ("c", "k0", "k1", "t0", "t1", "kt00", "kt01", "kt10", "kt11", "g0", "g1")}
     rows.update({f"v{r}{j}": [] for r in range(2) for j in range(2)})
     ts, ks = [], []
+    compiled: dict = {}  # id of a kernel (each head's, shared by its pairs) -> its non-zero terms
+    zero = Fraction(0)
     for (t, k), A, V in zip(pairs, kernels, values, strict=True):
         Pt, Pk = P[:, t], P[:, k]
         ts.append(t)
         ks.append(k)
-        rows["c"].append(sum(Pk[a] * A[a + 2, b + 2] * Pt[b] for a in range(3) for b in range(3)))
+        if id(A) not in compiled:
+            vt = [[(b, V[i, b + 2]) for b in range(3) if V[i, b + 2] != 0] for i in range(2)]
+            compiled[id(A)] = (_terms(A), vt, A)  # A kept alive so that its id is not reused
+        tm, vt, _ = compiled[id(A)]
+        rows["c"].append(sum((Pk[a] * w * Pt[b] for a, b, w in tm["c"]), zero))
         for i in range(2):
-            rows[f"k{i}"].append(sum(A[i, b + 2] * Pt[b] for b in range(3)))
-            rows[f"t{i}"].append(sum(Pk[a] * A[a + 2, i] for a in range(3)))
-            rows[f"g{i}"].append(sum(V[i, b + 2] * Pk[b] for b in range(3)))
+            rows[f"k{i}"].append(sum((w * Pt[b] for b, w in tm[f"k{i}"]), zero))
+            rows[f"t{i}"].append(sum((Pk[a] * w for a, w in tm[f"t{i}"]), zero))
+            rows[f"g{i}"].append(sum((w * Pk[b] for b, w in vt[i]), zero))
             for j in range(2):
                 rows[f"kt{i}{j}"].append(A[i, j])
                 rows[f"v{i}{j}"].append(V[i, j])
@@ -202,7 +230,7 @@ def prepare_certificate(net: Network) -> list[BlockPlan]:
                 if s > 0:
                     const.append(_interval_pair(V[0:2] * s))
                 continue
-            A = _head_kernel(h)
+            A = _head_kernel(Q, K)
             near = locality(A, P, M_cap, I)
             if near is None:
                 raise CertifyError("a head is neither an interaction head (rank-one positional kernel) nor constant")
@@ -213,8 +241,25 @@ def prepare_certificate(net: Network) -> list[BlockPlan]:
                 kernels.append(A)
                 values.append(V)
         sparse = _head_terms(pairs, kernels, values, P) if pairs else None
-        plans.append(BlockPlan(float(M_cap) * (1 - 4 * U), sparse, const, _cert_ffn_plan(blk.ffn, P)))
+        plans.append(
+            BlockPlan(float(M_cap) * (1 - 4 * U), sparse, const, _cert_ffn_plan(blk.ffn, P), _scalar_ffn(blk.ffn))
+        )
     return plans
+
+
+def _scalar_ffn(layers) -> PiecewiseLinear | None:
+    """The FFN as `PiecewiseLinear` when its first layer reads one data row and no interaction row (its bias is then
+    the same on every token), else None."""
+    if not layers:
+        return None
+    W, b = _exact(layers[0].W), _exact(layers[0].b)
+    reads = [c for c in range(4) if any(v != 0 for v in W[:, c])]
+    if len(reads) > 1 or any(c in (2, 3) for c in reads):
+        return None
+    c = reads[0] if reads else 0
+    exact = [(W, W[:, 4] + b)] + [(_exact(lay.W), _exact(lay.b)) for lay in layers[1:]]
+    exact[-1] = (exact[-1][0][0:2], exact[-1][1][0:2])
+    return PiecewiseLinear.of(exact, c)
 
 
 def _cert_ffn_plan(layers, P: np.ndarray) -> list:
@@ -229,8 +274,11 @@ def _cert_ffn_plan(layers, P: np.ndarray) -> list:
         if i == len(layers) - 1:
             W, b = W[0:2], b[0:2]
         if i == 0:
-            fixed = W[:, 2:5].dot(P) + b[:, None]  # (w, l): the positional part, exact
-            lo, hi = _interval_pair(fixed)
+            fixed = W[:, 4:5] + b[:, None]  # the positional part W[:, 2:5] P + b (w, l), exact
+            if any(v != 0 for v in W[:, 2:4].reshape(-1)):
+                lo, hi = _interval_pair(W[:, 2:4].dot(P[0:2]) + fixed)
+            else:  # the same on every token
+                lo, hi = (np.repeat(v, P.shape[1], axis=1) for v in _interval_pair(fixed))
             out.append((np.array([[float(v) for v in r] for r in W[:, 0:2]]), lo, hi))
         else:
             lo, hi = _interval_pair(b)
@@ -441,9 +489,20 @@ def run_block(
                 raise CertifyError("a constant-score head reads positional rows or has inexact weights")
             rows[r] = rows[r].add(Aff(add.c[:, None], add.g[:, :, None], add.lo[:, None], add.hi[:, None]))
     Z = _stack(rows, 1)
-    if plan.ffn:
+    if plan.scalar is not None:
+        Z = _scalar_ffn_enclosure(plan.scalar, Z)
+    elif plan.ffn:
         Z = _ffn_enclosure(plan.ffn, Z, out)
     return Z, ok
+
+
+def _scalar_ffn_enclosure(pl: PiecewiseLinear, Z: Aff) -> Aff:
+    """Z + FFN(Z) on the data rows Z (B, 2, n) of an FFN that reads one row, r = Z[:, c]: row c becomes h_c(r), the
+    other row Z_o + h_o(r) (`PiecewiseLinear`: exact on every piece of r's range, the range itself where r spans
+    several breakpoints)."""
+    r = Z[:, pl.c]
+    rows = [pl.enclose(o, r) if o == pl.c else Z[:, o].add(pl.enclose(o, r)) for o in range(2)]
+    return _stack(rows, 1)
 
 
 def _ffn_enclosure(layers: list, Z: Aff, tokens: np.ndarray) -> Aff:
@@ -758,11 +817,16 @@ def certify_lemma1(
 
 
 def certify_circle(
-    plan, net: Network, eps: float | None = None, max_cells: int = 200_000, tiles: int = 512
+    plan, net: Network, eps: float | None = None, max_cells: int = 200_000, tiles: int = 16
 ) -> Certificate:
     """sup over the circle of |T - f| for a Theorem 2 network on the circle (`lemmas.theorem2`) against ε: the
     branch and bound of `certify_tiles` over θ ∈ [0, 710/113] ⊃ [0, 2π] (710/113 > 2π, so every point of the circle
-    is some x(θ)), in `tiles` equal tiles."""
+    is some x(θ)), in `tiles` equal tiles, each cut in 8 (fan) where its bound exceeds ε.
+
+    16 tiles: every data bound holds on them (the FFNs' enclosures stay in their range, module docstring), so each
+    tile's one full pass (every token) serves all its parts; at the proven N = 425 (ε = 0.3, R^3) the search took
+    about 15,000 cells, 150 to 230 s beside a training run on 2 cores, against about 240 s with 1 tile or 128 tiles
+    (more full passes, or wide cells that need more cuts) and 350 s with fan 4."""
     if plan.manifold.name != "circle":
         raise CertifyError(f"the sup-norm certificate covers Theorem 2 on the circle, not the {plan.manifold.name}")
     enc = ErrorEnclosure(net, domain=CircleDomain(plan.manifold.Q, plan.target))

@@ -23,6 +23,7 @@ range where ∇f has no finite enclosure. Functions outside a known list are ref
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -54,9 +55,16 @@ def frac_interval(values) -> tuple[np.ndarray, np.ndarray]:
     """Float bounds [lo, hi] of exact rationals (an array of Fractions or ints), lo = hi where exact."""
     arr = np.asarray(values, dtype=object)
     mid = np.array([float(v) for v in arr.reshape(-1)], dtype=np.float64).reshape(arr.shape)
-    exact = np.array([Fraction(m) == Fraction(v) for m, v in zip(mid.reshape(-1), arr.reshape(-1), strict=True)])
+    exact = np.array([_same(m, v) for m, v in zip(mid.reshape(-1).tolist(), arr.reshape(-1), strict=True)], bool)
     exact = exact.reshape(arr.shape)
     return np.where(exact, mid, down(mid)), np.where(exact, mid, up(mid))
+
+
+def _same(m: float, v) -> bool:
+    """Is the float m exactly the rational v?"""
+    if isinstance(v, Fraction | int):
+        return math.isfinite(m) and m.as_integer_ratio() == (v.numerator, v.denominator)
+    return Fraction(m) == Fraction(v)
 
 
 def imul(alo, ahi, blo, bhi):
@@ -373,3 +381,156 @@ def _range_of(expr, box) -> tuple[float, float]:
         return _iv_bounds(_iv_eval(expr, box))
     except ZeroDivisionError:
         raise CertifyError("the target has no finite enclosure on a cell (unbounded or undefined there)") from None
+
+
+# --------------------------------------------------------------------------------------------
+# FFNs of one input row: exact piecewise-linear functions
+
+
+def _pl_eval(layers: list, r: Fraction, memo: dict | None = None) -> list[list[Fraction]]:
+    """Every layer's pre-activations of the ReLU network `layers` ([(W rows, b)] exact, W's one input column) at r."""
+    if memo is not None and r in memo:
+        return memo[r]
+    out, y = [], [r]
+    for li, (W, b) in enumerate(layers):
+        if li:
+            y = [max(v, Fraction(0)) for v in y]
+        y = [
+            sum((w * v for w, v in zip(row, y, strict=True) if w and v), Fraction(0)) + bu
+            for row, bu in zip(W, b, strict=True)
+        ]
+        out.append(y)
+    if memo is not None:
+        memo[r] = out
+    return out
+
+
+def _pl_breakpoints(layers: list) -> list[Fraction]:
+    """Every r where some hidden unit's pre-activation crosses 0 (exact). Layer i's pre-activations are linear between
+    the breakpoints of layers < i, so each piece holds at most one zero of each unit, found from two of its points."""
+    bps: list[Fraction] = []
+    memo: dict = {}
+    for li in range(len(layers) - 1):
+        pts = sorted(set(bps))
+        pieces = [(None, pts[0]), *zip(pts[:-1], pts[1:], strict=True), (pts[-1], None)] if pts else [(None, None)]
+        for a, b in pieces:
+            p = a if a is not None else (b - 1 if b is not None else Fraction(0))
+            q = b if b is not None else p + 1
+            vp, vq = _pl_eval(layers, p, memo)[li], _pl_eval(layers, q, memo)[li]
+            for u in range(len(vp)):
+                if vp[u] == vq[u]:
+                    continue
+                z = p - vp[u] * (q - p) / (vq[u] - vp[u])  # the zero of the unit's line through (p, vp), (q, vq)
+                if (a is None or z >= a) and (b is None or z <= b):
+                    bps.append(z)
+    return sorted(set(bps))
+
+
+@dataclass
+class PiecewiseLinear:
+    """z + FFN(z) for an FFN whose first layer reads one data row, c: per output row o, a continuous piecewise-linear
+    function h_o of r = z_c (h_o = [o == c] r + FFN(z)_o), exact, stored as the value A_o at r = 0 of its leftmost
+    piece's line, that piece's slope s_o and the slope changes at its breakpoints:
+
+        h_o(r) = A_o + s_o r + Σ_k Δ_ok σ(r - β_ok)      for every real r.
+
+    `enclose` gives h_o(r) over a form r as λ r + [m_lo, m_hi] (λ the slope of r's piece, the chord where r's range
+    holds one breakpoint, 0 where it holds more) with m the range of h_o - λ r over r's range: its extremes are at the
+    ends of the range and at the breakpoints inside (h_o - λ r is piecewise linear), so every ReLU case is exact."""
+
+    c: int
+    beta: list  # per row: (lo, hi) float arrays (K,) around the exact breakpoints
+    value: list  # per row: (lo, hi) float arrays (K,) around h_o(β_ok), exact
+    delta: list  # per row: (lo, hi) float arrays (K,) around Δ_ok
+    A: list  # per row: (lo, hi) floats around A_o
+    s: list  # per row: (lo, hi) floats around s_o
+    slopes: list  # per row: float array (K + 1,): the slope of each piece (λ, any float is sound)
+
+    @classmethod
+    def of(cls, layers: list, c: int) -> PiecewiseLinear:
+        """layers: [(W, b)] exact (object arrays), the first layer reading only data row c, the last one linear."""
+        W0, b0 = layers[0]
+        net = [([[W0[u, c]] for u in range(W0.shape[0])], list(b0))]
+        net += [([list(row) for row in W], list(b)) for W, b in layers[1:]]
+        bps = _pl_breakpoints(net)
+
+        def h(r: Fraction) -> list[Fraction]:
+            out = _pl_eval(net, r)[-1]
+            return [out[o] + (r if o == c else 0) for o in range(2)]
+
+        pts = [bps[0] - 1, *bps, bps[-1] + 1] if bps else [Fraction(0), Fraction(1)]
+        vals = [h(p) for p in pts]
+        beta, value, delta, A, s, slopes = [], [], [], [], [], []
+        for o in range(2):
+            sl = [(vals[i + 1][o] - vals[i][o]) / (pts[i + 1] - pts[i]) for i in range(len(pts) - 1)]
+            keep = [k for k in range(len(bps)) if sl[k + 1] != sl[k]]  # breakpoints of this row
+            bk = [bps[k] for k in keep]
+            dk = [sl[k + 1] - sl[k] for k in keep]
+            vk = [vals[k + 1][o] for k in keep]
+            a0 = vals[0][o] - sl[0] * pts[0]
+            beta.append(_fi(bk))
+            value.append(_fi(vk))
+            delta.append(_fi(dk))
+            A.append(tuple(float(v[0]) for v in _fi([a0])))
+            s.append(tuple(float(v[0]) for v in _fi([sl[0]])))
+            slopes.append(np.array([float(sl[0])] + [float(sl[k + 1]) for k in keep]))
+        return cls(c, beta, value, delta, A, s, slopes)
+
+    def at(self, o: int, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[lo, hi] around h_o(r) at float points r (any shape): A + s r + Σ_k Δ_k σ(r - β_k), outward rounded (the
+        sum over k in any order: γ_K of its absolute sum)."""
+        lo, hi = imul(self.s[o][0], self.s[o][1], r, r)
+        lo, hi = down(lo + self.A[o][0]), up(hi + self.A[o][1])
+        (blo, bhi), (dlo, dhi) = self.beta[o], self.delta[o]
+        if not len(blo):
+            return lo, hi
+        shape = (-1,) + (1,) * np.ndim(r)
+        blo, bhi, dlo, dhi = (np.reshape(v, shape) for v in (blo, bhi, dlo, dhi))
+        tlo, thi = np.maximum(down(r - bhi), 0.0), np.maximum(up(r - blo), 0.0)  # (K, ...): σ(r - β_k)
+        plo, phi = imul(dlo, dhi, tlo, thi)
+        err = rounding_gamma(len(plo)) * np.maximum(np.abs(plo), np.abs(phi)).sum(0)
+        return down(down(lo + plo.sum(0)) - err), up(up(hi + phi.sum(0)) + err)
+
+    def enclose(self, o: int, r: Aff) -> Aff:
+        """h_o(r) over the form r (any shape) as a form λ r + [m_lo, m_hi] (class docstring)."""
+        rlo, rhi = r.bounds()
+        finite = np.isfinite(rlo) & np.isfinite(rhi)
+        rlo, rhi = np.where(finite, rlo, 0.0), np.where(finite, rhi, 0.0)
+        plo, phi, vlo, vhi, where = self.candidates(o, rlo, rhi)  # (2 + K, ...) each: the ends, the breakpoints
+        n_in = where[2:].sum(0)
+        piece = np.searchsorted((self.beta[o][0] + self.beta[o][1]) / 2, (rlo + rhi) / 2)
+        width = rhi - rlo
+        chord = ((vlo[1] + vhi[1]) / 2 - (vlo[0] + vhi[0]) / 2) / np.where(width > 0, width, 1.0)
+        lam = np.where(n_in == 0, self.slopes[o][piece], np.where((n_in == 1) & (width > 0), chord, 0.0))
+        lam = np.where(np.isfinite(lam), lam, 0.0)
+        lo, hi = imul(lam, lam, plo, phi)  # h - λ r at each candidate point: its range over [rlo, rhi]
+        mlo = np.where(where, down(vlo - hi), np.inf).min(0)
+        mhi = np.where(where, up(vhi - lo), -np.inf).max(0)
+        out = r.scale(lam, lam).add_interval(mlo, mhi)
+        if not finite.all():
+            out.lo, out.hi = np.where(finite, out.lo, -np.inf), np.where(finite, out.hi, np.inf)
+        return out
+
+    def candidates(self, o: int, rlo: np.ndarray, rhi: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Where h_o - λ r takes its extremes over [rlo, rhi]: the two ends, then every breakpoint that may lie inside
+        (one that lies outside only widens the range); as arrays (2 + K,) + r's shape: the point's lo, hi, h_o's lo,
+        hi there, and where it counts."""
+        (blo, bhi), (vlo, vhi) = self.beta[o], self.value[o]
+        shape = (-1,) + (1,) * rlo.ndim
+        full = (len(blo),) + rlo.shape
+        ends = np.stack([rlo, rhi])
+        hlo, hhi = self.at(o, ends)
+        inside = (np.reshape(bhi, shape) >= rlo) & (np.reshape(blo, shape) <= rhi)
+        return (
+            np.concatenate([ends, np.broadcast_to(np.reshape(blo, shape), full)]),
+            np.concatenate([ends, np.broadcast_to(np.reshape(bhi, shape), full)]),
+            np.concatenate([hlo, np.broadcast_to(np.reshape(vlo, shape), full)]),
+            np.concatenate([hhi, np.broadcast_to(np.reshape(vhi, shape), full)]),
+            np.concatenate([np.ones((2,) + rlo.shape, bool), inside]),
+        )
+
+
+def _fi(values: list) -> tuple[np.ndarray, np.ndarray]:
+    if not values:
+        return np.zeros(0), np.zeros(0)
+    return frac_interval(np.array(values, dtype=object))

@@ -4,6 +4,7 @@ enclosures of x(θ) and of T - f contain the exact values."""
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -127,6 +128,56 @@ def test_certify_circle_refuses_other_manifolds(circle):
     other = type(plan.manifold)(**{**plan.manifold.__dict__, "name": "sphere"})
     with pytest.raises(certify.CertifyError, match="circle"):
         certify.certify_circle(type(plan)(**{**plan.__dict__, "manifold": other}), enc.net)
+
+
+@pytest.fixture(scope="module")
+def circle12():
+    from certify_cases import circle_enclosure
+
+    return circle_enclosure(12)
+
+
+def test_a_quarter_circle_meets_every_data_bound(circle12):
+    """The cause of the failed data bounds at the proven N: each FFN that reads one row is enclosed as one piecewise-
+    linear function (`PiecewiseLinear`), so ψ stays in [0, 1] however wide the cell; with a chord per ReLU (the
+    enclosure of the other FFNs, here forced on every block) ψ's enclosure grew with the width of ψ's argument and
+    the copy block's data bound (block 2) failed on every wide cell."""
+    _, enc = circle12
+    quarter = [((Fraction(710, 113) * j / 4,), (Fraction(710, 113) * (j + 1) / 4,)) for j in range(4)]
+    _, _, _, valid = enc.pass_(*certify.cell_floats(quarter))
+    assert (valid == len(enc.plans)).all()
+    per_unit = [dataclasses.replace(p, scalar=None) for p in enc.plans]
+    old = certify.ErrorEnclosure(enc.net, plans=per_unit, domain=enc.domain)
+    _, _, _, valid = old.pass_(*certify.cell_floats(quarter))
+    assert (valid == 2).all()
+
+
+def circle_case(plan, enc, tile: int, path: list, where: float, tiles: int = 16):
+    """A cell of certify_circle's search (tile `tile` of `tiles`, then the halves chosen by `path`), the frozen pass of
+    its tile at certify_tiles' tol, a point of the cell: (enclosure of T - f there, the exact error at the point)."""
+    from tmcheck.theory.lemmas.theorem2 import claim_value, rational
+
+    top = Fraction(710, 113)
+    cell = ((top * tile / tiles,), (top * (tile + 1) / tiles,))
+    states, _, _, valid = enc.pass_(*certify.cell_floats([cell]))
+    fr = certify.freeze(states, enc.root.active, 0, enc.root, enc.needed, plan.eps / (100 * enc.net.l), int(valid[0]))
+    for side in path:
+        cell = certify.split(*cell)[side]
+    lo, hi = certify.cell_floats([cell])
+    elo, ehi = enc.enclose(lo, hi, fr)
+    t = lo[0, 0] + (hi[0, 0] - lo[0, 0]) * where
+    x = plan.manifold.Q @ np.array([np.cos(t), np.sin(t)])
+    return (elo[0], ehi[0]), float(claim_value(plan, [rational(u) for u in x])) - x[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 15), st.lists(st.integers(0, 1), min_size=0, max_size=14), st.floats(0, 1))
+def test_circle_cells_inheriting_their_tile_enclose_the_exact_error(circle12, tile, path, where):
+    """Soundness at the search's settings (16 tiles, the tile's narrow tokens inherited at tol = ε/(100 l), the FFNs
+    as piecewise-linear functions): on a cell 0 to 14 bisections below a tile, the exact error lies inside."""
+    plan, enc = circle12
+    (elo, ehi), err = circle_case(plan, enc, tile, path, where)
+    assert elo - 1e-9 <= err <= ehi + 1e-9
 
 
 @pytest.mark.slow
