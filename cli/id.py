@@ -338,14 +338,21 @@ def ablate(
             x = f"positions {p['positions'][0]}-{p['positions'][1] - 1}" if panel == "position" else f"{p['x']:g}"
             table.add_row(panel, x, *(_ablate_cell(p["estimates"][n]) for n in names))
     console.print(table)
+    console.print(trend_table(result, names))
+    console.print(f"written: {out / 'ablate.json'}, {out / 'fig_ablate.png'}")
+
+
+def trend_table(result: dict, names) -> Table:
+    """Each panel's trend: the slope of d-hat against x per estimator, and whether its sign agrees."""
+    from tmcheck.empirics.report import ablation as ab
+
     trends = Table(title="Trend per panel: least-squares slope of d-hat against x (log10 x: params, width, position)")
     for col in ("panel", *names, "sign"):
         trends.add_column(col)
     for panel, data in result["panels"].items():
         tr = data["trend"]
         trends.add_row(panel, *(_slope_cell(tr["estimators"][n]) for n in names), ab.verdict(tr))
-    console.print(trends)
-    console.print(f"written: {out / 'ablate.json'}, {out / 'fig_ablate.png'}")
+    return trends
 
 
 def _slope_cell(e: dict) -> str:

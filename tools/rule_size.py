@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         "studies": studies,
     }
     if args.check:
-        from tmcheck.empirics.report.reproduce import number_differences
+        from tmcheck.util.jsondiff import number_differences
 
         committed = json.loads(OUT.read_text())
         diff = number_differences({**committed, "cpu_seconds": 0}, {**doc, "cpu_seconds": 0})

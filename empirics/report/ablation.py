@@ -454,7 +454,7 @@ def rerun(directory: Path, log=lambda s: None) -> dict | None:
 def differences(committed: dict, rebuilt: dict, tol: float = RERUN_RTOL) -> list[str]:
     """Every number of two ablation records that differs by more than tol (relative above 1), and any
     other value that differs; where the models were read from (their path) is not compared."""
-    from tmcheck.empirics.report.reproduce import number_differences
+    from tmcheck.util.jsondiff import number_differences
 
     def strip(doc: dict) -> dict:  # as JSON holds it (a tuple is a list)
         doc = json.loads(json.dumps(doc))

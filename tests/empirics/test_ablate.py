@@ -2,6 +2,7 @@
 dimensions, token positions from embed_documents, and `tmcheck id ablate` end to end on tiny local
 models of both kinds made here (a GPT-2 and two BERTs of different widths)."""
 
+import io
 import json
 import os
 import sys
@@ -279,11 +280,19 @@ def suite_result(tmp_path_factory):
     res = CliRunner().invoke(app, args, env={"COLUMNS": "300"})  # wide: a verdict on one line
     assert res.exit_code == 0, res.output
     result = json.loads((root / "ab" / "ablate.json").read_text())
-    assert "Trend per panel" in res.output
-    for panel, data in result["panels"].items():  # the CLI's trend table: one row per panel, with its verdict
+    assert "Trend per panel" in res.output and all(panel in res.output for panel in result["panels"])
+    # the trend table, drawn wide (the CLI's console wraps at the terminal's width): a row per panel, with its verdict
+    from rich.console import Console
+
+    from tmcheck.cli.id import trend_table
+
+    wide = Console(width=300, record=True, file=io.StringIO())
+    wide.print(trend_table(result, result["options"]["estimators"]))
+    text = wide.export_text()
+    for panel, data in result["panels"].items():
         assert any(
             line.split("│")[1].strip() == panel and ab.verdict(data["trend"]) in line
-            for line in res.output.splitlines()
+            for line in text.splitlines()
             if line.count("│") > 4
         )
     return root / "ab", result
