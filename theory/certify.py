@@ -816,8 +816,20 @@ def certify_lemma1(
     return certify_tiles(enc, tiles, plan.eps if eps is None else eps, max_cells, fan=2)
 
 
+def circle_enclosure(plan, net: Network) -> ErrorEnclosure:
+    """T - f over θ-cells for a Theorem 2 network on the circle (`lemmas.theorem2`)."""
+    if plan.manifold.name != "circle":
+        raise CertifyError(f"the sup-norm certificate covers Theorem 2 on the circle, not the {plan.manifold.name}")
+    return ErrorEnclosure(net, domain=CircleDomain(plan.manifold.Q, plan.target))
+
+
 def certify_circle(
-    plan, net: Network, eps: float | None = None, max_cells: int = 200_000, tiles: int = 16
+    plan,
+    net: Network,
+    eps: float | None = None,
+    max_cells: int = 200_000,
+    tiles: int = 16,
+    enc: ErrorEnclosure | None = None,
 ) -> Certificate:
     """sup over the circle of |T - f| for a Theorem 2 network on the circle (`lemmas.theorem2`) against ε: the
     branch and bound of `certify_tiles` over θ ∈ [0, 710/113] ⊃ [0, 2π] (710/113 > 2π, so every point of the circle
@@ -827,9 +839,7 @@ def certify_circle(
     tile's one full pass (every token) serves all its parts; at the proven N = 425 (ε = 0.3, R^3) the search took
     about 15,000 cells, 150 to 230 s beside a training run on 2 cores, against about 240 s with 1 tile or 128 tiles
     (more full passes, or wide cells that need more cuts) and 350 s with fan 4."""
-    if plan.manifold.name != "circle":
-        raise CertifyError(f"the sup-norm certificate covers Theorem 2 on the circle, not the {plan.manifold.name}")
-    enc = ErrorEnclosure(net, domain=CircleDomain(plan.manifold.Q, plan.target))
+    enc = circle_enclosure(plan, net) if enc is None else enc  # (`circle_enclosure(plan, net)` when given)
     top = Fraction(710, 113)
     cells = [((top * j / tiles,), (top * (j + 1) / tiles,)) for j in range(tiles)]
     return certify_tiles(enc, cells, plan.eps if eps is None else eps, max_cells, fan=8)

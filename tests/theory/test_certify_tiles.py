@@ -206,3 +206,37 @@ def test_circle_is_proven_at_a_small_grid():
     plan = theorem2_plan(make_manifold("circle", 3, 0), parse_target("x0", 3), 0.3, 12, None, True, 0)
     cert = certify.certify_circle(plan, theorem2_network(plan, "exact"))
     assert cert.status == "proven" and cert.bound <= 0.3
+
+
+@pytest.fixture(scope="module")
+def proven_circle():
+    """The circle in R^3, f = x0, ε = 0.3 at its proven N = 425 (l = 17920): the network `tmcheck theorem 2 --certify`
+    builds by default (about 2 minutes to build and prepare)."""
+    from tmcheck.theory.lemmas.theorem2 import theorem2_network, theorem2_plan
+    from tmcheck.theory.manifolds import make_manifold
+
+    m = make_manifold("circle", 3, 0)
+    plan = theorem2_plan(m, parse_target("x0", 3), 0.3, None, None, True, 0)
+    assert plan.N == plan.N_proven == 425
+    net = theorem2_network(plan, "exact")
+    return plan, net, certify.circle_enclosure(plan, net)
+
+
+@pytest.mark.slow
+def test_circle_is_proven_at_its_proven_N(proven_circle):
+    """sup |T - f| <= 0.3 over the whole circle at N = 425, proven (about 15,000 cells; 2-4 minutes on a loaded
+    machine). Before the FFNs were enclosed as piecewise-linear functions no tile met the copy block's data bound."""
+    plan, net, enc = proven_circle
+    cert = certify.certify_circle(plan, net, enc=enc)
+    assert cert.status == "proven" and cert.bound <= 0.3
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 15), st.lists(st.integers(0, 1), min_size=0, max_size=16), st.floats(0, 1))
+def test_proven_circle_cells_enclose_the_exact_error(proven_circle, tile, path, where):
+    """Soundness at the proven N, at the search's settings: a cell 0 to 16 bisections below one of the 16 tiles,
+    inheriting the tile's narrow tokens, encloses the exact error at a point of it."""
+    plan, _, enc = proven_circle
+    (elo, ehi), err = circle_case(plan, enc, tile, path, where)
+    assert elo - 1e-9 <= err <= ehi + 1e-9
