@@ -136,7 +136,7 @@ def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),), certified=("circle",
         "undecided": "sampled max |T − f| (certificate undecided)",
         "sampled": "sampled max |T − f|",
     }
-    wits, rows = [], []
+    wits, rows, sups = [], [], []
     for name, D, text, eps in cases:
         rep = theorem2_report(name, D, eps, text, n_points=100, trials=1, certify=name in certified)
         sup = rep["sup_error"]
@@ -144,6 +144,7 @@ def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),), certified=("circle",
         at = {"manifold": name, "D": D, "target": text, "eps": eps, "N": rep["N"], "sup": sup["kind"]}
         wits.append(Witness({**at, "quantity": what[sup["kind"]], "method": sup["method"]}, sup["value"], eps, "<="))
         wits.append(Witness({**at, "quantity": "μ(δ_1 + δ_3) at N"}, proven_bound(sp), eps, "<="))
+        sups.append({**at, "l": rep["l"], "value": sup["value"], "method": sup["method"], "sampled": rep["error"]})
         rows.append(
             f"{name} {text}: N = {rep['N']}, l = {rep['l']}, sup error {sup['value']:.3g} ({sup['kind']}; sampled max "
             f"{rep['error']:.3g} on 100 points), verdict {rep['verdict']}"
@@ -153,6 +154,7 @@ def network_error_vs_eps(cases=(("circle", 2, "x0", 0.9),), certified=("circle",
         "(proven by interval arithmetic where certified, else sampled on 100 points), and the proof's bound at its N",
         wits,
         note="; ".join(rows) + ".",
+        data={"sup_error": sups},
     )
 
 

@@ -107,9 +107,31 @@ def atlas() -> str:
     return table(["manifold", "C_M", "μ (samples)", "L_φ", "L_ρ", "coverage / r", "b_min"], rows) + "\n"
 
 
+def circle_certificate() -> str:
+    """The sup error of the proven circle network in `theorem2.network_error_vs_eps` (run once per build with every
+    obligation): proven over the whole circle by theory.certify, or sampled, as the obligation's witness says."""
+    from docs_gen._theory import outcomes
+
+    out = next(o for o in outcomes() if o.obligation.id == "theorem2.network_error_vs_eps")
+    lines = []
+    for s in out.result.evidence.data["sup_error"]:
+        error = (
+            f"sup |T − f| ≤ {s['value']:.3g} over the whole {s['manifold']}, **proven**"
+            if s["sup"] == "proven"
+            else f"|T − f| = {s['value']:.3g}, **{s['sup']}**"
+        )
+        lines.append(
+            f"- the {s['manifold']} in R^{s['D']}, f = {s['target']}, ε = {s['eps']} at its proven N = {s['N']} "
+            f"(l = {s['l']}): {error} ({s['method']}); the sampled maximum on 100 points is {s['sampled']:.3g}; "
+            f"verdict {out.label}."
+        )
+    return "\n".join(lines) + "\n"
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "theory.lemma1-example": lemma1_example,
     "theory.lemma1-growth": lemma1_growth,
     "theory.theorem2-proven": theorem2_proven,
     "theory.atlas": atlas,
+    "theory.circle-certificate": circle_certificate,
 }
