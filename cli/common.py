@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import math
 import os
 import sys
 import traceback
@@ -162,6 +163,16 @@ def resource_table(rows: list[dict], title: str):
     return t
 
 
+def _up(bound: float, digits: int = 6) -> str:
+    """An upper bound printed with `digits` significant digits, rounded up so that the printed number is
+    still a bound (a bound of 0.29995 at ε = 0.3 prints 0.29995, not 0.3 as .4g would)."""
+    text = f"{bound:.{digits}g}"
+    while float(text) < bound:  # rounded down: step one unit of the last digit up
+        step = 10 ** (math.floor(math.log10(abs(float(text)))) - digits + 1) if float(text) else bound
+        text = f"{float(text) + step:.{digits}g}"
+    return text
+
+
 def print_certificate(sup: dict, eps: float, domain: str, point) -> None:
     """One line for a sup-norm certificate (`theory.certify`), when the report's error carries one; `point`
     formats its counterexample."""
@@ -170,7 +181,7 @@ def print_certificate(sup: dict, eps: float, domain: str, point) -> None:
     c = sup["certificate"]
     where = f" at {point(c['counterexample'])}" if c["counterexample"] else ""
     console.print(
-        f"sup |T - f| over {domain}: {c['status']} against ε = {eps} (value {sup['value']:.4g}{where}; "
+        f"sup |T - f| over {domain}: {c['status']} against ε = {eps} (value {_up(sup['value'])}{where}; "
         f"{c['cells']} cells, {c['seconds']:.0f} s; {sup['method']})"
     )
 
