@@ -15,8 +15,8 @@ same against seeds and decades (power_table) ending at the largest n.
 
 Against the reference learner (reference_rows): at each fitted size, the GPT's excess beside that of the
 generator's rate-optimal learner without a network on as many records (tmcheck.empirics.data.known.
-reference_excess: the memoriser for Zipf text, kNN at the theory's k for manifold text), their ratio, the
-reference's own log-log slope over the same sizes and the GPT's local slope between neighbouring sizes. A
+reference_excess: the memoriser for Zipf text, kNN at the theory's k for manifold text), their ratio, and
+the reference's own log-log slope over the same sizes beside the fit's α̂ and its windows of 3 sizes. A
 ratio that falls with n is a learner approaching the rate from above, whose slope over the window exceeds
 the exponent; the reference's slope says whether the window itself shows the exponent.
 """
@@ -86,15 +86,8 @@ def reference_rows(g, kept: list[dict], fit: dict, seed: int) -> dict | None:
         m = records_in(g, n)
         ref = reference_excess(g, m, seed)
         out.append({"n": n, "records": m, "gpt": gpt, "reference": ref, "ratio": gpt / ref})
-    x, ref, gpt = (np.log([r[k] for r in out]) for k in ("n", "reference", "gpt"))
-    for a, b in zip(out, out[1:], strict=False):
-        b["gpt_local_slope"] = -float(np.log(b["gpt"] / a["gpt"]) / np.log(b["n"] / a["n"]))
-    return {
-        "learner": LEARNERS[g.kind],
-        "sizes": out,
-        "reference_slope": -float(np.polyfit(x, ref, 1)[0]),
-        "gpt_slope": -float(np.polyfit(x, gpt, 1)[0]),
-    }
+    x, ref = (np.log([r[k] for r in out]) for k in ("n", "reference"))
+    return {"learner": LEARNERS[g.kind], "sizes": out, "reference_slope": -float(np.polyfit(x, ref, 1)[0])}
 
 
 def outcome(fit: dict, name: str) -> str:
@@ -214,14 +207,19 @@ def power_lines(power: dict) -> list[str]:
     return lines
 
 
+def gpt_alpha(entry: dict) -> float:
+    """The corpus's fitted α̂ (the loglog fit of its converged runs)."""
+    return entry["fit"]["exponent"]["fits"][FORM]["params"]["alpha"]
+
+
 def reference_lines(report: dict) -> list[str]:
     """The reference section (module doc): per corpus, a sentence and a table over its fitted sizes."""
     lines = [
         "Each fitted size's GPT excess (geometric mean over seeds) beside the excess of the generator's "
         "rate-optimal learner without a network on as many training records (tmcheck.empirics.data.known."
-        "reference_excess), their ratio, and the GPT's local slope from the size before. Both slopes are "
-        "least-squares log-log slopes over the same sizes, without an interval (the reference is an expectation "
-        "for Zipf text and one seeded draw for manifold text).",
+        "reference_excess) and their ratio. The reference's slope is the least-squares log-log slope over the "
+        "same sizes, without an interval (the reference is an expectation for Zipf text and one seeded draw for "
+        f"manifold text); the GPT's is the fit's α̂ ({FORM}), with its windows of 3 sizes.",
     ]
     for e in report["corpora"]:
         ref = e.get("reference")
@@ -232,17 +230,16 @@ def reference_lines(report: dict) -> list[str]:
         lines += [
             "",
             f"**{e['kind']} (α = {e['exponent']:.3f})**, against the {ref['learner']}: the reference's slope over "
-            f"these sizes is {ref['reference_slope']:.3f}, the GPT's {ref['gpt_slope']:.3f}; the ratio "
-            f"{trend} from {ratios[0]:.2f} to {ratios[-1]:.2f}.",
+            f"these sizes is {ref['reference_slope']:.3f}, the GPT's {gpt_alpha(e):.3f} "
+            f"({e['fit']['exponent']['range']['words']}); the ratio {trend} from {ratios[0]:.2f} to "
+            f"{ratios[-1]:.2f}.",
             "",
-            "| n | records | GPT excess | reference excess | ratio | GPT local slope |",
-            "|---|---|---|---|---|---|",
+            "| n | records | GPT excess | reference excess | ratio |",
+            "|---|---|---|---|---|",
         ]
         for r in ref["sizes"]:
-            local = f"{r['gpt_local_slope']:.3f}" if "gpt_local_slope" in r else "–"
             lines.append(
-                f"| {r['n']:,} | {r['records']:,} | {r['gpt']:.4g} | {r['reference']:.4g} | {r['ratio']:.2f} | "
-                f"{local} |"
+                f"| {r['n']:,} | {r['records']:,} | {r['gpt']:.4g} | {r['reference']:.4g} | {r['ratio']:.2f} |"
             )
     return lines
 

@@ -157,12 +157,12 @@ def test_reference_section_reads_a_constant_ratio_as_the_reference_slope():
     ref = e["reference"]
     assert [r["n"] for r in ref["sizes"]] == [int(n) for n in SIZES]
     assert all(abs(r["ratio"] - 2.0) < 1e-9 for r in ref["sizes"])
-    assert abs(ref["gpt_slope"] - ref["reference_slope"]) < 1e-9 and abs(ref["reference_slope"] - 0.5) < 0.01
+    assert abs(report.gpt_alpha(e) - ref["reference_slope"]) < 1e-9 and abs(ref["reference_slope"] - 0.5) < 0.01
     falling = report.corpus_entry(
         corpus, reference_rows(corpus, lambda n: 3.0 * (n / 1e4) ** -0.15), 0.1, bootstrap=100, seed=0
     )
     ref = falling["reference"]
-    assert abs(ref["gpt_slope"] - ref["reference_slope"] - 0.15) < 1e-6
+    assert abs(report.gpt_alpha(falling) - ref["reference_slope"] - 0.15) < 1e-6
     assert ref["sizes"][0]["ratio"] > ref["sizes"][-1]["ratio"]
     text = "\n".join(report.reference_lines({"corpora": [falling]}))
     assert "the ratio falls from 3.00 to 1.50" in text
